@@ -1,0 +1,256 @@
+"""Command line: arguments -> settings -> run -> report -> exit code (0 clean, 1 findings, 2 error)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from aoti_lint import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+SUBCOMMANDS = ("check", "rule", "rules")
+OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
+
+
+def _codes(value: str) -> list[str]:
+    return [code.strip() for code in value.split(",") if code.strip()]
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    from aoti_lint.report import FORMATS
+
+    parser = argparse.ArgumentParser(
+        prog="aoti-lint check",
+        description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
+    )
+    parser.add_argument("paths", nargs="*", type=Path, help="files or directories to check (default: .)")
+    rules = parser.add_argument_group("rule selection")
+    rules.add_argument("--select", type=_codes, action="append", metavar="CODES", help="codes, prefixes or ALL")
+    rules.add_argument("--extend-select", type=_codes, action="append", metavar="CODES")
+    rules.add_argument("--ignore", type=_codes, action="append", metavar="CODES")
+    rules.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES", help="e.g. 'tests/*:AOTI001'")
+    rules.add_argument("--target-torch", metavar="X.Y", help="oldest torch the code must run on (default 2.6)")
+    files = parser.add_argument_group("file selection")
+    files.add_argument("--extend-exclude", type=_codes, action="append", metavar="PATTERNS")
+    files.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
+    files.add_argument("--no-force-exclude", action="store_false", dest="force_exclude")
+    files.add_argument("--respect-gitignore", action="store_true", default=None)
+    files.add_argument("--no-respect-gitignore", action="store_false", dest="respect_gitignore")
+    fixes = parser.add_argument_group("fixes")
+    fixes.add_argument("--fix", action="store_true", default=None, help="apply fixes (safe ones by default)")
+    fixes.add_argument("--no-fix", action="store_false", dest="fix")
+    fixes.add_argument("--unsafe-fixes", action="store_true", default=None, help="include unsafe fixes")
+    fixes.add_argument("--no-unsafe-fixes", action="store_false", dest="unsafe_fixes")
+    fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    fixes.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
+    fixes.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
+    output = parser.add_argument_group("output")
+    output.add_argument("--output-format", choices=sorted(FORMATS), default=None)
+    output.add_argument("-o", "--output-file", type=Path, metavar="FILE")
+    output.add_argument("--statistics", action="store_true", help="counts per rule instead of findings")
+    output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    output.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when something was fixed")
+    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
+    output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
+    config = parser.add_argument_group("configuration")
+    config.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml or aoti-lint.toml to use")
+    config.add_argument("--isolated", action="store_true", help="ignore all configuration files")
+    parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
+    return parser
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aoti-lint",
+        description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
+        epilog="Commands: check [PATHS] (default), rule CODE, rules. Run `aoti-lint check --help` for options.",
+    )
+    parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "rule":
+            return _rule_command(argv[1:])
+        if argv and argv[0] == "rules":
+            return _rules_command(argv[1:])
+        if argv and argv[0] in ("-h", "--help"):
+            _top_parser().print_help()
+            print()
+            _check_parser().print_help()
+            return EXIT_CLEAN
+        if argv and argv[0] == "check":
+            argv = argv[1:]
+        return _check_command(argv)
+    except KeyboardInterrupt:
+        print("aoti-lint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`); nothing left to say.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+
+
+def _error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def _rule_command(argv: list[str]) -> int:
+    from aoti_lint.docs import rule_markdown
+    from aoti_lint.rules import RULES_BY_CODE, RULES_BY_NAME
+
+    parser = argparse.ArgumentParser(prog="aoti-lint rule", description="Print a rule's documentation.")
+    parser.add_argument("code", help="rule code (AOTI001) or name (deprecated-aot-compile)")
+    args = parser.parse_args(argv)
+    rule = RULES_BY_CODE.get(args.code.upper()) or RULES_BY_NAME.get(args.code)
+    if rule is None:
+        _error(f"unknown rule `{args.code}`; `aoti-lint rules` lists them")
+        return EXIT_ERROR
+    sys.stdout.write(rule_markdown(rule))
+    return EXIT_CLEAN
+
+
+def _rules_command(argv: list[str]) -> int:
+    import json
+
+    from aoti_lint.rules import ALL_RULES
+
+    parser = argparse.ArgumentParser(prog="aoti-lint rules", description="List every rule.")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    if args.output_format == "json":
+        rows = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary,
+                "severity": r.severity.value,
+                "fix": r.fix_availability,
+                "file_kinds": sorted(r.file_kinds),
+                "url": r.url(),
+            }
+            for r in ALL_RULES
+        ]
+        print(json.dumps(rows, indent=2))
+        return EXIT_CLEAN
+    for rule in ALL_RULES:
+        fix = "[*]" if rule.fix_availability != "never" else "   "
+        print(f"{rule.code} {fix} {rule.name:<28} {rule.summary}")
+    return EXIT_CLEAN
+
+
+def _apply_cli_settings(settings, args):
+    from aoti_lint.config import ConfigError, _parse_target_torch
+
+    changes = {}
+    if args.select:
+        changes["select"] = tuple(code for group in args.select for code in group)
+    if args.extend_select:
+        changes["extend_select"] = settings.extend_select + tuple(c for g in args.extend_select for c in g)
+    if args.ignore:
+        changes["ignore"] = settings.ignore + tuple(c for g in args.ignore for c in g)
+    if args.extend_exclude:
+        changes["extend_exclude"] = settings.extend_exclude + tuple(p for g in args.extend_exclude for p in g)
+    if args.per_file_ignores:
+        pairs = []
+        for item in args.per_file_ignores:
+            pattern, sep, codes = item.rpartition(":")
+            if not sep or not pattern:
+                raise ConfigError(f"--per-file-ignores: expected PATTERN:CODES, got `{item}`")
+            pairs.append((pattern, tuple(_codes(codes))))
+        changes["per_file_ignores"] = settings.per_file_ignores + tuple(pairs)
+    if args.force_exclude is not None:
+        changes["force_exclude"] = args.force_exclude
+    if args.respect_gitignore is not None:
+        changes["respect_gitignore"] = args.respect_gitignore
+    if args.target_torch:
+        changes["target_torch"] = _parse_target_torch(args.target_torch, "--target-torch")
+    if args.output_format:
+        changes["output_format"] = args.output_format
+    elif os.environ.get(OUTPUT_FORMAT_ENV):
+        from aoti_lint.report import FORMATS
+
+        value = os.environ[OUTPUT_FORMAT_ENV]
+        if value not in FORMATS:
+            raise ConfigError(f"{OUTPUT_FORMAT_ENV}: unknown output format `{value}`")
+        changes["output_format"] = value
+    settings = replace(settings, **changes)
+    for pattern, codes in settings.per_file_ignores:
+        from aoti_lint import selection
+
+        try:
+            selection.validate(codes)
+        except selection.SelectorError as exc:
+            raise ConfigError(f"--per-file-ignores `{pattern}`: {exc}") from None
+    return settings.with_enabled()
+
+
+def _check_command(argv: list[str]) -> int:
+    from aoti_lint.config import ConfigError, load_settings
+    from aoti_lint.report import FORMATS, ReportContext, render
+
+    parser = _check_parser()
+    args = parser.parse_args(argv)
+    if args.exit_zero and args.exit_non_zero_on_fix:
+        parser.error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
+    if args.diff and (args.show_fixes or args.statistics):
+        parser.error("--diff cannot be used with --show-fixes or --statistics")
+    cwd = Path.cwd()
+    try:
+        settings = load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated)
+        settings = _apply_cli_settings(settings, args)
+    except ConfigError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+
+    from aoti_lint.engine import lint_paths
+
+    paths = args.paths or [Path(".")]
+    run = lint_paths(paths, settings, cwd)
+
+    for error in run.errors:
+        _error(f"{error.path}: {error.message}")
+        if args.verbose and error.detail:
+            print(error.detail, file=sys.stderr)
+
+    context = ReportContext(cwd=cwd, format=settings.output_format, quiet=args.quiet)
+    findings = run.findings
+    text = _statistics(findings) if args.statistics else render(findings, context)
+    _write_output(text, args.output_file)
+
+    if run.errors:
+        return EXIT_ERROR
+    if findings and not args.exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_CLEAN
+
+
+def _statistics(findings) -> str:
+    from collections import Counter
+
+    from aoti_lint.rules import RULES_BY_CODE
+
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if f.fixable)
+    lines = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        marker = "[*]" if fixable[code] else "   "
+        lines.append(f"{count:>5}\t{code}\t{marker} {RULES_BY_CODE[code].name}")
+    if findings:
+        lines.append(f"Found {len(findings)} error{'s' if len(findings) != 1 else ''}.")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _write_output(text: str, output_file: Path | None) -> None:
+    if output_file is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    from aoti_lint.fsutil import atomic_write_text
+
+    atomic_write_text(output_file, text)

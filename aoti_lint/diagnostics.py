@@ -1,0 +1,79 @@
+"""The vocabulary every part of aoti-lint speaks: findings, fixes, edits, severities."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+    NOTE = "note"
+
+
+class Applicability(enum.Enum):
+    """Ruff's fix safety classes."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY_ONLY = "display-only"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A 1-based line and a 1-based column (in characters), as ruff reports them."""
+
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between ``start`` and ``end`` (exclusive) with ``content``."""
+
+    content: str
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...] = ()
+
+
+@dataclass
+class Finding:
+    code: str
+    message: str
+    path: str
+    start: Position
+    end: Position
+    severity: Severity = Severity.WARNING
+    fix: Fix | None = None
+    # The line whose ``# noqa`` comment suppresses this finding; the first line by default.
+    noqa_row: int | None = None
+    # Notebook cell (1-based) when the file is a notebook; rows are then cell-relative.
+    cell: int | None = None
+    url: str | None = None
+    # Rule-private payload, e.g. the node a fix starts from; never serialised.
+    data: object = field(default=None, repr=False, compare=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.start.row, self.start.column, self.code)
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be linted (unreadable, an internal error in a rule, a failed write)."""
+
+    path: str
+    message: str
+    # A traceback or other detail, shown with --verbose only.
+    detail: str = ""

@@ -1,0 +1,214 @@
+"""The lint loop: read bytes, prefilter, parse once, run every enabled rule in one traversal, suppress.
+
+libcst is imported only by ``_check_python``, i.e. only when some file passes the prefilter.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from aoti_lint.config import Settings
+from aoti_lint.diagnostics import FileError, Finding, Position
+from aoti_lint.files import Candidate, MissingPath, discover
+from aoti_lint.rules import ALL_RULES, PythonRule, Rule
+from aoti_lint.rules.syntax_error import SyntaxErrorRule
+from aoti_lint.source import DecodeError, SourceFile, display_path
+from aoti_lint.suppressions import python_suppressions
+
+
+@dataclass
+class FileResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    parsed: bool = False
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_checked: int = 0
+
+    def sort(self) -> None:
+        self.findings.sort(key=Finding.sort_key)
+        self.errors.sort(key=lambda error: error.path)
+
+
+class RuleSet:
+    """The enabled rules, and the per-file-ignores that switch some of them off for some paths."""
+
+    def __init__(self, settings: Settings, rules: Sequence[type[Rule]] = ALL_RULES) -> None:
+        from aoti_lint import selection
+
+        self.settings = settings
+        self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
+        self._per_file = [
+            (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
+            for pattern, codes in settings.per_file_ignores
+        ]
+
+    def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
+        ignored: set[str] = set()
+        if self._per_file:
+            try:
+                rel = path.resolve().relative_to(self.settings.root).as_posix()
+            except ValueError:
+                rel = path.as_posix()
+            for spec, codes in self._per_file:
+                if spec.match_file(rel) or spec.match_file(path.name):
+                    ignored |= codes
+        return tuple(rule for rule in self.rules if kind in rule.file_kinds and rule.code not in ignored)
+
+
+def syntax_error_finding(source: SourceFile, message: str, row: int, column: int) -> Finding:
+    return Finding(
+        code=SyntaxErrorRule.code,
+        message=message,
+        path=source.display_path,
+        start=Position(max(row, 1), max(column, 1)),
+        end=Position(max(row, 1), max(column, 1)),
+        severity=SyntaxErrorRule.severity,
+        url=SyntaxErrorRule.url(),
+    )
+
+
+def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: bool = True) -> FileResult:
+    """Lint one file's content with the given rules (already filtered for its path and kind).
+
+    ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    """
+    result = FileResult()
+    wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
+    python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
+    if not python_rules:
+        return result
+    report_syntax = any(rule is SyntaxErrorRule for rule in rules)
+    try:
+        text = source.text
+    except DecodeError as exc:
+        if report_syntax:
+            result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
+        return result
+    module = _parse(source, text, result, report_syntax)
+    if module is None:
+        return result
+    result.parsed = True
+    try:
+        findings = _check_python(source, module, python_rules)
+    except RecursionError:
+        result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
+        return result
+    except Exception as exc:  # a bug in a rule must not stop the run
+        result.errors.append(
+            FileError(
+                source.display_path,
+                f"internal error while linting: {type(exc).__name__}: {exc}",
+                detail=traceback.format_exc(),
+            )
+        )
+        return result
+    if findings:
+        findings = python_suppressions(text).filter(findings)
+    result.findings.extend(findings)
+    return result
+
+
+def _parse(source: SourceFile, text: str, result: FileResult, report_syntax: bool) -> Any:
+    import libcst as cst
+
+    try:
+        if "\x00" in text:
+            raise ValueError("source code contains NUL bytes")
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        message, row, column = _python_syntax_error(text) or (
+            f"SyntaxError: {exc.message}",
+            exc.raw_line,
+            exc.raw_column + 1,
+        )
+    except RecursionError:
+        message, row, column = "SyntaxError: too deeply nested to parse", 1, 1
+    except (ValueError, UnicodeError) as exc:
+        message, row, column = f"SyntaxError: {exc}", 1, 1
+    if report_syntax:
+        result.findings.append(syntax_error_finding(source, message, row, column))
+    return None
+
+
+def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
+    """CPython's own wording of a syntax error (clearer than libcst's), found by ast.parse: it compiles
+    nothing and runs nothing."""
+    import ast
+
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return f"SyntaxError: {exc.msg}", exc.lineno or 1, exc.offset or 1
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    return None
+
+
+def _check_python(source: SourceFile, module: Any, rules: Iterable[type[PythonRule]]) -> list[Finding]:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from aoti_lint.rules.base import PythonContext
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    context = PythonContext(source, module, wrapper)
+
+    class RuleVisitor(cst.BatchableCSTVisitor):
+        """Hands libcst's batched traversal the rule's own visit_/leave_ methods."""
+
+        def __init__(self, rule: PythonRule) -> None:
+            super().__init__()
+            self.rule = rule
+
+        def get_visitors(self) -> dict[str, Any]:
+            return {
+                name: getattr(self.rule, name)
+                for name in dir(type(self.rule))
+                if name.startswith(("visit_", "leave_")) and callable(getattr(self.rule, name))
+            }
+
+    wrapper.visit_batched([RuleVisitor(rule(context)) for rule in rules])
+    return context.findings
+
+
+def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
+    shown = display_path(candidate.path, cwd)
+    try:
+        data = candidate.path.read_bytes()
+    except IsADirectoryError:
+        return FileError(shown, "is a directory")
+    except FileNotFoundError:
+        return FileError(shown, "file disappeared before it could be read")
+    except OSError as exc:
+        return FileError(shown, f"cannot read file: {exc.strerror or exc}")
+    return SourceFile(path=candidate.path, display_path=shown, kind=candidate.kind, data=data)
+
+
+def lint_paths(paths: list[Path], settings: Settings, cwd: Path) -> RunResult:
+    run = RunResult()
+    ruleset = RuleSet(settings)
+    for item in discover(paths, settings):
+        if isinstance(item, MissingPath):
+            run.errors.append(FileError(display_path(item.path, cwd), item.message))
+            continue
+        source = read_source(item, cwd)
+        if isinstance(source, FileError):
+            run.errors.append(source)
+            continue
+        run.files_checked += 1
+        result = check_source(source, ruleset.for_file(source.path, source.kind))
+        run.findings.extend(result.findings)
+        run.errors.extend(result.errors)
+    run.sort()
+    return run

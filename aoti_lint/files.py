@@ -1,0 +1,136 @@
+"""Which files a run reads: directory walks, default and user excludes, .gitignore, file kinds."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from aoti_lint.config import Settings
+from aoti_lint.source import file_kind
+
+
+@dataclass(frozen=True)
+class Candidate:
+    path: Path
+    kind: str
+    explicit: bool
+
+
+@dataclass(frozen=True)
+class MissingPath:
+    path: Path
+    message: str
+
+
+class _Ignores:
+    """Exclude patterns (gitignore syntax, relative to the project root) and the .gitignore files met."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.root = settings.root
+        patterns = [*settings.exclude, *settings.extend_exclude]
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(patterns)
+        self.respect_gitignore = settings.respect_gitignore
+        self._gitignores: dict[Path, pathspec.PathSpec | None] = {}
+
+    def _relative(self, path: Path, base: Path) -> str | None:
+        try:
+            return path.relative_to(base).as_posix()
+        except ValueError:
+            return None
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        rel = self._relative(path, self.root)
+        if rel is None:
+            # Outside the project root, patterns still match by name (e.g. `build`, `.venv`).
+            rel = path.name
+        return self.exclude.match_file(rel + "/" if is_dir else rel)
+
+    def _gitignore(self, directory: Path) -> pathspec.PathSpec | None:
+        if directory not in self._gitignores:
+            spec = None
+            lines: list[str] = []
+            for name in (".gitignore", ".ignore"):
+                with contextlib.suppress(OSError):
+                    lines += (directory / name).read_text(encoding="utf-8", errors="replace").splitlines()
+            if (directory / ".git").is_dir():
+                with contextlib.suppress(OSError):
+                    lines += (directory / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
+            if lines:
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+    def gitignored(self, path: Path, is_dir: bool, bases: tuple[Path, ...]) -> bool:
+        if not self.respect_gitignore:
+            return False
+        for base in bases:
+            spec = self._gitignore(base)
+            rel = self._relative(path, base)
+            if spec is not None and rel is not None and spec.match_file(rel + "/" if is_dir else rel):
+                return True
+        return False
+
+
+def _gitignore_bases(directory: Path) -> tuple[Path, ...]:
+    """Directories above ``directory`` whose .gitignore applies: up to the enclosing git repository."""
+    bases = []
+    for parent in directory.parents:
+        bases.append(parent)
+        if (parent / ".git").exists():
+            return tuple(reversed(bases))
+    return ()
+
+
+def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | MissingPath]:
+    """Yield the files to lint under ``paths``, in a stable order."""
+    ignores = _Ignores(settings)
+    seen: set[Path] = set()
+    for given in paths:
+        path = given if given.is_absolute() else Path.cwd() / given
+        path = Path(os.path.normpath(path))
+        if not os.path.lexists(path):
+            yield MissingPath(given, "No such file or directory")
+            continue
+        if path.is_dir():
+            if settings.force_exclude and (
+                ignores.excluded(path, True) or ignores.gitignored(path, True, _gitignore_bases(path))
+            ):
+                continue
+            yield from _walk(path, ignores, (*_gitignore_bases(path), path), seen)
+            continue
+        if settings.force_exclude and (
+            ignores.excluded(path, False)
+            or ignores.gitignored(path, False, (*_gitignore_bases(path.parent), path.parent))
+        ):
+            continue
+        if path not in seen:
+            seen.add(path)
+            # A file named on the command line is read whatever its suffix, as Python.
+            yield Candidate(path, file_kind(path) or "python", explicit=True)
+
+
+def _walk(directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[Path]) -> Iterator[Candidate]:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if ignores.excluded(path, is_dir) or ignores.gitignored(path, is_dir, bases):
+            continue
+        if is_dir:
+            yield from _walk(path, ignores, (*bases, path), seen)
+            continue
+        kind = file_kind(path)
+        if kind is not None and path not in seen:
+            seen.add(path)
+            yield Candidate(path, kind, explicit=False)

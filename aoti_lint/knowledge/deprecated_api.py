@@ -1,0 +1,62 @@
+"""The deprecated AOTI Python API, as data.
+
+Every rule, fix and doc page that talks about the old API reads this table; nothing else spells the names.
+Facts come from the torch wheels 2.5.1 / 2.6.0 / 2.13.0 / 2.14.1 (see ``shared/reference/aoti-api.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DeprecatedSymbol:
+    qualified_name: str
+    replacement: str
+    # First torch release that ships the replacement (and the deprecation notice).
+    replacement_since: tuple[int, int]
+    references: tuple[str, ...]
+
+    @property
+    def short_name(self) -> str:
+        return self.qualified_name.rsplit(".", 1)[-1]
+
+
+AOT_COMPILE = DeprecatedSymbol(
+    qualified_name="torch._export.aot_compile",
+    replacement="torch._inductor.aoti_compile_and_package(torch.export.export(...))",
+    replacement_since=(2, 6),
+    references=(
+        "https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html",
+        "https://github.com/pytorch/pytorch/pull/135893",
+    ),
+)
+
+AOT_LOAD = DeprecatedSymbol(
+    qualified_name="torch._export.aot_load",
+    replacement="torch._inductor.aoti_load_package(...)",
+    replacement_since=(2, 6),
+    references=(
+        "https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html",
+        "https://github.com/pytorch/pytorch/pull/142212",
+    ),
+)
+
+DEPRECATED_SYMBOLS = (AOT_COMPILE, AOT_LOAD)
+
+# The new API and the torch release where each of its parameters first appeared (read from the wheels).
+NEW_COMPILE = "torch._inductor.aoti_compile_and_package"
+NEW_LOAD = "torch._inductor.aoti_load_package"
+NEW_LOAD_LOW_LEVEL = "torch._inductor.package.load_package"
+EXPORT = "torch.export.export"
+PACKAGE_AOTI = "torch._inductor.package.package_aoti"
+# Public since 2.6; the oldest torch that has both new functions.
+DEFAULT_TARGET_TORCH = (2, 6)
+LOAD_PACKAGE_PARAMETERS_SINCE = {
+    "path": (2, 6),
+    "run_single_threaded": (2, 7),
+    "device_index": (2, 8),
+}
+# load_package also takes model_name and (2.8+) num_runners; aoti_load_package does not.
+LOW_LEVEL_LOAD_PARAMETERS = ("path", "model_name", "run_single_threaded", "num_runners", "device_index")
+COMPILE_AND_PACKAGE_KEYWORDS = ("package_path", "inductor_configs")

@@ -1,0 +1,21 @@
+"""``path:line:col: CODE [*] message``, one finding a line, then ruff's summary."""
+
+from __future__ import annotations
+
+from aoti_lint.diagnostics import Finding
+from aoti_lint.report import ReportContext
+from aoti_lint.report.summary import summary_lines
+
+
+def format_finding(finding: Finding) -> str:
+    where = f"{finding.path}:"
+    if finding.cell is not None:
+        where += f"cell {finding.cell}:"
+    marker = " [*]" if finding.fixable else ""
+    return f"{where}{finding.start.row}:{finding.start.column}: {finding.code}{marker} {finding.message}"
+
+
+def render(findings: list[Finding], context: ReportContext) -> str:
+    lines = [format_finding(finding) for finding in findings]
+    lines += summary_lines(findings, context)
+    return "\n".join(lines) + "\n" if lines else ""

@@ -1,0 +1,45 @@
+"""ruff's ``full`` format: the finding, its location, a source snippet with carets, and the fix."""
+
+from __future__ import annotations
+
+from aoti_lint.diagnostics import Finding
+from aoti_lint.report import ReportContext
+from aoti_lint.report.summary import summary_lines
+
+CONTEXT_LINES = 1
+
+
+def _snippet(finding: Finding, context: ReportContext) -> list[str]:
+    lines = context.lines(finding.path)
+    row = finding.start.row
+    if not lines or row > len(lines):
+        return []
+    first = max(1, row - CONTEXT_LINES)
+    last = min(len(lines), max(row, finding.end.row) + CONTEXT_LINES)
+    width = len(str(last))
+    gutter = " " * width
+    out = [f"{gutter} |"]
+    for number in range(first, last + 1):
+        text = lines[number - 1].rstrip("\r\n")
+        out.append(f"{number:>{width}} | {text}".rstrip())
+        if number == row:
+            end = finding.end.column if finding.end.row == row else len(text) + 1
+            carets = "^" * max(1, end - finding.start.column)
+            out.append(f"{gutter} | {' ' * (finding.start.column - 1)}{carets}")
+    out.append(f"{gutter} |")
+    return out
+
+
+def render(findings: list[Finding], context: ReportContext) -> str:
+    out: list[str] = []
+    for finding in findings:
+        marker = " [*]" if finding.fixable else ""
+        out.append(f"{finding.code}{marker} {finding.message}")
+        cell = f"cell {finding.cell}:" if finding.cell is not None else ""
+        out.append(f" --> {finding.path}:{cell}{finding.start.row}:{finding.start.column}")
+        out += _snippet(finding, context)
+        if finding.fix is not None:
+            out.append(f"help: {finding.fix.message} ({finding.fix.applicability.value} fix)")
+        out.append("")
+    out += summary_lines(findings, context)
+    return "\n".join(out) + "\n" if out else ""

@@ -1,0 +1,18 @@
+"""The registry: every rule aoti-lint knows, in code order."""
+
+from __future__ import annotations
+
+from aoti_lint.rules.base import PythonRule, Rule
+from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
+from aoti_lint.rules.syntax_error import SyntaxErrorRule
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    SyntaxErrorRule,
+    DeprecatedAotCompile,
+    DeprecatedAotLoad,
+)
+
+RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}
+RULES_BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "RULES_BY_NAME", "PythonRule", "Rule"]

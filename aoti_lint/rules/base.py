@@ -1,0 +1,169 @@
+"""What a rule is: one small class holding its code, its documentation, its examples and its check.
+
+As in Fixit, the examples (``VALID``/``INVALID``) sit beside the check, run as tests and feed the docs page.
+As in ruff, the docs use the sections "What it does / Why is this bad? / Example / Use instead / Fix safety /
+References". Rule modules never import libcst at module level (see ``aoti_lint.lazy``), so listing rules,
+prefiltering and printing docs stay instant.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from aoti_lint.diagnostics import Finding, Fix, Position, Severity
+
+if TYPE_CHECKING:
+    from aoti_lint.source import SourceFile
+
+DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code on which the rule must stay silent."""
+
+    code: str
+    filename: str = "example.py"
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).lstrip("\n")
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code on which the rule must report, optionally with where, what, and the fixed result."""
+
+    code: str
+    line: int | None = None
+    column: int | None = None
+    message_contains: str | None = None
+    count: int = 1
+    # The whole file after ``--fix --unsafe-fixes``; None when the finding has no automatic fix.
+    fixed: str | None = None
+    filename: str = "example.py"
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).lstrip("\n")
+
+    @property
+    def fixed_source(self) -> str | None:
+        return None if self.fixed is None else textwrap.dedent(self.fixed).lstrip("\n")
+
+
+class Rule:
+    """Base of every rule. Subclasses set the class attributes and implement a check."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    severity: ClassVar[Severity] = Severity.WARNING
+    # "never", "sometimes" or "always", as ruff's `rule` command prints it.
+    fix_availability: ClassVar[str] = "never"
+    # File kinds the rule reads (see aoti_lint.source.FileKind).
+    file_kinds: ClassVar[frozenset[str]] = frozenset({"python"})
+    # Prefilter: the file can only trigger the rule if, for at least one group, every token of the group
+    # occurs in its bytes. Must be sound: a test runs every example and fixture through it.
+    triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+    VALID: ClassVar[list[Valid]] = []
+    INVALID: ClassVar[list[Invalid]] = []
+
+    # The docstring holds "What it does", "Why is this bad?", optional "Known problems", "Fix safety",
+    # "References" as Markdown sections; Example / Use instead come from the first INVALID example.
+
+    @classmethod
+    def url(cls) -> str:
+        return DOCS_URL.format(code=cls.code)
+
+    @classmethod
+    def could_match(cls, data: bytes) -> bool:
+        return any(all(token in data for token in group) for group in cls.triggers)
+
+    @classmethod
+    def explanation(cls) -> str:
+        return textwrap.dedent(cls.__doc__ or "").strip()
+
+
+class PythonRule(Rule):
+    """A rule over the libcst tree of one module: define ``visit_<Node>``/``leave_<Node>`` methods.
+
+    All enabled rules share one traversal. Metadata is resolved once per file and only when a rule asks.
+    """
+
+    file_kinds = frozenset({"python"})
+
+    def __init__(self, context: PythonContext) -> None:
+        self.context = context
+
+    def report(
+        self,
+        node: Any,
+        message: str,
+        *,
+        fix: Fix | None = None,
+        data: object = None,
+        end_node: Any = None,
+    ) -> None:
+        self.context.report(self, node, message, fix=fix, data=data, end_node=end_node)
+
+    def qualified_names(self, node: Any) -> set[str]:
+        return self.context.qualified_names(node)
+
+
+class PythonContext:
+    """Per-file state shared by the Python rules of one traversal."""
+
+    def __init__(self, source: SourceFile, module: Any, wrapper: Any) -> None:
+        self.source = source
+        self.module = module
+        self.wrapper = wrapper
+        self.findings: list[Finding] = []
+        self._positions: Any = None
+        self._qualified: Any = None
+
+    def positions(self) -> Any:
+        if self._positions is None:
+            from libcst.metadata import PositionProvider
+
+            self._positions = self.wrapper.resolve(PositionProvider)
+        return self._positions
+
+    def qualified_names(self, node: Any) -> set[str]:
+        if self._qualified is None:
+            from libcst.metadata import QualifiedNameProvider
+
+            self._qualified = self.wrapper.resolve(QualifiedNameProvider)
+        names = self._qualified.get(node, ())
+        if callable(names):  # libcst >= 1.2 computes qualified names lazily
+            names = names()
+        return {q.name for q in names}
+
+    def report(
+        self,
+        rule: Rule,
+        node: Any,
+        message: str,
+        *,
+        fix: Fix | None = None,
+        data: object = None,
+        end_node: Any = None,
+    ) -> None:
+        positions = self.positions()
+        start = positions[node].start
+        end = positions[end_node if end_node is not None else node].end
+        self.findings.append(
+            Finding(
+                code=rule.code,
+                message=message,
+                path=self.source.display_path,
+                start=Position(start.line, start.column + 1),
+                end=Position(end.line, end.column + 1),
+                severity=rule.severity,
+                fix=fix,
+                url=rule.url(),
+                data=data if data is not None else node,
+            )
+        )

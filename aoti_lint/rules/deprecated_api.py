@@ -1,0 +1,313 @@
+"""AOTI001 / AOTI002: references to the deprecated ``torch._export.aot_compile`` / ``aot_load``."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
+from aoti_lint.rules.base import Invalid, PythonRule, Valid
+
+
+class DeprecatedReference(PythonRule):
+    """Shared check: any reference (call or not) that resolves to ``symbol``, whatever the import form.
+
+    Import statements are not reported on their own: the fix rewrites them with the uses.
+    """
+
+    symbol: ClassVar[DeprecatedSymbol]
+    fix_availability = "sometimes"
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self._in_import = 0
+        self._reported_attr_names: set[int] = set()
+
+    def visit_Import(self, node: Any) -> None:
+        self._in_import += 1
+
+    def leave_Import(self, node: Any) -> None:
+        self._in_import -= 1
+
+    def visit_ImportFrom(self, node: Any) -> None:
+        self._in_import += 1
+
+    def leave_ImportFrom(self, node: Any) -> None:
+        self._in_import -= 1
+
+    def visit_Attribute(self, node: Any) -> None:
+        if not self._in_import and self._resolves_to_symbol(node):
+            self._reported_attr_names.add(id(node.attr))
+            self._report(node)
+
+    def visit_Name(self, node: Any) -> None:
+        if self._in_import or id(node) in self._reported_attr_names:
+            return
+        if self._resolves_to_symbol(node):
+            self._report(node)
+
+    def _resolves_to_symbol(self, node: Any) -> bool:
+        # The provider gives a set: a conditional import can bind one name to several targets. Any
+        # deprecated target is a reason to report; whether the fix may rewrite is decided separately.
+        return self.symbol.qualified_name in self.qualified_names(node)
+
+    def _report(self, node: Any) -> None:
+        self.report(
+            node,
+            f"`{self.symbol.qualified_name}` is deprecated; use `{self.symbol.replacement}` "
+            f"(torch {self.symbol.replacement_since[0]}.{self.symbol.replacement_since[1]}+)",
+        )
+
+
+class DeprecatedAotCompile(DeprecatedReference):
+    """
+    ## What it does
+    Finds every reference to `torch._export.aot_compile`, called or not, under any import form:
+    `torch._export.aot_compile`, `import torch._export as te`, `from torch._export import aot_compile as c`,
+    `from torch import _export`, `import torch as t`, and imports inside `if`/`try` blocks.
+
+    ## Why is this bad?
+    Since torch 2.6, `torch._export.aot_compile` logs a deprecation notice and PyTorch points users to
+    `torch._inductor.aoti_compile_and_package(torch.export.export(...))`. The old function writes a bare
+    `.so` that does not record which device it was compiled for, so nothing stops it from being loaded on
+    the wrong device later (a segfault or "pointer ... not registered with any CUDA device"). The new API
+    writes a `.pt2` package that stores the compile device (`AOTI_DEVICE_KEY`), and its loader picks it.
+
+    `torch._inductor.aot_compile` (lower level, takes a `GraphModule`) is not deprecated and is not reported.
+
+    ## Fix safety
+    `aoti-lint --fix` exports the model with `torch.export.export` and compiles it with
+    `aoti_compile_and_package`, moving `options` to `inductor_configs` and an `aot_inductor.output_path`
+    of `x.so` to `package_path="x.pt2"`. The fix is safe when the artifact only serves the module itself
+    (the path reaches an `aot_load` in the same module, which is migrated with it). It is unsafe when the
+    `.so` or its path escapes the module (returned, stored, consumed by a C++ runner): the artifact becomes
+    a `.pt2` for someone else. Calls with no faithful equivalent (`disable_constraint_solver=True`,
+    `same_signature=False`, a callable `torch.export.export` does not take) are reported with a message
+    saying what to do by hand; see `docs/migration.md`.
+
+    ## References
+    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
+    - [pytorch/pytorch#135893](https://github.com/pytorch/pytorch/pull/135893)
+    - [Migration guide](../migration.md)
+    """
+
+    code = "AOTI001"
+    name = "deprecated-aot-compile"
+    summary = "`torch._export.aot_compile` is deprecated; use `aoti_compile_and_package`"
+    symbol = AOT_COMPILE
+    triggers = ((b"aot_compile", b"_export"),)
+
+    VALID = [
+        Valid(
+            """
+            import torch
+
+            ep = torch.export.export(model, (x,))
+            torch._inductor.aoti_compile_and_package(ep, package_path="model.pt2")
+            """
+        ),
+        Valid(
+            """
+            import torch._inductor
+
+            gm = torch.export.export(model, (x,)).module()
+            so_path = torch._inductor.aot_compile(gm, (x,))
+            """
+        ),
+        Valid(
+            """
+            def aot_compile(model, args):
+                return model
+
+            aot_compile(model, (x,))
+            """
+        ),
+        Valid(
+            """
+            class Exporter:
+                def aot_compile(self):
+                    pass
+
+                def run(self):
+                    self.aot_compile()
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            compiled = torch.compile(model)
+            compiled.forward.aot_compile((x,))
+            """
+        ),
+        Valid(
+            '''
+            def build():
+                """Old code called torch._export.aot_compile(model, args) here."""
+                # torch._export.aot_compile(model, (x,))
+                return "torch._export.aot_compile"
+            '''
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+
+            so_path = torch._export.aot_compile(model, (x,))
+            """,
+            line=3,
+            column=11,
+            message_contains="aoti_compile_and_package",
+        ),
+        Invalid(
+            """
+            import torch._export as te
+
+            te.aot_compile(model, (x,))
+            """,
+            line=3,
+            column=1,
+        ),
+        Invalid(
+            """
+            from torch._export import aot_compile as compile_so
+
+            compile_so(model, (x,))
+            """,
+            line=3,
+            column=1,
+        ),
+        Invalid(
+            """
+            from torch import _export
+
+            _export.aot_compile(model, (x,))
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import torch as t
+
+            fn = t._export.aot_compile
+            """,
+            line=3,
+            column=6,
+        ),
+        Invalid(
+            """
+            try:
+                from torch._export import aot_compile
+            except ImportError:
+                aot_compile = None
+
+            aot_compile(model, (x,))
+            """,
+            line=6,
+        ),
+        Invalid(
+            """
+            import torch
+
+            if hasattr(torch._inductor, "aoti_compile_and_package"):
+                path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
+            else:
+                from torch._export import aot_compile
+
+                path = aot_compile(model, (x,))
+            """,
+            line=8,
+        ),
+    ]
+
+
+class DeprecatedAotLoad(DeprecatedReference):
+    """
+    ## What it does
+    Finds every reference to `torch._export.aot_load`, called or not, under any import form.
+
+    ## Why is this bad?
+    Since torch 2.6, `torch._export.aot_load` logs a deprecation notice; the replacement is
+    `torch._inductor.aoti_load_package`. `aot_load(so_path, device)` trusts the caller's `device`: nothing
+    checks it against the device the `.so` was compiled for, and a mismatch segfaults or fails with
+    "The specified pointer resides on host memory and is not registered with any CUDA device".
+    `aoti_load_package` reads the compile device from the `.pt2` package; the caller may only choose the
+    device index (`device_index=`, torch 2.8+).
+
+    ## Fix safety
+    `aoti-lint --fix` rewrites `aot_load(path, device)` to `aoti_load_package(path)`, with
+    `device_index=N` for a literal `"cuda:N"` or `torch.device("cuda", N)` when `target-torch` is 2.8 or
+    newer. The fix is safe when the path comes from a compile in the same module (both sides are migrated
+    together and stay consistent), and unsafe otherwise: the loader then needs a `.pt2` package where it
+    used to read a `.so`. A device that is not a literal is left to the package (the device type always
+    comes from the package); the fix is then unsafe too.
+
+    ## References
+    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
+    - [pytorch/pytorch#142212](https://github.com/pytorch/pytorch/pull/142212)
+    - [Migration guide](../migration.md)
+    """
+
+    code = "AOTI002"
+    name = "deprecated-aot-load"
+    summary = "`torch._export.aot_load` is deprecated; use `aoti_load_package`"
+    symbol = AOT_LOAD
+    triggers = ((b"aot_load", b"_export"),)
+
+    VALID = [
+        Valid(
+            """
+            import torch
+
+            model = torch._inductor.aoti_load_package("model.pt2")
+            """
+        ),
+        Valid(
+            """
+            def aot_load(path):
+                return open(path).read()
+
+            aot_load("model.so")
+            """
+        ),
+        Valid(
+            """
+            import torch
+            from torch._inductor.package import load_package
+
+            def load_package(path):
+                return path
+
+            load_package("model.pt2")
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+
+            runner = torch._export.aot_load("model.so", "cpu")
+            """,
+            line=3,
+            column=10,
+            message_contains="aoti_load_package",
+        ),
+        Invalid(
+            """
+            from torch._export import aot_compile, aot_load
+
+            runner = aot_load(path, device)
+            """,
+            line=3,
+            column=10,
+        ),
+        Invalid(
+            """
+            from torch import _export as ex
+
+            loader = ex.aot_load
+            """,
+            line=3,
+        ),
+    ]

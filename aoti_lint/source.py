@@ -1,0 +1,73 @@
+"""One file as the engine sees it: its path, its kind and its bytes; text decoded on demand."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def file_kind(path: Path) -> str | None:
+    """The kind of file ``path`` is, or None when aoti-lint does not read it."""
+    if path.suffix in PYTHON_SUFFIXES:
+        return "python"
+    return None
+
+
+class DecodeError(Exception):
+    """The bytes are not text in the declared encoding; the message says why."""
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    display_path: str
+    kind: str
+    data: bytes
+    _text: str | None = field(default=None, repr=False)
+    encoding: str = "utf-8"
+
+    @property
+    def text(self) -> str:
+        """The decoded text (PEP 263 cookie or BOM honoured, BOM removed); raises DecodeError."""
+        if self._text is None:
+            self._text, self.encoding = decode_python(self.data)
+        return self._text
+
+    @property
+    def lines(self) -> list[str]:
+        return self.text.splitlines()
+
+
+def decode_python(data: bytes) -> tuple[str, str]:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise DecodeError(str(exc)) from None
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        raise DecodeError(f"not valid {encoding}: {exc}") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, encoding
+
+
+def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:
+    data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
+    if had_bom and not data.startswith(codecs.BOM_UTF8):
+        data = codecs.BOM_UTF8 + data
+    return data
+
+
+def display_path(path: Path, root: Path) -> str:
+    """The path as users expect to read it: relative to the working directory when inside it."""
+    try:
+        return os.path.relpath(path, root) if path.is_absolute() else str(path)
+    except ValueError:  # a different drive on Windows
+        return str(path)

@@ -1,0 +1,82 @@
+"""``# noqa`` comments (flake8/ruff syntax) and file-level ``# aoti-lint: noqa[: CODES]``."""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from aoti_lint.diagnostics import Finding
+
+_CODE_LIST = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
+LINE_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
+FILE_NOQA = re.compile(rf"#\s*aoti-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
+# Shell, Dockerfile, YAML and .env comments: a `#` at the start of a line or after whitespace.
+_HASH_COMMENT = re.compile(r"(?:^|\s)(#.*)$")
+
+ALL = None  # a bare noqa suppresses every code
+
+
+def _codes(match: re.Match[str]) -> frozenset[str] | None:
+    codes = match.group("codes")
+    if not codes:
+        return ALL
+    return frozenset(code.upper() for code in re.split(r"[\s,]+", codes.strip()) if code)
+
+
+@dataclass
+class Suppressions:
+    lines: dict[int, frozenset[str] | None] = field(default_factory=dict)
+    file_all: bool = False
+    file_codes: set[str] = field(default_factory=set)
+
+    def add_comment(self, row: int, comment: str) -> None:
+        file_match = FILE_NOQA.search(comment)
+        if file_match:
+            codes = _codes(file_match)
+            if codes is ALL:
+                self.file_all = True
+            else:
+                self.file_codes |= codes
+            return
+        match = LINE_NOQA.search(comment)
+        if match:
+            codes = _codes(match)
+            previous = self.lines.get(row, frozenset())
+            self.lines[row] = ALL if codes is ALL or previous is ALL else previous | codes
+
+    def suppresses(self, finding: Finding) -> bool:
+        if self.file_all or finding.code in self.file_codes:
+            return True
+        row = finding.noqa_row or finding.start.row
+        if row not in self.lines:
+            return False
+        codes = self.lines[row]
+        return codes is ALL or finding.code in codes
+
+    def filter(self, findings: Iterable[Finding]) -> list[Finding]:
+        return [finding for finding in findings if not self.suppresses(finding)]
+
+
+def python_suppressions(text: str) -> Suppressions:
+    """Read comments with Python's tokenizer, so ``"# noqa"`` inside a string is not a suppression."""
+    result = Suppressions()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                result.add_comment(token.start[0], token.string)
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return hash_comment_suppressions(text)
+    return result
+
+
+def hash_comment_suppressions(text: str) -> Suppressions:
+    """Trailing ``#`` comments of line-based files (shell, Dockerfile, YAML, .env)."""
+    result = Suppressions()
+    for row, line in enumerate(text.splitlines(), start=1):
+        match = _HASH_COMMENT.search(line)
+        if match:
+            result.add_comment(row, match.group(1))
+    return result

@@ -208,35 +208,71 @@ def _check_command(argv: list[str]) -> int:
         _error(str(exc))
         return EXIT_ERROR
 
-    from aoti_lint.engine import lint_paths
+    from aoti_lint.engine import FixOptions, lint_paths
 
+    fix = FixOptions(
+        apply=bool(args.fix) or args.fix_only or args.diff, unsafe=bool(args.unsafe_fixes), write=not args.diff
+    )
     paths = args.paths or [Path(".")]
-    run = lint_paths(paths, settings, cwd)
+    run = lint_paths(paths, settings, cwd, fix)
 
     for error in run.errors:
         _error(f"{error.path}: {error.message}")
         if args.verbose and error.detail:
             print(error.detail, file=sys.stderr)
+    fixed = sum(run.fixed.values())
 
-    context = ReportContext(cwd=cwd, format=settings.output_format, quiet=args.quiet)
-    findings = run.findings
-    text = _statistics(findings) if args.statistics else render(findings, context)
+    if args.diff:
+        _write_output(_unified_diffs(run.changes), args.output_file)
+        if fixed and not args.quiet:
+            print(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", file=sys.stderr)
+        return EXIT_ERROR if run.errors else (EXIT_FINDINGS if run.changes else EXIT_CLEAN)
+
+    context = ReportContext(
+        cwd=cwd,
+        format=settings.output_format,
+        quiet=args.quiet,
+        fixed=run.fixed,
+        show_fixes=args.show_fixes,
+        fix_mode=fix.apply,
+        unsafe_fixes=fix.unsafe,
+    )
+    findings = [] if args.fix_only else run.findings
+    if args.fix_only:
+        text = "" if args.quiet else f"Fixed {fixed} error{'s' if fixed != 1 else ''}.\n"
+    elif args.statistics:
+        text = _statistics(findings, fix.unsafe)
+    else:
+        text = render(findings, context)
     _write_output(text, args.output_file)
 
     if run.errors:
         return EXIT_ERROR
     if findings and not args.exit_zero:
         return EXIT_FINDINGS
+    if fixed and args.exit_non_zero_on_fix:
+        return EXIT_FINDINGS
     return EXIT_CLEAN
 
 
-def _statistics(findings) -> str:
+def _unified_diffs(changes: dict[str, tuple[str, str]]) -> str:
+    import difflib
+
+    from aoti_lint.edits import split_lines
+
+    chunks = []
+    for path, (before, after) in sorted(changes.items()):
+        chunks.extend(difflib.unified_diff(split_lines(before), split_lines(after), f"a/{path}", f"b/{path}"))
+    return "".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in chunks)
+
+
+def _statistics(findings, unsafe: bool) -> str:
     from collections import Counter
 
     from aoti_lint.rules import RULES_BY_CODE
 
     counts = Counter(f.code for f in findings)
-    fixable = Counter(f.code for f in findings if f.fixable)
+    fixable = Counter(f.code for f in findings if f.fix_applies(unsafe))
     lines = []
     for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
         marker = "[*]" if fixable[code] else "   "

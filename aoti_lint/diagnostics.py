@@ -53,7 +53,7 @@ class Finding:
     end: Position
     severity: Severity = Severity.WARNING
     fix: Fix | None = None
-    # The line whose ``# noqa`` comment suppresses this finding; the first line by default.
+    # The line whose noqa comment suppresses this finding; the first line by default.
     noqa_row: int | None = None
     # Notebook cell (1-based) when the file is a notebook; rows are then cell-relative.
     cell: int | None = None
@@ -66,7 +66,15 @@ class Finding:
 
     @property
     def fixable(self) -> bool:
-        return self.fix is not None and self.fix.applicability is not Applicability.DISPLAY_ONLY
+        """Fixable by `--fix` (safe fixes)."""
+        return self.fix_applies(unsafe=False)
+
+    def fix_applies(self, unsafe: bool) -> bool:
+        if self.fix is None or not self.fix.edits:
+            return False
+        if self.fix.applicability is Applicability.SAFE:
+            return True
+        return unsafe and self.fix.applicability is Applicability.UNSAFE
 
 
 @dataclass(frozen=True)

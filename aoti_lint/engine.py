@@ -29,17 +29,6 @@ class FileResult:
     parsed: bool = False
 
 
-@dataclass
-class RunResult:
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    files_checked: int = 0
-
-    def sort(self) -> None:
-        self.findings.sort(key=Finding.sort_key)
-        self.errors.sort(key=lambda error: error.path)
-
-
 class RuleSet:
     """The enabled rules, and the per-file-ignores that switch some of them off for some paths."""
 
@@ -195,20 +184,147 @@ def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
     return SourceFile(path=candidate.path, display_path=shown, kind=candidate.kind, data=data)
 
 
-def lint_paths(paths: list[Path], settings: Settings, cwd: Path) -> RunResult:
+@dataclass(frozen=True)
+class FixOptions:
+    apply: bool = False  # --fix, --fix-only, --diff
+    unsafe: bool = False  # --unsafe-fixes
+    write: bool = True  # False with --diff: compute, never write
+
+
+@dataclass
+class FileOutcome:
+    """What processing one file produced; plain data, so a worker process can return it."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    fixed: int = 0
+    # Set when fixes changed the text (and, without --diff, were written).
+    original_text: str | None = None
+    fixed_text: str | None = None
+    checked: bool = False
+
+
+MAX_FIX_ITERATIONS = 10
+
+
+def fix_source(
+    source: SourceFile, rules: Sequence[type[Rule]], result: FileResult, unsafe: bool
+) -> tuple[SourceFile, int, FileResult]:
+    """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
+
+    Each round takes the fixes whose edits do not overlap those already taken; the rest wait for the next
+    round, computed on the new text. Returns the fixed source, the number of fixes applied and the final
+    lint result.
+    """
+    from aoti_lint.edits import apply_edits, overlaps
+
+    fixed = 0
+    for _ in range(MAX_FIX_ITERATIONS):
+        chosen: list[Finding] = []
+        for finding in sorted(result.findings, key=Finding.sort_key):
+            if finding.fix_applies(unsafe) and not any(overlaps(c.fix.edits, finding.fix.edits) for c in chosen):
+                chosen.append(finding)
+        if not chosen:
+            break
+        text = apply_edits(source.text, [edit for finding in chosen for edit in finding.fix.edits])
+        if text == source.text:
+            break
+        fixed += len(chosen)
+        source = source.with_text(text)
+        result = check_source(source, rules)
+    return source, fixed, result
+
+
+def _introduced_syntax_error(before: FileResult, after: FileResult) -> Finding | None:
+    had = any(f.code == SyntaxErrorRule.code for f in before.findings)
+    broken = next((f for f in after.findings if f.code == SyntaxErrorRule.code), None)
+    return None if had else broken
+
+
+def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
+    """Write atomically, and only if the file on disk is still the one that was read."""
+    import os
+
+    from aoti_lint.fsutil import atomic_write_bytes
+
+    path = original.path
+    try:
+        if path.read_bytes() != original.data:
+            return FileError(original.display_path, "changed on disk while it was being fixed; not written")
+        if not os.access(path, os.W_OK):
+            return FileError(original.display_path, "is read-only; fixes not written")
+        atomic_write_bytes(path, fixed.data)
+    except OSError as exc:
+        return FileError(original.display_path, f"cannot write fixes: {exc.strerror or exc}")
+    return None
+
+
+def process_source(source: SourceFile, rules: Sequence[type[Rule]], fix: FixOptions) -> FileOutcome:
+    """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
+    outcome = FileOutcome(path=source.display_path, checked=True)
+    result = check_source(source, rules)
+    if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
+        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe)
+        broken = _introduced_syntax_error(result, after)
+        if broken is not None:
+            outcome.errors.append(
+                FileError(source.display_path, f"fixes would break the file ({broken.message}); nothing written")
+            )
+        elif fixed and fixed_source.text != source.text:
+            error = _write_fixed(source, fixed_source) if fix.write else None
+            if error is not None:
+                outcome.errors.append(error)
+            else:
+                outcome.fixed = fixed
+                outcome.original_text, outcome.fixed_text = source.text, fixed_source.text
+                result = after
+    outcome.findings = result.findings
+    outcome.errors.extend(result.errors)
+    return outcome
+
+
+def process_file(candidate: Candidate, ruleset: RuleSet, cwd: Path, fix: FixOptions) -> FileOutcome:
+    source = read_source(candidate, cwd)
+    if isinstance(source, FileError):
+        return FileOutcome(path=source.path, errors=[source])
+    return process_source(source, ruleset.for_file(source.path, source.kind), fix)
+
+
+@dataclass
+class RunResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_checked: int = 0
+    fixed: dict[str, int] = field(default_factory=dict)
+    # display path -> (before, after) for files whose text the fixes changed
+    changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def add(self, outcome: FileOutcome) -> None:
+        self.files_checked += outcome.checked
+        self.findings.extend(outcome.findings)
+        self.errors.extend(outcome.errors)
+        if outcome.fixed:
+            self.fixed[outcome.path] = outcome.fixed
+        if outcome.fixed_text is not None:
+            self.changes[outcome.path] = (outcome.original_text or "", outcome.fixed_text)
+
+    def sort(self) -> None:
+        self.findings.sort(key=Finding.sort_key)
+        self.errors.sort(key=lambda error: error.path)
+
+
+def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None) -> RunResult:
+    fix = fix or FixOptions()
     run = RunResult()
     ruleset = RuleSet(settings)
+    candidates: list[Candidate] = []
     for item in discover(paths, settings):
         if isinstance(item, MissingPath):
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
-            continue
-        source = read_source(item, cwd)
-        if isinstance(source, FileError):
-            run.errors.append(source)
-            continue
-        run.files_checked += 1
-        result = check_source(source, ruleset.for_file(source.path, source.kind))
-        run.findings.extend(result.findings)
-        run.errors.extend(result.errors)
+        else:
+            candidates.append(item)
+    for candidate in candidates:
+        run.add(process_file(candidate, ruleset, cwd, fix))
     run.sort()
     return run

@@ -40,8 +40,13 @@ class SourceFile:
         return self._text
 
     @property
-    def lines(self) -> list[str]:
-        return self.text.splitlines()
+    def had_bom(self) -> bool:
+        return self.data.startswith(codecs.BOM_UTF8)
+
+    def with_text(self, text: str) -> SourceFile:
+        """The same file with new text, encoded as the original was (encoding cookie, BOM)."""
+        data = encode_python(text, self.encoding, self.had_bom)
+        return SourceFile(self.path, self.display_path, self.kind, data, _text=text, encoding=self.encoding)
 
 
 def decode_python(data: bytes) -> tuple[str, str]:

@@ -7,15 +7,15 @@ from aoti_lint.report import ReportContext
 from aoti_lint.report.summary import summary_lines
 
 
-def format_finding(finding: Finding) -> str:
+def format_finding(finding: Finding, context: ReportContext) -> str:
     where = f"{finding.path}:"
     if finding.cell is not None:
         where += f"cell {finding.cell}:"
-    marker = " [*]" if finding.fixable else ""
+    marker = " [*]" if finding.fix_applies(context.unsafe_fixes) else ""
     return f"{where}{finding.start.row}:{finding.start.column}: {finding.code}{marker} {finding.message}"
 
 
 def render(findings: list[Finding], context: ReportContext) -> str:
-    lines = [format_finding(finding) for finding in findings]
+    lines = [format_finding(finding, context) for finding in findings]
     lines += summary_lines(findings, context)
     return "\n".join(lines) + "\n" if lines else ""

@@ -33,7 +33,7 @@ def _snippet(finding: Finding, context: ReportContext) -> list[str]:
 def render(findings: list[Finding], context: ReportContext) -> str:
     out: list[str] = []
     for finding in findings:
-        marker = " [*]" if finding.fixable else ""
+        marker = " [*]" if finding.fix_applies(context.unsafe_fixes) else ""
         out.append(f"{finding.code}{marker} {finding.message}")
         cell = f"cell {finding.cell}:" if finding.cell is not None else ""
         out.append(f" --> {finding.path}:{cell}{finding.start.row}:{finding.start.column}")

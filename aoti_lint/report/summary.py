@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aoti_lint.diagnostics import Applicability, Finding
+from aoti_lint.diagnostics import Finding
 from aoti_lint.report import ReportContext
 
 
@@ -32,8 +32,8 @@ def summary_lines(findings: list[Finding], context: ReportContext) -> list[str]:
         lines.append(f"Found {_plural(total, 'error')} ({fixed} fixed, {len(findings)} remaining).")
     else:
         lines.append(f"Found {_plural(len(findings), 'error')}.")
-    safe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.SAFE)
-    unsafe = sum(1 for f in findings if f.fix and f.fix.applicability is Applicability.UNSAFE)
+    safe = sum(1 for f in findings if f.fix_applies(unsafe=False))
+    unsafe = sum(1 for f in findings if f.fix_applies(unsafe=True) and not f.fix_applies(unsafe=False))
     if context.unsafe_fixes:
         safe, unsafe = safe + unsafe, 0
     if safe and not context.fix_mode:

@@ -1,0 +1,85 @@
+"""Text edits: applying them to a file's text, and deriving them from a before/after pair."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from aoti_lint.diagnostics import Edit, Position
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for index, char in enumerate(text):
+        if char == "\n":
+            starts.append(index + 1)
+    return starts
+
+
+def offset(text: str, position: Position, starts: list[int] | None = None) -> int:
+    starts = starts if starts is not None else _line_starts(text)
+    if position.row > len(starts):
+        return len(text)
+    return min(starts[position.row - 1] + position.column - 1, len(text))
+
+
+def position(text: str, index: int, starts: list[int] | None = None) -> Position:
+    starts = starts if starts is not None else _line_starts(text)
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= index:
+            lo = mid
+        else:
+            hi = mid - 1
+    return Position(lo + 1, index - starts[lo] + 1)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on "\\n" only (str.splitlines also splits on form feeds and others,
+    which would disagree with the row numbers of parsers)."""
+    return [line for line in re.split(r"(?<=\n)", text) if line]
+
+
+def overlaps(a: Iterable[Edit], b: Iterable[Edit]) -> bool:
+    """Whether any edit of ``a`` touches the range of any edit of ``b`` (ranges that only meet don't)."""
+    for x in a:
+        for y in b:
+            if x.start < y.end and y.start < x.end:
+                return True
+            if x.start == y.start and x.end == y.end:
+                return True
+    return False
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (positions refer to ``text`` before any of them)."""
+    starts = _line_starts(text)
+    spans = sorted(
+        ((offset(text, e.start, starts), offset(text, e.end, starts), e.content) for e in edits), reverse=True
+    )
+    result = text
+    previous_start = len(text) + 1
+    for start, end, content in spans:
+        if end > previous_start:
+            raise ValueError("overlapping edits")
+        result = result[:start] + content + result[end:]
+        previous_start = start
+    return result
+
+
+def edits_between(before: str, after: str) -> tuple[Edit, ...]:
+    """The smallest set of line-range replacements that turns ``before`` into ``after``."""
+    old_lines = split_lines(before)
+    new_lines = split_lines(after)
+    starts = _line_starts(before)
+    edits = []
+    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        start = sum(len(line) for line in old_lines[:i1])
+        end = start + sum(len(line) for line in old_lines[i1:i2])
+        edits.append(Edit("".join(new_lines[j1:j2]), position(before, start, starts), position(before, end, starts)))
+    return tuple(edits)

@@ -16,6 +16,7 @@ import pathspec
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
@@ -67,7 +68,12 @@ def syntax_error_finding(source: SourceFile, message: str, row: int, column: int
     )
 
 
-def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: bool = True) -> FileResult:
+def check_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    prefilter: bool = True,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
@@ -89,7 +95,7 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
         return result
     result.parsed = True
     try:
-        findings = _check_python(source, module, python_rules)
+        findings = _check_python(source, module, python_rules, target_torch)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -144,14 +150,16 @@ def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
     return None
 
 
-def _check_python(source: SourceFile, module: Any, rules: Iterable[type[PythonRule]]) -> list[Finding]:
+def _check_python(
+    source: SourceFile, module: Any, rules: Iterable[type[PythonRule]], target_torch: tuple[int, int]
+) -> list[Finding]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
     from aoti_lint.rules.base import PythonContext
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = PythonContext(source, module, wrapper)
+    context = PythonContext(source, module, wrapper, target_torch)
 
     class RuleVisitor(cst.BatchableCSTVisitor):
         """Hands libcst's batched traversal the rule's own visit_/leave_ methods."""
@@ -209,7 +217,11 @@ MAX_FIX_ITERATIONS = 10
 
 
 def fix_source(
-    source: SourceFile, rules: Sequence[type[Rule]], result: FileResult, unsafe: bool
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    result: FileResult,
+    unsafe: bool,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
 ) -> tuple[SourceFile, int, FileResult]:
     """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
 
@@ -220,6 +232,7 @@ def fix_source(
     from aoti_lint.edits import apply_edits, overlaps
 
     fixed = 0
+    applied: set[str] = set()
     for _ in range(MAX_FIX_ITERATIONS):
         chosen: list[Finding] = []
         for finding in sorted(result.findings, key=Finding.sort_key):
@@ -231,8 +244,18 @@ def fix_source(
         if text == source.text:
             break
         fixed += len(chosen)
+        applied.update(finding.code for finding in chosen)
         source = source.with_text(text)
-        result = check_source(source, rules)
+        result = check_source(source, rules, target_torch=target_torch)
+    text = source.text
+    for rule in rules:
+        # A fix sees one finding at a time; what only the whole set of fixes leaves behind (an import no
+        # longer used by anything) is tidied once at the end.
+        if rule.code in applied and rule.tidy_after_fix is not Rule.tidy_after_fix:
+            text = rule.tidy_after_fix(text)
+    if text != source.text:
+        source = source.with_text(text)
+        result = check_source(source, rules, target_torch=target_torch)
     return source, fixed, result
 
 
@@ -260,12 +283,17 @@ def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
     return None
 
 
-def process_source(source: SourceFile, rules: Sequence[type[Rule]], fix: FixOptions) -> FileOutcome:
+def process_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    fix: FixOptions,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+) -> FileOutcome:
     """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules)
+    result = check_source(source, rules, target_torch=target_torch)
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
-        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe)
+        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch)
         broken = _introduced_syntax_error(result, after)
         if broken is not None:
             outcome.errors.append(
@@ -288,7 +316,8 @@ def process_file(candidate: Candidate, ruleset: RuleSet, cwd: Path, fix: FixOpti
     source = read_source(candidate, cwd)
     if isinstance(source, FileError):
         return FileOutcome(path=source.path, errors=[source])
-    return process_source(source, ruleset.for_file(source.path, source.kind), fix)
+    rules = ruleset.for_file(source.path, source.kind)
+    return process_source(source, rules, fix, ruleset.settings.target_torch)
 
 
 @dataclass

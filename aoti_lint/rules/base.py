@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
     from aoti_lint.source import SourceFile
@@ -83,6 +84,11 @@ class Rule:
         return any(all(token in data for token in group) for group in cls.triggers)
 
     @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """Called once after this rule's fixes were applied to a file; returns the tidied text."""
+        return text
+
+    @classmethod
     def explanation(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
@@ -116,13 +122,23 @@ class PythonRule(Rule):
 class PythonContext:
     """Per-file state shared by the Python rules of one traversal."""
 
-    def __init__(self, source: SourceFile, module: Any, wrapper: Any) -> None:
+    def __init__(
+        self, source: SourceFile, module: Any, wrapper: Any, target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH
+    ) -> None:
         self.source = source
         self.module = module
         self.wrapper = wrapper
+        self.target_torch = target_torch
         self.findings: list[Finding] = []
+        self._memo: dict[str, Any] = {}
         self._positions: Any = None
         self._qualified: Any = None
+
+    def memo(self, key: str, factory: Any) -> Any:
+        """A per-file value computed once and shared by the rules (e.g. the migration plan)."""
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
 
     def positions(self) -> Any:
         if self._positions is None:

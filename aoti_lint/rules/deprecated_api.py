@@ -57,6 +57,34 @@ class DeprecatedReference(PythonRule):
             f"(torch {self.symbol.replacement_since[0]}.{self.symbol.replacement_since[1]}+)",
         )
 
+    @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """Once fixes are applied, drop imports of the old API that no fix alone could see were unused."""
+        import libcst as cst
+
+        from aoti_lint.codemods.migrate_aoti import tidy_imports
+
+        return tidy_imports(cst.parse_module(text)).code
+
+    def leave_Module(self, node: Any) -> None:
+        """Attach the migration's fix to each finding of this rule at a call the codemod understands."""
+        mine = [f for f in self.context.findings if f.code == self.code]
+        if not mine:
+            return
+        from aoti_lint.codemods.analysis import MigrationPlan
+        from aoti_lint.codemods.migrate_aoti import fix_for_site
+        from aoti_lint.diagnostics import Applicability
+
+        context = self.context
+        plan = context.memo("migration-plan", lambda: MigrationPlan(context.wrapper, context.target_torch))
+        for finding in mine:
+            site = plan.site_for_reference(finding.data)
+            if site is None:
+                continue
+            finding.fix = fix_for_site(plan, id(finding.data), context.source.text)
+            if finding.fix.applicability is Applicability.DISPLAY_ONLY:
+                finding.message += f"; not fixed automatically: {site.verdict.reason}"
+
 
 class DeprecatedAotCompile(DeprecatedReference):
     """

@@ -574,12 +574,12 @@ class MigrationPlan:
                 verdict.lower(Applicability.UNSAFE, escapes)
         elif not isinstance(self.parent(site.call), cst.Expr):
             verdict.lower(Applicability.UNSAFE, escapes)
-        literal = string_value(site.so_path)
+        literal = string_value(_suffix_literal(site.so_path))
         if site.so_path is not None and literal is None:
             verdict.lower(Applicability.UNSAFE, escapes)
-        if literal is not None and self._literal_count(literal) > 1 + sum(
-            1 for load in site.consumers if load.path_literal
-        ):
+        # The same file name elsewhere in the module (deleted, passed on, derived from) is another reader.
+        readers = 1 + sum(1 for load in site.consumers if load.path_literal)
+        if literal is not None and self._literal_count(literal) > readers:
             verdict.lower(Applicability.UNSAFE, escapes)
         if site.so_path is not None and bound is None and not site.consumers:
             verdict.lower(Applicability.UNSAFE, escapes)
@@ -595,6 +595,15 @@ class MigrationPlan:
 
         self.module.visit(Counter())
         return count
+
+
+def _suffix_literal(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The string literal that carries a path expression's file name ("x.so" in os.path.join(d, "x.so"))."""
+    if isinstance(node, cst.Call) and node.args:
+        return _suffix_literal(node.args[-1].value)
+    if isinstance(node, cst.BinaryOperation):
+        return _suffix_literal(node.right)
+    return node
 
 
 def _reflow(original: Any, kept: list[Any]) -> list[Any]:

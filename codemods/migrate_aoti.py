@@ -9,7 +9,7 @@ import argparse
 import re
 
 import libcst as cst
-from libcst.codemod import Codemod, CodemodContext
+from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
@@ -176,7 +176,7 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
     return {key for key, site in sites.items() if site.verdict.applicability in allowed}
 
 
-class MigrateAotiCommand(Codemod):
+class MigrateAotiCommand(CodemodCommand):
     """libcst codemod command: migrate a module off torch._export.aot_compile / aot_load."""
 
     DESCRIPTION = "Migrate torch._export.aot_compile/aot_load to aoti_compile_and_package/aoti_load_package."

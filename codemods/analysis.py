@@ -37,6 +37,16 @@ AOT_LOAD_PARAMETERS = ("so_path", "device")
 OUTPUT_PATH_KEY = "aot_inductor.output_path"
 PACKAGE_KEY = "aot_inductor.package"
 EXPORTED_PROGRAM_FACTORIES = {"torch.export.export", "torch.export.load"}
+ABSOLUTE_PATH_FUNCTIONS = {
+    "os.getcwd",
+    "os.path.abspath",
+    "os.path.realpath",
+    "pathlib.Path.cwd",
+    "pathlib.Path.home",
+    "os.path.expanduser",
+    "tempfile.gettempdir",
+    "tempfile.mkdtemp",
+}
 DEVICE_LITERAL = re.compile(r"^(?P<type>cpu|cuda|xpu|mps)(?::(?P<index>\d+))?$")
 
 _RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
@@ -577,12 +587,33 @@ class MigrationPlan:
         literal = string_value(_suffix_literal(site.so_path))
         if site.so_path is not None and literal is None:
             verdict.lower(Applicability.UNSAFE, escapes)
+        if site.so_path is not None and not self._is_absolute(site.so_path):
+            verdict.lower(
+                Applicability.UNSAFE,
+                "the old API put a relative `aot_inductor.output_path` under the inductor cache directory; "
+                "`package_path` is relative to the working directory",
+            )
         # The same file name elsewhere in the module (deleted, passed on, derived from) is another reader.
         readers = 1 + sum(1 for load in site.consumers if load.path_literal)
         if literal is not None and self._literal_count(literal) > readers:
             verdict.lower(Applicability.UNSAFE, escapes)
         if site.so_path is not None and bound is None and not site.consumers:
             verdict.lower(Applicability.UNSAFE, escapes)
+
+    def _is_absolute(self, node: cst.BaseExpression) -> bool:
+        """Whether a path expression is absolute for sure: "/x", os.path.join(os.getcwd(), ...), Path.cwd() / ..."""
+        literal = string_value(node)
+        if literal is not None:
+            return literal.startswith("/") or bool(re.match(r"^[A-Za-z]:[\\/]", literal))
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_absolute(node.left)
+        if isinstance(node, cst.Call):
+            names = self.names(node.func)
+            if names & ABSOLUTE_PATH_FUNCTIONS:
+                return True
+            if names & {"os.path.join", "posixpath.join"} and node.args and not node.args[0].keyword:
+                return self._is_absolute(node.args[0].value)
+        return False
 
     def _literal_count(self, value: str) -> int:
         count = 0

@@ -53,7 +53,7 @@ def equivalence_runs(tmp_path_factory):
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(lambda job: _run(job[0], job[1], env), jobs))
     runs = {}
-    for (directory, script), result in zip(jobs, results):
+    for (directory, script), result in zip(jobs, results, strict=True):
         runs.setdefault(script, {})[directory.name] = result
     return fix, runs, new
 

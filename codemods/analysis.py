@@ -14,8 +14,8 @@ from typing import Any
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
+from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
@@ -194,12 +194,11 @@ def parse_device(node: cst.BaseExpression | None, names: Any) -> tuple[str, int 
 class MigrationPlan:
     """Every deprecated call of one module, with what its fix will do and how safe it is."""
 
-    def __init__(self, wrapper: MetadataWrapper, target_torch: tuple[int, int]) -> None:
-        self.module = wrapper.module
+    def __init__(self, facts: ModuleFacts, target_torch: tuple[int, int]) -> None:
+        self.facts = facts
+        self.module = facts.module
         self.target_torch = target_torch
-        self._qualified = wrapper.resolve(QualifiedNameProvider)
-        self._scopes = wrapper.resolve(ScopeProvider)
-        self._parents = wrapper.resolve(ParentNodeProvider)
+        self._scopes = facts.scopes
         self.compiles: dict[int, CompileSite] = {}
         self.loads: dict[int, LoadSite] = {}
         self._collect()
@@ -209,15 +208,26 @@ class MigrationPlan:
             self._analyse_load(site)
         self._link()
 
-    # -- names ---------------------------------------------------------------------------------------
     def names(self, node: cst.CSTNode) -> set[str]:
-        value = self._qualified.get(node, ())
-        if callable(value):
-            value = value()
-        return {q.name for q in value}
+        return self.facts.names(node)
 
     def site_for_reference(self, node: cst.CSTNode) -> CompileSite | LoadSite | None:
         return self.compiles.get(id(node)) or self.loads.get(id(node))
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.facts.parent(node)
+
+    def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
+        return self.facts.assigned_name(call)
+
+    def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
+        return self.facts.references(name)
+
+    def single_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        return self.facts.single_value(name)
+
+    def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
+        return self.facts.argument_of(node)
 
     def _collect(self) -> None:
         plan = self
@@ -244,63 +254,6 @@ class MigrationPlan:
                     table[id(node.func)] = site_type(node, node.func, arguments, verdict)
 
         self.module.visit(Finder())
-
-    # -- data flow helpers ---------------------------------------------------------------------------
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents.get(node)
-
-    def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
-        """The simple name a call's result is assigned to, and the statement, when it is ``name = call``."""
-        parent = self.parent(call)
-        if (
-            isinstance(parent, cst.Assign)
-            and len(parent.targets) == 1
-            and isinstance(parent.targets[0].target, cst.Name)
-        ):
-            return parent.targets[0].target, parent
-        if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name) and parent.value is call:
-            return parent.target, parent
-        return None
-
-    def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
-        """Every read of the variable bound at ``name``; None when other assignments may reach them too."""
-        scope = self._scopes.get(name)
-        if scope is None:
-            return None
-        assignments = [a for a in scope.assignments[name.value] if getattr(a, "node", None) is name]
-        if len(assignments) != 1:
-            return None
-        nodes = []
-        for access in assignments[0].references:
-            if len(access.referents) != 1:
-                return None
-            nodes.append(access.node)
-        return nodes
-
-    def single_value(self, name: cst.Name) -> cst.BaseExpression | None:
-        """The value of a variable read at ``name`` when exactly one plain assignment reaches it."""
-        scope = self._scopes.get(name)
-        if scope is None or name not in scope.accesses:
-            return None
-        accesses = [a for a in scope.accesses[name] if a.node is name]
-        if len(accesses) != 1 or len(accesses[0].referents) != 1:
-            return None
-        (assignment,) = accesses[0].referents
-        target = getattr(assignment, "node", None)
-        statement = self.parent(self.parent(target)) if target is not None else None
-        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-            return statement.value
-        statement = self.parent(target) if target is not None else None
-        if isinstance(statement, cst.AnnAssign):
-            return statement.value
-        return None
-
-    def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
-        arg = self.parent(node)
-        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
-        if isinstance(call, cst.Call):
-            return call, list(call.args).index(arg), arg
-        return None
 
     # -- compile -------------------------------------------------------------------------------------
     def _analyse_compile(self, site: CompileSite) -> None:

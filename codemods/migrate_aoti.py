@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper
 from aoti_lint.codemods.analysis import MigrationPlan
 from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
+from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
@@ -198,7 +199,7 @@ class MigrateAotiCommand(CodemodCommand):
         arg_parser.add_argument("--target-torch", default="2.6", help="oldest torch the code must run on")
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        plan = MigrationPlan(MetadataWrapper(tree, unsafe_skip_copy=True), self.target_torch)
+        plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)
         targets = selected_sites(plan, self.unsafe)
         if not targets:
             return tree

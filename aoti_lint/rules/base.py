@@ -140,6 +140,12 @@ class PythonContext:
             self._memo[key] = factory()
         return self._memo[key]
 
+    def facts(self) -> Any:
+        """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
+        from aoti_lint.dataflow import ModuleFacts
+
+        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper))
+
     def positions(self) -> Any:
         if self._positions is None:
             from libcst.metadata import PositionProvider

@@ -76,7 +76,7 @@ class DeprecatedReference(PythonRule):
         from aoti_lint.diagnostics import Applicability
 
         context = self.context
-        plan = context.memo("migration-plan", lambda: MigrationPlan(context.wrapper, context.target_torch))
+        plan = context.memo("migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch))
         for finding in mine:
             site = plan.site_for_reference(finding.data)
             if site is None:

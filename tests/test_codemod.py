@@ -38,6 +38,9 @@ def test_fix_matches_expected_and_is_idempotent(cli, tmp_path, before: Path):
     second = cli("--isolated", *flags, "--diff", "module.py", cwd=tmp_path)
     assert second.stdout == "", "a second --fix would change the file again"
     assert second.returncode in (0, 1)
+    # The codemod's own output never misuses the new API.
+    misuse = cli("--isolated", "--select", "AOTI003", "--output-format", "json", "module.py", cwd=tmp_path)
+    assert json.loads(misuse.stdout) == []
     # Whatever the fix could not do is still reported, with what to do by hand.
     remaining = json.loads(cli("--isolated", "--output-format", "json", "module.py", cwd=tmp_path).stdout)
     for finding in remaining:

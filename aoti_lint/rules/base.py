@@ -45,6 +45,8 @@ class Invalid:
     # The whole file after ``--fix --unsafe-fixes``; None when the finding has no automatic fix.
     fixed: str | None = None
     filename: str = "example.py"
+    # The `target-torch` the example is linted and fixed with.
+    target_torch: str = "2.6"
 
     @property
     def source(self) -> str:

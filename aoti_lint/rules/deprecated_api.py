@@ -179,13 +179,32 @@ class DeprecatedAotCompile(DeprecatedReference):
     INVALID = [
         Invalid(
             """
+            import os
+
             import torch
 
-            so_path = torch._export.aot_compile(model, (x,))
+            so_path = torch._export.aot_compile(
+                model,
+                (x,),
+                options={"aot_inductor.output_path": os.path.join(os.getcwd(), "model.so"), "max_autotune": True},
+            )
+            runner = torch._export.aot_load(so_path, "cuda")
             """,
-            line=3,
+            line=5,
             column=11,
             message_contains="aoti_compile_and_package",
+            fixed="""
+            import os
+
+            import torch
+
+            so_path = torch._inductor.aoti_compile_and_package(
+                torch.export.export(model, (x,)),
+                package_path=os.path.join(os.getcwd(), "model.pt2"),
+                inductor_configs={"max_autotune": True},
+            )
+            runner = torch._inductor.aoti_load_package(so_path)
+            """,
         ),
         Invalid(
             """
@@ -313,13 +332,21 @@ class DeprecatedAotLoad(DeprecatedReference):
     INVALID = [
         Invalid(
             """
+            from torch._export import aot_load
+
+            def serve(path):
+                return aot_load(path, "cuda:1")
+            """,
+            line=4,
+            column=12,
+            message_contains="aoti_load_package",
+            fixed="""
             import torch
 
-            runner = torch._export.aot_load("model.so", "cpu")
+            def serve(path):
+                return torch._inductor.aoti_load_package(path, device_index=1)
             """,
-            line=3,
-            column=10,
-            message_contains="aoti_load_package",
+            target_torch="2.8",
         ),
         Invalid(
             """

@@ -25,12 +25,18 @@ def _flags(path: Path) -> list[str]:
     return first.split(":", 1)[1].split()
 
 
+def _misuse(cli, directory: Path) -> set[str]:
+    result = cli("--isolated", "--select", "AOTI003", "--output-format", "json", "module.py", cwd=directory)
+    return {finding["message"] for finding in json.loads(result.stdout)}
+
+
 @pytest.mark.parametrize("before", PAIRS, ids=[p.name.removesuffix(".in.py") for p in PAIRS])
 def test_fix_matches_expected_and_is_idempotent(cli, tmp_path, before: Path):
     expected = before.with_name(before.name.replace(".in.py", ".out.py")).read_text()
     target = tmp_path / "module.py"
     shutil.copy(before, target)
     flags = _flags(before)
+    misuse_before = _misuse(cli, tmp_path)
     first = cli("--isolated", *flags, "module.py", cwd=tmp_path)
     assert first.returncode in (0, 1), first.stderr
     assert target.read_text() == expected
@@ -38,9 +44,8 @@ def test_fix_matches_expected_and_is_idempotent(cli, tmp_path, before: Path):
     second = cli("--isolated", *flags, "--diff", "module.py", cwd=tmp_path)
     assert second.stdout == "", "a second --fix would change the file again"
     assert second.returncode in (0, 1)
-    # The codemod's own output never misuses the new API.
-    misuse = cli("--isolated", "--select", "AOTI003", "--output-format", "json", "module.py", cwd=tmp_path)
-    assert json.loads(misuse.stdout) == []
+    # The codemod's own output never misuses the new API (calls it left alone may still be reported).
+    assert _misuse(cli, tmp_path) <= misuse_before
     # Whatever the fix could not do is still reported, with what to do by hand.
     remaining = json.loads(cli("--isolated", "--output-format", "json", "module.py", cwd=tmp_path).stdout)
     for finding in remaining:

@@ -259,10 +259,19 @@ def fix_source(
     return source, fixed, result
 
 
-def _introduced_syntax_error(before: FileResult, after: FileResult) -> Finding | None:
-    had = any(f.code == SyntaxErrorRule.code for f in before.findings)
-    broken = next((f for f in after.findings if f.code == SyntaxErrorRule.code), None)
-    return None if had else broken
+def _parse_error(source: SourceFile) -> str | None:
+    """Why the fixed text of a Python file does not parse, or None. Re-parsed whatever the prefilter says."""
+    if source.kind != "python":
+        return None
+    import libcst as cst
+
+    try:
+        cst.parse_module(source.text)
+    except Exception as exc:  # any parser failure means: do not write
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        cpython = _python_syntax_error(source.text)
+        return cpython[0].removeprefix("SyntaxError: ") if cpython else first_line
+    return None
 
 
 def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
@@ -294,10 +303,10 @@ def process_source(
     result = check_source(source, rules, target_torch=target_torch)
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
         fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch)
-        broken = _introduced_syntax_error(result, after)
+        broken = _parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:
             outcome.errors.append(
-                FileError(source.display_path, f"fixes would break the file ({broken.message}); nothing written")
+                FileError(source.display_path, f"fixes would break the file ({broken}); nothing written")
             )
         elif fixed and fixed_source.text != source.text:
             error = _write_fixed(source, fixed_source) if fix.write else None

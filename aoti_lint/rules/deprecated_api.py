@@ -64,7 +64,11 @@ class DeprecatedReference(PythonRule):
 
         from aoti_lint.codemods.migrate_aoti import tidy_imports
 
-        return tidy_imports(cst.parse_module(text)).code
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            return text  # the engine refuses to write it anyway
+        return tidy_imports(module).code
 
     def leave_Module(self, node: Any) -> None:
         """Attach the migration's fix to each finding of this rule at a call the codemod understands."""

@@ -144,7 +144,7 @@ def tidy_imports(module: cst.Module) -> cst.Module:
     """Remove imports of the deprecated API that nothing uses any more; keep aliases still in use."""
     body = _code_without_imports(module.code)
     # A name still written somewhere keeps its import: skip libcst's (costly) scope check for it.
-    unused = [entry for entry in _old_imports(module) if not re.search(rf"\b{re.escape(_bound_name(entry))}\b", body)]
+    unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(_bound_name(e))}\b", body)]
     if unused:
         context = CodemodContext()
         for source, obj, asname in unused:

@@ -77,13 +77,19 @@ class DeprecatedReference(PythonRule):
             return
         from aoti_lint.codemods.analysis import MigrationPlan
         from aoti_lint.codemods.migrate_aoti import fix_for_site
-        from aoti_lint.diagnostics import Applicability
+        from aoti_lint.diagnostics import Applicability, Fix
 
         context = self.context
         plan = context.memo("migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch))
         for finding in mine:
             site = plan.site_for_reference(finding.data)
             if site is None:
+                # A reference that is not called here (stored, passed on): its callers decide the arguments.
+                finding.fix = Fix(
+                    Applicability.DISPLAY_ONLY,
+                    f"Migrate by hand: the reference is not called here; its callers must switch to "
+                    f"`{self.symbol.replacement}`",
+                )
                 continue
             finding.fix = fix_for_site(plan, id(finding.data), context.source.text)
             if finding.fix.applicability is Applicability.DISPLAY_ONLY:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aoti_lint.rules.base import PythonRule, Rule
+from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 
@@ -10,6 +11,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     DeprecatedAotCompile,
     DeprecatedAotLoad,
+    DebugEnvVar,
+    DebugInductorConfig,
 )
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

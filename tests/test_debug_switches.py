@@ -1,0 +1,270 @@
+"""AOTI201 / AOTI202: the switch table, file kinds, the fixture tree, and --fix end to end through the CLI."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aoti_lint.engine import check_source, fix_source
+from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
+from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
+from aoti_lint.scanners import yaml as yaml_scanner
+from aoti_lint.source import SourceFile, file_kind
+from tests.conftest import FIXTURES
+
+SELECT = ("--isolated", "--select", "AOTI201,AOTI202")
+TREE = FIXTURES / "debug_switches"
+FIXED_TREE = FIXTURES / "debug_switches_fixed"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+# The table
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "on"),
+    [
+        ("CUDA_LAUNCH_BLOCKING", "1", True),
+        ("CUDA_LAUNCH_BLOCKING", "0", False),
+        ("CUDA_LAUNCH_BLOCKING", "", False),
+        ("CUDA_LAUNCH_BLOCKING", "False", False),
+        ("CUDA_LAUNCH_BLOCKING", "off", False),
+        ("TORCH_LOGS", "+inductor,output_code", True),
+        ("TORCH_LOGS", "graph_breaks", True),
+        ("TORCH_LOGS", "-dynamo", False),
+        ("TORCH_LOGS", "-dynamo, -inductor", False),
+        ("TORCH_LOGS", "", False),
+        ("TORCHINDUCTOR_NAN_ASSERTS", "1", True),
+        ("TORCHINDUCTOR_NAN_ASSERTS", "true", False),  # torch compares with "1"
+        ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "3", True),
+        ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "0", False),
+        ("AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "triton_poi_fused_0", True),
+    ],
+)
+def test_on_values(name, value, on):
+    assert SWITCHES_BY_ENV_VAR[name].is_on_value(value) is on
+
+
+def test_config_values_are_judged_as_python_values():
+    nan_asserts = SWITCHES_BY_CONFIG_KEY["nan_asserts"]
+    assert nan_asserts.is_on_value(True)
+    assert not nan_asserts.is_on_value(False)
+    assert not nan_asserts.is_on_value(None)
+    printer = SWITCHES_BY_CONFIG_KEY["aot_inductor.debug_intermediate_value_printer"]
+    assert printer.is_on_value("2")
+    assert not printer.is_on_value("0")
+
+
+def test_table_covers_the_issue_and_nothing_that_is_not_debugging():
+    env_vars = {s.env_var for s in DEBUG_SWITCHES if s.env_var}
+    config_keys = {s.config_key for s in DEBUG_SWITCHES if s.config_key}
+    assert len(env_vars) == 14
+    assert {"AOTI_RUNTIME_CHECK_INPUTS", "CUDA_LAUNCH_BLOCKING", "TORCH_LOGS", "TORCH_USE_CUDA_DSA"} <= env_vars
+    assert {"nan_asserts", "trace.enabled", "aot_inductor.debug_compile", "triton.debug_sync_kernel"} <= config_keys
+    for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS"):
+        assert name not in env_vars
+    assert not {key for key in config_keys if "autotune" in key or "cache" in key or "threads" in key}
+
+
+# File kinds
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("train.sh", "shell"),
+        ("run.bash", "shell"),
+        ("Dockerfile", "dockerfile"),
+        ("Dockerfile.gpu", "dockerfile"),
+        ("serve.dockerfile", "dockerfile"),
+        ("Containerfile", "dockerfile"),
+        ("ci.yml", "yaml"),
+        ("compose.yaml", "yaml"),
+        (".env", "env"),
+        ("prod.env", "env"),
+        ("README.md", None),
+        ("setup.cfg", None),
+    ],
+)
+def test_file_kind_by_name(name, kind):
+    assert file_kind(Path(name)) == kind
+
+
+@pytest.mark.parametrize(
+    ("first_line", "kind"),
+    [
+        ("#!/bin/sh", "shell"),
+        ("#!/bin/bash -e", "shell"),
+        ("#!/usr/bin/env bash", "shell"),
+        ("#!/usr/bin/env -S bash -eu", "shell"),
+        ("#!/usr/bin/env python3", None),
+        ("#!/bin/zsh", None),
+        ("export CUDA_LAUNCH_BLOCKING=1", None),
+    ],
+)
+def test_file_kind_by_shebang(tmp_path, first_line, kind):
+    path = tmp_path / "launch"
+    path.write_text(first_line + "\nexport CUDA_LAUNCH_BLOCKING=1\n")
+    assert file_kind(path) == kind
+
+
+# The fixture tree: every form, with the traps that must stay silent
+
+
+def test_fixture_tree_output(cli):
+    """One run over the tree: discovery of every kind, findings, positions, messages, trailing noqa."""
+    result = cli(*SELECT, "--quiet", ".", cwd=TREE)
+    assert result.stdout == (TREE / "expected.txt").read_text()
+    assert result.returncode == 1, result.stderr
+    reported = {line.split(":")[0] for line in result.stdout.splitlines()}
+    assert reported == {
+        ".env", "Dockerfile", "build_package.py", "ci.yml", "compose.yaml", "k8s.yaml", "launch", "serve.env",
+        "train.sh",
+    }  # fmt: skip
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(TREE, target)
+    for name in ("expected.txt", "notes", "README.md"):
+        (target / name).unlink()
+    return target
+
+
+def _assert_valid(root: Path) -> None:
+    for path in root.rglob("*"):
+        kind = file_kind(path)
+        if kind == "python":
+            ast.parse(path.read_text())
+        elif kind == "shell" and shutil.which("bash"):
+            checked = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+            assert checked.returncode == 0, (path.name, checked.stderr)
+        elif kind == "yaml":
+            try:
+                import yaml
+            except ImportError:  # no PyYAML in this environment: the scanner must still read it
+                list(yaml_scanner.scan(path.read_text()))
+            else:
+                assert isinstance(yaml.safe_load(path.read_text()), dict), path.name
+
+
+def test_unsafe_fixes_end_to_end(cli, tmp_path):
+    project = _copy_tree(tmp_path)
+    assert cli(*SELECT, "--fix", ".", cwd=project).returncode == 1  # unsafe fixes need --unsafe-fixes
+    result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "40 fixed, 0 remaining" in result.stdout
+    for expected in sorted(FIXED_TREE.iterdir()):
+        assert (project / expected.name).read_text() == expected.read_text(), expected.name
+    _assert_valid(project)
+    again = cli(*SELECT, ".", cwd=project)
+    assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
+
+
+def test_safe_fix_run_changes_nothing(cli, tmp_path):
+    project = _copy_tree(tmp_path)
+    result = cli(*SELECT, "--fix", ".", cwd=project)
+    assert result.returncode == 1
+    for original in TREE.iterdir():
+        if (project / original.name).exists():
+            assert (project / original.name).read_bytes() == original.read_bytes(), original.name
+
+
+def test_fixes_never_leave_an_empty_body(cli, tmp_path):
+    """Two removals from one block are applied in separate rounds; the last one leaves a placeholder."""
+    write(
+        tmp_path,
+        {
+            "build.py": """
+                import os
+
+                if cuda:
+                    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+                    os.environ["TORCH_LOGS"] = "+dynamo"
+                """,
+            "run.sh": """
+                if [ -f model.pt2 ]; then
+                  export CUDA_LAUNCH_BLOCKING=1
+                  export TORCH_LOGS=+dynamo
+                fi
+                """,
+            "ci.yml": """
+                jobs:
+                  test:
+                    env:
+                      CUDA_LAUNCH_BLOCKING: 1
+                      TORCH_LOGS: +dynamo
+                    steps:
+                      - run: pytest
+                """,
+            "Dockerfile": """
+                FROM python:3.11
+                ENV CUDA_LAUNCH_BLOCKING=1 \\
+                    TORCH_LOGS=+dynamo
+                """,
+        },
+    )
+    result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "build.py").read_text() == "import os\n\nif cuda:\n    pass\n"
+    assert (tmp_path / "run.sh").read_text() == "if [ -f model.pt2 ]; then\n  :\nfi\n"
+    assert "    env: {}\n" in (tmp_path / "ci.yml").read_text()
+    assert (tmp_path / "Dockerfile").read_text() == "FROM python:3.11\n"
+    _assert_valid(tmp_path)
+
+
+def test_findings_in_other_file_kinds_use_every_output_format(cli, tmp_path):
+    write(tmp_path, {"ci.yml": "env:\n  CUDA_LAUNCH_BLOCKING: 1\n  PIP_CACHE_DIR: /tmp/pip\n"})
+    result = cli(*SELECT, "--output-format", "json", cwd=tmp_path)
+    (item,) = json.loads(result.stdout)
+    assert item["code"] == "AOTI201"
+    assert item["location"] == {"row": 2, "column": 3}
+    assert item["fix"]["applicability"] == "unsafe"
+    assert result.returncode == 1
+
+
+def test_undecodable_text_file_is_one_error_and_the_run_goes_on(cli, tmp_path):
+    (tmp_path / "bad.sh").write_bytes(b"export CUDA_LAUNCH_BLOCKING=1 # \xff\n")
+    write(tmp_path, {"good.sh": "export CUDA_LAUNCH_BLOCKING=1\n"})
+    result = cli(*SELECT, ".", cwd=tmp_path)
+    assert "good.sh:1:8: AOTI201" in result.stdout
+    assert [line for line in result.stderr.splitlines() if "bad.sh" in line], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_text_files_never_import_libcst(tmp_path):
+    write(
+        tmp_path,
+        {"ci.yml": "env:\n  CUDA_LAUNCH_BLOCKING: 1\n", "run.sh": "export TORCH_LOGS=+dynamo\n", "a.py": "x = 1\n"},
+    )
+    code = (
+        "import sys\nfrom aoti_lint.cli import main\n"
+        "rc = main(['--quiet', '--isolated', '.'])\nassert 'libcst' not in sys.modules, 'libcst imported'\nprint(rc)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert result.stdout.strip().endswith("1"), result.stderr
+
+
+@pytest.mark.parametrize("rule", [DebugEnvVar, DebugInductorConfig], ids=lambda rule: rule.code)
+def test_examples_fixed_text(rule):
+    for example in rule.INVALID:
+        if example.fixed_source is None:
+            continue
+        kind = file_kind(Path(example.filename)) or "python"
+        source = SourceFile(Path(example.filename), example.filename, kind, example.source.encode())
+        fixed, count, _ = fix_source(source, [rule], check_source(source, [rule]), unsafe=True)
+        assert count >= 1
+        assert fixed.text == example.fixed_source

@@ -60,11 +60,3 @@ class Locator:
 
 def mentions_debug(text: str) -> bool:
     return "debug" in text.lower()
-
-
-def mask(text: str, spans: list[tuple[int, int]]) -> str:
-    """``text`` with everything outside ``spans`` blanked (newlines kept), so offsets and rows still match."""
-    kept = [" " if char != "\n" else "\n" for char in text]
-    for start, end in spans:
-        kept[start:end] = text[start:end]
-    return "".join(kept)

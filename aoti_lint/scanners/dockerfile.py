@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, mask, shell
+from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, shell
 from aoti_lint.scanners.shell import CommandRemoval
 
 _INSTRUCTION = re.compile(r"[ \t]*([A-Za-z]+)(?=[ \t]|\\?$)")
@@ -25,16 +25,19 @@ class Instruction:
     end: int  # offset of the end of the instruction's last line (before its newline)
     # (start, end) offsets of the body's pieces: the rest of each physical line, comment lines excluded
     pieces: list[tuple[int, int]]
-    # Offsets of the newlines that end comment lines inside the instruction (Docker drops those lines).
-    comment_newlines: list[int]
+    # (start, end) offsets of the comment lines inside the instruction, newline included: Docker drops them.
+    comments: list[tuple[int, int]]
 
     def script(self, text: str) -> str:
-        """The instruction's body as one shell script would read it, at the offsets of ``text``."""
-        masked = list(mask(text, self.pieces))
-        for newline in self.comment_newlines:
-            if newline < len(masked):
-                masked[newline] = " "
-        return "".join(masked)
+        """``text`` up to the instruction's end, its comment lines blanked: the body as the shell reads it,
+        at the offsets of ``text``."""
+        pieces = [text[: self.body_start]]
+        position = self.body_start
+        for start, end in self.comments:
+            pieces += [text[position:start], " " * (end - start)]
+            position = end
+        pieces.append(text[position : self.end])
+        return "".join(pieces)
 
 
 def instructions(text: str) -> Iterator[Instruction]:
@@ -60,7 +63,7 @@ def instructions(text: str) -> Iterator[Instruction]:
             line, offset = lines[row], starts[row]
             row += 1
             if line.strip().startswith("#"):
-                comments.append(offset + len(line.rstrip("\r\n")))
+                comments.append((offset, offset + len(line)))
                 continue
             pieces.append((offset, offset + len(line.rstrip("\r\n"))))
             continued = bool(line.strip()) and line.rstrip().endswith("\\")
@@ -75,7 +78,8 @@ def scan(text: str) -> Iterator[EnvSetting]:
         elif instruction.keyword == "RUN":
             body = text[instruction.body_start : instruction.end].lstrip()
             if not body.startswith("["):  # the exec form runs no shell
-                yield from shell.scan(instruction.script(text), CommandRemoval.COLON, original=text)
+                region = (instruction.body_start, instruction.end)
+                yield from shell.scan(instruction.script(text), CommandRemoval.COLON, locator, region)
 
 
 def _env(instruction: Instruction, locator: Locator) -> Iterator[EnvSetting]:

@@ -5,7 +5,7 @@ Read: ``export K=V [K2=V2]``, the inline prefix ``K=V [K2=V2] cmd ...``, ``env [
 substitutions. Settings inside an ``if`` (or after ``cond &&``) whose condition mentions "debug" are marked.
 
 The scanner also reads shell embedded in other files (YAML ``run:`` blocks, Dockerfile ``RUN``): the caller
-masks the rest of the file, so offsets stay those of the real file.
+names the region of the file that holds the script, so offsets stay those of the real file.
 """
 
 from __future__ import annotations
@@ -31,10 +31,14 @@ class CommandRemoval(enum.Enum):
 
 
 _OPERATORS = ("&&", "||", ";;", ">>", "<<-", "<<", ">&", "<&", ">|", ";", "&", "|", "(", ")", ">", "<")
+_OPERATOR_STARTS = frozenset(op[0] for op in _OPERATORS)
+# Characters a word runs over without looking closer.
+_PLAIN_RUN = re.compile(r"[^\s&|;<>()\\'\"`$]+")
 _SEPARATORS = frozenset({"&&", "||", ";;", ";", "&", "|", "(", ")", "\n"})
-_REDIRECTS = frozenset({">>", ">", ">|", "<", ">&", "<&"})
+_REDIRECT_OPERATORS = frozenset({">>", ">", ">|", "<", ">&", "<&", "<<", "<<-"})
 # Words that may precede a command without being it.
 _PREFIX_KEYWORDS = frozenset({"then", "do", "else", "{", "!", "time"})
+_COMMAND_POSITION_KEYWORDS = _PREFIX_KEYWORDS | {"if", "elif", "while", "until", "fi", "done", "}"}
 # What may stand right before / after a command in a compound body that would be empty without it.
 _OPENERS = frozenset({"then", "do", "else", "{", "(", "&&", "||", "|"})
 _CLOSERS = frozenset({"fi", "done", "else", "elif", "}", ")", ";;", "esac"})
@@ -50,11 +54,11 @@ class Token:
     text: str
 
 
-def tokenize(text: str) -> list[Token]:
-    """Words and operators; comments, line continuations and heredoc bodies are skipped."""
+def tokenize(text: str, start: int = 0) -> list[Token]:
+    """Words and operators of ``text[start:]``; comments, line continuations and heredoc bodies are skipped."""
     tokens: list[Token] = []
     pending_heredocs: list[tuple[str, bool]] = []
-    index, length = 0, len(text)
+    index, length = start, len(text)
     while index < length:
         char = text[index]
         if char in " \t\r":
@@ -71,7 +75,11 @@ def tokenize(text: str) -> list[Token]:
             newline = text.find("\n", index)
             index = length if newline == -1 else newline
         else:
-            operator = next((op for op in _OPERATORS if text.startswith(op, index)), None)
+            operator = (
+                next((op for op in _OPERATORS if text.startswith(op, index)), None)
+                if char in _OPERATOR_STARTS
+                else None
+            )
             if operator is not None:
                 tokens.append(Token("op", index, index + len(operator), operator))
                 index += len(operator)
@@ -103,8 +111,12 @@ def _word_end(text: str, index: int) -> int:
     """The end of the word at ``index``: quotes, escapes, ``$(...)``, ``${...}`` and backquotes included."""
     length = len(text)
     while index < length:
+        plain = _PLAIN_RUN.match(text, index)
+        if plain:
+            index = plain.end()
+            continue
         char = text[index]
-        if char in " \t\r\n" or any(text.startswith(op, index) for op in _OPERATORS):
+        if char in " \t\r\n" or char in _OPERATOR_STARTS:
             return index
         if char == "\\":
             index += 2
@@ -222,11 +234,18 @@ class _Command:
 
 
 def scan(
-    text: str, command_removal: CommandRemoval = CommandRemoval.LINE, original: str | None = None
+    text: str,
+    command_removal: CommandRemoval = CommandRemoval.LINE,
+    locator: Locator | None = None,
+    region: tuple[int, int] | None = None,
 ) -> Iterator[EnvSetting]:
-    """``original``: the real file when ``text`` is a masked copy whose line breaks differ from it."""
-    locator = Locator(original if original is not None else text)
-    for command in _commands(tokenize(text)):
+    """The settings of a script, or of the script embedded in ``text[region[0]:region[1]]``.
+
+    ``locator``: the real file's, when ``text`` is a copy of it with comments blanked (a Dockerfile RUN).
+    """
+    locator = locator or Locator(text)
+    tokens = tokenize(text[: region[1]], region[0]) if region is not None else tokenize(text)
+    for command in _commands(tokens):
         yield from _settings(command, locator, command_removal)
 
 
@@ -253,7 +272,7 @@ def _commands(tokens: list[Token]) -> Iterator[_Command]:
         position = 0
         while position < len(parts):
             part = parts[position]
-            if part.kind == "op" and part.text in _REDIRECTS | {"<<", "<<-"}:
+            if part.kind == "op" and part.text in _REDIRECT_OPERATORS:
                 if position + 1 < len(parts):
                     redirects.append((part.text, parts[position + 1]))
                 position += 2
@@ -261,7 +280,7 @@ def _commands(tokens: list[Token]) -> Iterator[_Command]:
             words.append(part)
             position += 1
         # Reserved words in command position.
-        while words and words[0].text in _PREFIX_KEYWORDS | {"if", "elif", "while", "until", "fi", "done", "}"}:
+        while words and words[0].text in _COMMAND_POSITION_KEYWORDS:
             keyword_token = words.pop(0)
             keyword = keyword_token.text
             if keyword in ("elif", "else", "fi", "done", "}") and openers:
@@ -303,16 +322,16 @@ def _commands(tokens: list[Token]) -> Iterator[_Command]:
 
 
 def _previous_significant(tokens: list[Token], index: int) -> Token | None:
-    for token in reversed(tokens[:index]):
-        if token.kind != "newline":
-            return token
+    for position in range(index - 1, -1, -1):
+        if tokens[position].kind != "newline":
+            return tokens[position]
     return None
 
 
 def _next_significant(tokens: list[Token], index: int) -> Token | None:
-    for token in tokens[index:]:
-        if token.kind != "newline":
-            return token
+    for position in range(index, len(tokens)):
+        if tokens[position].kind != "newline":
+            return tokens[position]
     return None
 
 

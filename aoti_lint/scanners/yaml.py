@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit
-from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, mask, mentions_debug, shell
+from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, mentions_debug, shell
 from aoti_lint.scanners.shell import CommandRemoval
 
 ENV_KEYS = frozenset({"env", "environment", "variables"})
@@ -44,6 +44,8 @@ class Node:
     parent: Node | None = None
     group: int = 0  # which sequence item of the parent the node belongs to
     children: list[Node] = field(default_factory=list)
+    # The children by sequence item, so siblings are found without scanning long step lists.
+    groups: dict[int, list[Node]] = field(default_factory=dict)
     block_end: int | None = None  # offset after the last line of its block scalar
     items_seen: int = 0
 
@@ -54,8 +56,7 @@ class Node:
         return max([end, *(child.last_end for child in self.children)])
 
     def siblings(self) -> list[Node]:
-        pool = self.parent.children if self.parent is not None else []
-        return [node for node in pool if node.group == self.group]
+        return self.parent.groups[self.group] if self.parent is not None else []
 
 
 def _split_comment(text: str) -> str:
@@ -154,6 +155,7 @@ def parse(text: str) -> list[Node]:
                 node.parent.items_seen += 1
             node.group = node.parent.items_seen
             node.parent.children.append(node)
+            node.parent.groups.setdefault(node.group, []).append(node)
         nodes.append(node)
         stack.append(node)
         if node.key is not None and _BLOCK_INDICATOR.fullmatch(node.value):
@@ -197,10 +199,7 @@ def scan(text: str) -> Iterator[EnvSetting]:
 
 def _env_block(env: Node, locator: Locator) -> Iterator[EnvSetting]:
     guarded = _guarded(env, locator.text)
-    children = env.children
-    groups: dict[int, list[Node]] = {}
-    for child in children:
-        groups.setdefault(child.group, []).append(child)
+    children, groups = env.children, env.groups
     only_entry = len(groups) == 1 if children[0].item else len(children) == 1
     empty = " []" if children[0].item else " {}"
     # Removing the only entry leaves an empty collection, not a null. Otherwise an empty edit after the key:
@@ -274,14 +273,12 @@ def _run(run: Node, locator: Locator) -> Iterator[EnvSetting]:
     if run.block_end is not None:
         if not run.value.startswith("|"):
             return  # a folded scalar joins the lines: not the script as written
-        script = mask(locator.text, [(run.end, run.block_end)])
-        mode = CommandRemoval.LINE
+        region, mode = (run.end, run.block_end), CommandRemoval.LINE
     elif run.value[:1] not in ("'", '"', "{", "[", "&", "*", "!", "|", ">"):
-        script = mask(locator.text, [(run.value_start, run.value_start + len(run.value))])
-        mode = CommandRemoval.NONE
+        region, mode = (run.value_start, run.value_start + len(run.value)), CommandRemoval.NONE
     else:
         return
-    for setting in shell.scan(script, mode):
+    for setting in shell.scan(locator.text, mode, locator, region):
         if guarded and not setting.under_debug_condition:
             setting = EnvSetting(setting.name, setting.value, setting.start, setting.end, setting.removal, True)
         yield setting

@@ -532,6 +532,12 @@ class DebugInductorConfig(_PythonSwitches):
     def leave_FunctionDef(self, node: Any) -> None:
         self._close_scope()
 
+    def visit_ClassDef(self, node: Any) -> None:
+        self._scopes.append(_Scope())
+
+    def leave_ClassDef(self, node: Any) -> None:
+        self._close_scope()
+
     def leave_Module(self, node: Any) -> None:
         self._close_scope()
 

@@ -228,6 +228,7 @@ class _Command:
     frames: tuple[_IfFrame, ...]
     # The keyword that opened the innermost compound body holding the command (`then`, `do`, `{`, `else`).
     opener: Token | None
+    # In a branch taken on a debug test: `[ -n "$DEBUG" ] && export ...`, a `case` branch `debug) ...`.
     after_debug_test: bool
     before: Token | None  # the significant token before the command
     after: Token | None  # the significant token after it
@@ -254,10 +255,16 @@ def _commands(tokens: list[Token]) -> Iterator[_Command]:
     openers: list[Token] = []
     in_condition: _IfFrame | None = None
     list_mentions_debug = False
+    # Inside `case`: whether the current branch's pattern mentions debug (`debug|dev) ... ;;`).
+    case_depth, case_branch_debug = 0, False
     index = 0
     while index < len(tokens):
         token = tokens[index]
         if token.kind != "word":
+            if token.text == ";;":
+                case_branch_debug = False
+            elif token.text == ")" and case_depth:
+                case_branch_debug = list_mentions_debug
             if token.text in (";", "&", "\n", ";;", "(", ")"):
                 list_mentions_debug = False
             index += 1
@@ -296,6 +303,10 @@ def _commands(tokens: list[Token]) -> Iterator[_Command]:
                 in_condition = None
             elif keyword == "fi" and frames:
                 frames.pop()
+        if words and words[0].text == "case":
+            case_depth += 1
+        elif words and words[0].text == "esac":
+            case_depth, case_branch_debug = max(case_depth - 1, 0), False
         if in_condition is not None:
             in_condition.condition.extend(word.text for word in words)
         if words:
@@ -312,7 +323,8 @@ def _commands(tokens: list[Token]) -> Iterator[_Command]:
                 redirects=redirects,
                 frames=tuple(frames),
                 opener=openers[-1] if openers else None,
-                after_debug_test=list_mentions_debug and before is not None and before.text in ("&&", "||"),
+                after_debug_test=case_branch_debug
+                or (list_mentions_debug and before is not None and before.text in ("&&", "||")),
                 before=significant_before,
                 after=after if after is not None and after.kind != "newline" else _next_significant(tokens, end),
             )

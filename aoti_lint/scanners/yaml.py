@@ -210,11 +210,12 @@ def _env_block(env: Node, locator: Locator) -> Iterator[EnvSetting]:
             continue
         if not ENV_NAME.fullmatch(child.key):
             continue
+        name_start = child.key_start + (1 if locator.text[child.key_start] in "'\"" else 0)
         yield EnvSetting(
             name=child.key,
             value=scalar(child.value),
-            start=locator.position(child.key_start),
-            end=locator.position(child.key_start + len(child.key)),
+            start=locator.position(name_start),
+            end=locator.position(name_start + len(child.key)),
             removal=(*emptied, locator.edit(child.start, child.end)),
             under_debug_condition=guarded,
         )

@@ -269,3 +269,14 @@ def test_examples_fixed_text(rule):
         fixed, count, _ = fix_source(source, [rule], check_source(source, [rule]), unsafe=True)
         assert count >= 1
         assert fixed.text == example.fixed_source
+
+
+def test_crlf_and_bom_files_keep_their_line_endings(cli, tmp_path):
+    (tmp_path / "Dockerfile").write_bytes(
+        b"FROM x\r\nENV A=1 \\\r\n    CUDA_LAUNCH_BLOCKING=1\r\nRUN TORCH_LOGS=+dynamo \\\r\n  python x.py\r\n"
+    )
+    (tmp_path / ".env").write_bytes(b"\xef\xbb\xbfCUDA_LAUNCH_BLOCKING=1\r\nB=2\r\n")
+    result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "Dockerfile").read_bytes() == b"FROM x\r\nENV A=1\r\nRUN python x.py\r\n"
+    assert (tmp_path / ".env").read_bytes() == b"\xef\xbb\xbfB=2\r\n"

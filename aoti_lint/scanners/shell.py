@@ -63,8 +63,8 @@ def tokenize(text: str, start: int = 0) -> list[Token]:
         char = text[index]
         if char in " \t\r":
             index += 1
-        elif text.startswith("\\\n", index):
-            index += 2
+        elif text.startswith(("\\\n", "\\\r\n"), index):
+            index += 2 if text[index + 1] == "\n" else 3
         elif char == "\n":
             tokens.append(Token("newline", index, index + 1, "\n"))
             index += 1
@@ -119,7 +119,7 @@ def _word_end(text: str, index: int) -> int:
         if char in " \t\r\n" or char in _OPERATOR_STARTS:
             return index
         if char == "\\":
-            index += 2
+            index += 3 if text.startswith("\\\r\n", index) else 2
         elif char == "'":
             close = text.find("'", index + 1)
             index = length if close == -1 else close + 1

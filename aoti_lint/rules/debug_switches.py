@@ -600,7 +600,12 @@ class DebugInductorConfig(_PythonSwitches):
         """``options.update({...})`` on a variable: more entries of the dict it holds."""
         target = node.func.value
         if isinstance(target, cst.Name) and len(node.args) == 1 and isinstance(node.args[0].value, cst.Dict):
-            self._scopes[-1].entries.setdefault(target.value, []).extend(self._entries(node.args[0].value))
+            entries = list(self._entries(node.args[0].value))
+            statement = self.statement_of(node) if _single_entry(node) else None
+            if statement is not None:  # `options.update({})` would be left doing nothing
+                whole = self.remove_statement(statement)
+                entries = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries]
+            self._scopes[-1].entries.setdefault(target.value, []).extend(entries)
 
     def visit_Decorator(self, node: Any) -> None:
         self._decorator = node

@@ -280,3 +280,14 @@ def test_crlf_and_bom_files_keep_their_line_endings(cli, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "Dockerfile").read_bytes() == b"FROM x\r\nENV A=1\r\nRUN python x.py\r\n"
     assert (tmp_path / ".env").read_bytes() == b"\xef\xbb\xbfB=2\r\n"
+
+
+def test_rows_count_newlines_only():
+    """A form feed or a Unicode line separator in a comment must not shift the rows of what follows."""
+    for scan, text in (
+        (yaml_scanner.scan, "# a\x0cb\u2028c\nenv:\n  CUDA_LAUNCH_BLOCKING: 1\n"),
+        (DebugEnvVar._scanner("dockerfile"), "# a\x0cb\nFROM x\nENV CUDA_LAUNCH_BLOCKING=1\n"),
+        (DebugEnvVar._scanner("env"), "# a\x0cb\nCUDA_LAUNCH_BLOCKING=1\n"),
+    ):
+        (setting,) = scan(text)
+        assert setting.start.row == text.count("\n")

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from aoti_lint.edits import split_lines
 from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, shell
 from aoti_lint.scanners.shell import CommandRemoval
 
@@ -41,7 +42,7 @@ class Instruction:
 
 
 def instructions(text: str) -> Iterator[Instruction]:
-    lines = text.splitlines(keepends=True)
+    lines = split_lines(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from aoti_lint.edits import split_lines
 from aoti_lint.scanners import EnvSetting, Locator
 
 _LINE = re.compile(r"[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?P<value>.*?)[ \t]*\r?$")
@@ -19,7 +20,7 @@ def scan(text: str) -> Iterator[EnvSetting]:
     locator = Locator(text)
     offset = 0
     open_quote: str | None = None
-    for line in text.splitlines(keepends=True):
+    for line in split_lines(text):
         start, offset = offset, offset + len(line)
         if open_quote is not None:
             if open_quote in line:

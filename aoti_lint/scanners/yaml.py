@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit
+from aoti_lint.edits import split_lines
 from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, mentions_debug, shell
 from aoti_lint.scanners.shell import CommandRemoval
 
@@ -104,7 +105,7 @@ def parse(text: str) -> list[Node]:
     stack: list[Node] = []
     block: Node | None = None
     offset = 0
-    for row, line in enumerate(text.splitlines(keepends=True)):
+    for row, line in enumerate(split_lines(text)):
         start, offset = offset, offset + len(line)
         body = line.rstrip("\r\n")
         indent = len(body) - len(body.lstrip(" "))
@@ -167,8 +168,7 @@ def _guarded(node: Node | None, text: str) -> bool:
     """Under a mapping (the node's own or an ancestor's) whose `if:` mentions debug."""
     while node is not None:
         for sibling in node.siblings():
-            condition = text[sibling.value_start : sibling.block_end or sibling.end]
-            if sibling.key == "if" and mentions_debug(condition):
+            if sibling.key == "if" and mentions_debug(text[sibling.value_start : sibling.block_end or sibling.end]):
                 return True
         node = node.parent
     return False

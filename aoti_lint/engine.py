@@ -261,7 +261,8 @@ def fix_source(
             break
         fixed += len(chosen)
         source = source.with_text(text)
-        result = check_source(source, rules)
+        # AOTI000 re-checks the syntax even when not selected: a fix must never write a broken file.
+        result = check_source(source, rules if SyntaxErrorRule in rules else [*rules, SyntaxErrorRule])
     return source, fixed, result
 
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.engine import check_source, fix_source
+from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
+from aoti_lint.engine import FixOptions, check_source, fix_source, process_source
 from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.scanners import yaml as yaml_scanner
@@ -291,3 +292,20 @@ def test_rows_count_newlines_only():
     ):
         (setting,) = scan(text)
         assert setting.start.row == text.count("\n")
+
+
+def test_a_fix_that_breaks_python_is_not_written_even_without_aoti000(tmp_path):
+    """The engine re-parses fixed Python whatever the selection (`--select AOTI201` leaves AOTI000 out)."""
+
+    class BreaksTheFile(DebugEnvVar):
+        def _report_setting(self, key_node, value_node, edits):
+            broken = (Edit("(", Position(1, 1), Position(1, 1)),)
+            self.report(key_node, "breaks", fix=Fix(Applicability.UNSAFE, "break", broken))
+
+    path = tmp_path / "a.py"
+    path.write_text('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n')
+    source = SourceFile(path, "a.py", "python", path.read_bytes())
+    outcome = process_source(source, [BreaksTheFile], FixOptions(apply=True, unsafe=True))
+    (error,) = outcome.errors
+    assert error.message.startswith("fixes would break the file (SyntaxError:"), error.message
+    assert path.read_text() == 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'

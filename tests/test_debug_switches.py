@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFI
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.scanners import yaml as yaml_scanner
 from aoti_lint.source import SourceFile, file_kind
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 
 SELECT = ("--isolated", "--select", "AOTI201,AOTI202")
 TREE = FIXTURES / "debug_switches"
@@ -309,3 +310,52 @@ def test_a_fix_that_breaks_python_is_not_written_even_without_aoti000(tmp_path):
     (error,) = outcome.errors
     assert error.message.startswith("fixes would break the file (SyntaxError:"), error.message
     assert path.read_text() == 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+
+
+_READ_CONFIG = """
+import json, sys
+from torch._inductor import config
+keys = json.loads(sys.argv[1])
+values = {}
+for key in keys:
+    node = config
+    for part in key.split("."):
+        node = getattr(node, part)
+    values[key] = node
+print(json.dumps(values))
+"""
+
+
+def _inductor_config(keys: list[str], env: dict[str, str]) -> dict[str, object]:
+    """Read torch's own config values in a fresh process, with ``env`` set before torch is imported."""
+    full_env = {**{k: v for k, v in os.environ.items() if k not in SWITCHES_BY_ENV_VAR}, **env}
+    result = subprocess.run(
+        [sys.executable, "-c", _READ_CONFIG, json.dumps(keys)],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=REPO,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.mark.torch
+def test_table_agrees_with_torch_inductor_config():
+    """Every config key exists in torch 2.13, and an env var of the table sets its key exactly for the values
+    the table calls on (`TORCHINDUCTOR_NAN_ASSERTS=true` does not; `=1` does)."""
+    paired = [s for s in DEBUG_SWITCHES if s.env_var and s.config_key]
+    keys = sorted(SWITCHES_BY_CONFIG_KEY)
+    on_value = {s.env_var: "3" if "PRINTER" in s.env_var else "1" for s in paired}
+    defaults = _inductor_config(keys, {})
+    switched = _inductor_config(keys, on_value)
+    # TORCH_COMPILE_DEBUG=true makes `import torch._inductor.config` itself fail (int("true")).
+    spelled = [s for s in paired if s.env_var != "TORCH_COMPILE_DEBUG"]
+    spelled_out = _inductor_config(keys, {s.env_var: "true" for s in spelled})
+    for switch in paired:
+        key = switch.config_key
+        assert not switch.is_on_value(defaults[key]), key
+        assert switch.is_on_value(switched[key]), key
+    for switch in spelled:
+        assert switch.is_on_value("true") == switch.is_on_value(spelled_out[switch.config_key]), switch.env_var

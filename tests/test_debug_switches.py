@@ -326,19 +326,27 @@ print(json.dumps(values))
 """
 
 
-def _inductor_config(keys: list[str], env: dict[str, str]) -> dict[str, object]:
-    """Read torch's own config values in a fresh process, with ``env`` set before torch is imported."""
-    full_env = {**{k: v for k, v in os.environ.items() if k not in SWITCHES_BY_ENV_VAR}, **env}
-    result = subprocess.run(
-        [sys.executable, "-c", _READ_CONFIG, json.dumps(keys)],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=REPO,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.splitlines()[-1])
+def _inductor_configs(keys: list[str], envs: list[dict[str, str]]) -> list[dict[str, object]]:
+    """Read torch's own config values, in one fresh process per ``env`` (set before torch is imported); the
+    processes run side by side."""
+    clean = {k: v for k, v in os.environ.items() if k not in SWITCHES_BY_ENV_VAR}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _READ_CONFIG, json.dumps(keys)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**clean, **env},
+            cwd=REPO,
+        )
+        for env in envs
+    ]
+    values = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr
+        values.append(json.loads(stdout.splitlines()[-1]))
+    return values
 
 
 @pytest.mark.torch
@@ -348,11 +356,9 @@ def test_table_agrees_with_torch_inductor_config():
     paired = [s for s in DEBUG_SWITCHES if s.env_var and s.config_key]
     keys = sorted(SWITCHES_BY_CONFIG_KEY)
     on_value = {s.env_var: "3" if "PRINTER" in s.env_var else "1" for s in paired}
-    defaults = _inductor_config(keys, {})
-    switched = _inductor_config(keys, on_value)
     # TORCH_COMPILE_DEBUG=true makes `import torch._inductor.config` itself fail (int("true")).
     spelled = [s for s in paired if s.env_var != "TORCH_COMPILE_DEBUG"]
-    spelled_out = _inductor_config(keys, {s.env_var: "true" for s in spelled})
+    defaults, switched, spelled_out = _inductor_configs(keys, [{}, on_value, {s.env_var: "true" for s in spelled}])
     for switch in paired:
         key = switch.config_key
         assert not switch.is_on_value(defaults[key]), key

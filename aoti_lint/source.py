@@ -6,6 +6,7 @@ import codecs
 import io
 import os
 import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,8 @@ def file_kind(path: Path) -> str | None:
 def _has_shell_shebang(path: Path) -> bool:
     """Only extension-less files get here, and only their first line is read."""
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the walk
+            return False
         with open(path, "rb") as handle:
             first = handle.readline(128)
     except OSError:

@@ -365,3 +365,11 @@ def test_table_agrees_with_torch_inductor_config():
         assert switch.is_on_value(switched[key]), key
     for switch in spelled:
         assert switch.is_on_value("true") == switch.is_on_value(spelled_out[switch.config_key]), switch.env_var
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_discovery_never_opens_a_named_pipe(cli, tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    write(tmp_path, {"run.sh": "export CUDA_LAUNCH_BLOCKING=1\n"})
+    result = cli(*SELECT, ".", cwd=tmp_path)
+    assert result.stdout.startswith("run.sh:1:8: AOTI201"), result.stderr

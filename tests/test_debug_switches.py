@@ -51,6 +51,9 @@ def write(root: Path, files: dict[str, str]) -> None:
         ("TORCH_LOGS", "", False),
         ("TORCHINDUCTOR_NAN_ASSERTS", "1", True),
         ("TORCHINDUCTOR_NAN_ASSERTS", "true", False),  # torch compares with "1"
+        ("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", True),
+        ("PYTORCH_NO_CUDA_MEMORY_CACHING", "yes", False),  # c10::utils::check_env: "1" only
+        ("TORCH_SHOW_CPP_STACKTRACES", "true", False),
         ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "3", True),
         ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "0", False),
         ("AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "triton_poi_fused_0", True),

@@ -30,7 +30,8 @@ OFF_VALUES = frozenset({"", "0", "false", "off", "no"})
 class OnWhen(enum.Enum):
     """Which string values turn a switch on."""
 
-    # torch compares the value with "1" (`os.environ.get(NAME) == "1"`): nothing else turns it on.
+    # torch compares the value with "1" (`os.environ.get(NAME) == "1"` in Python, `c10::utils::check_env(NAME)
+    # == true` in C++, which warns about anything but "0" and "1"): nothing else turns it on.
     EQUALS_ONE = "equals-one"
     # Anything but an off value.
     NOT_OFF = "not-off"
@@ -111,7 +112,7 @@ DEBUG_SWITCHES: tuple[DebugSwitch, ...] = (
     DebugSwitch(
         env_var="PYTORCH_NO_CUDA_MEMORY_CACHING",
         config_key=None,
-        on_when=OnWhen.NOT_OFF,
+        on_when=OnWhen.EQUALS_ONE,
         phase=Phase.RUNTIME,
         cost="disables the CUDA caching allocator: every allocation goes to the driver (a large slowdown)",
         purpose="makes out-of-bounds accesses fail instead of landing in cached memory",
@@ -175,7 +176,7 @@ DEBUG_SWITCHES: tuple[DebugSwitch, ...] = (
     DebugSwitch(
         env_var="TORCH_SHOW_CPP_STACKTRACES",
         config_key=None,
-        on_when=OnWhen.NOT_OFF,
+        on_when=OnWhen.EQUALS_ONE,
         phase=Phase.RUNTIME,
         cost="collects a C++ stack trace for every error raised",
         purpose="shows where in C++ an error comes from",

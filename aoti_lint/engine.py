@@ -18,9 +18,10 @@ from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
+from aoti_lint.rules.base import TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
-from aoti_lint.suppressions import python_suppressions
+from aoti_lint.suppressions import hash_comment_suppressions, python_suppressions
 
 
 @dataclass
@@ -80,6 +81,8 @@ def check_source(
     """
     result = FileResult()
     wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
+    if source.kind != "python":
+        return _check_text(source, [rule for rule in wanted if issubclass(rule, TextRule)])
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
     if not python_rules:
         return result
@@ -111,6 +114,32 @@ def check_source(
     if findings:
         findings = python_suppressions(text).filter(findings)
     result.findings.extend(findings)
+    return result
+
+
+def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResult:
+    result = FileResult()
+    if not rules:
+        return result
+    try:
+        text = source.text
+    except DecodeError as exc:
+        result.errors.append(FileError(source.display_path, f"cannot read as text: {exc}"))
+        return result
+    result.parsed = True
+    for rule in rules:
+        try:
+            result.findings.extend(rule.check(source))
+        except Exception as exc:  # a bug in a rule must not stop the run
+            result.errors.append(
+                FileError(
+                    source.display_path,
+                    f"internal error while linting: {type(exc).__name__}: {exc}",
+                    detail=traceback.format_exc(),
+                )
+            )
+    if result.findings:
+        result.findings = hash_comment_suppressions(text).filter(result.findings)
     return result
 
 

@@ -121,6 +121,32 @@ class PythonRule(Rule):
         return self.context.qualified_names(node)
 
 
+class TextRule(Rule):
+    """A rule over a line-based file (shell, Dockerfile, YAML, .env): ``check`` reads the decoded text.
+
+    The engine filters the findings through the file's trailing ``# noqa`` comments.
+    """
+
+    @classmethod
+    def check(cls, source: SourceFile) -> list[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def finding(
+        cls, source: SourceFile, start: Position, end: Position, message: str, fix: Fix | None = None
+    ) -> Finding:
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=source.display_path,
+            start=start,
+            end=end,
+            severity=cls.severity,
+            fix=fix,
+            url=cls.url(),
+        )
+
+
 class PythonContext:
     """Per-file state shared by the Python rules of one traversal."""
 

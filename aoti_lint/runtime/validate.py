@@ -149,7 +149,8 @@ def validate(
             "host",
             ERROR,
             f"torch is not installed for {sys.executable}: the host check and the run need it",
-            "pip install 'aoti-lint[validate]' (or the torch version that built the package)",
+            "pip install 'aoti-lint[validate]' (or the torch version that built the package); "
+            "--no-run only reads the package",
         )
         return report
 

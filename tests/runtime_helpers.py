@@ -10,16 +10,19 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-# One child process compiles both packages (one torch import). The model has a dynamic batch (Dim min=1, max=64).
+# One child process compiles the packages (one torch import). The model has a dynamic batch (Dim min=1, max=64).
+# argv: output folder, device, "debug" to also build the debug package.
 BUILD_SCRIPT = r"""
 import sys, torch
-out = sys.argv[1]
+out, device = sys.argv[1], sys.argv[2]
 torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(10, 4), torch.nn.ReLU()).eval()
+model = torch.nn.Sequential(torch.nn.Linear(10, 4), torch.nn.ReLU()).eval().to(device)
 batch = torch.export.Dim("batch", min=1, max=64)
-ep = torch.export.export(model, (torch.randn(4, 10),), dynamic_shapes={"input": {0: batch}})
+ep = torch.export.export(model, (torch.randn(4, 10, device=device),), dynamic_shapes={"input": {0: batch}})
 torch.export.save(ep, f"{out}/reference.pt2")
 torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/plain.pt2")
+if sys.argv[3:] != ["debug"]:
+    sys.exit(0)
 debug = {
     "nan_asserts": True,
     "aot_inductor.debug_intermediate_value_printer": "3",
@@ -29,8 +32,9 @@ torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/debug.pt2", in
 """
 
 
-def build_packages(dest: Path) -> dict[str, Path]:
-    subprocess.run([sys.executable, "-c", BUILD_SCRIPT, str(dest)], check=True, capture_output=True, timeout=900)
+def build_packages(dest: Path, device: str = "cpu", debug: bool = True) -> dict[str, Path]:
+    command = [sys.executable, "-c", BUILD_SCRIPT, str(dest), device, *(["debug"] if debug else [])]
+    subprocess.run(command, check=True, capture_output=True, timeout=900)
     return {name: dest / f"{name}.pt2" for name in ("plain", "debug", "reference")}
 
 

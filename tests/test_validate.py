@@ -203,16 +203,15 @@ def test_cuda_package_on_this_gpu(tmp_path):
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
-    from tests.runtime_helpers import BUILD_SCRIPT
+    from tests.runtime_helpers import build_packages
 
-    script = BUILD_SCRIPT.replace(".eval()", ".eval().cuda()").replace(
-        "torch.randn(4, 10)", "torch.randn(4, 10).cuda()"
-    )
-    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True, timeout=900)
+    build_packages(tmp_path, device="cuda", debug=False)
     report = validate(tmp_path / "plain.pt2", reference=tmp_path / "reference.pt2", edges=True)
     assert report.valid, report.findings
     assert report.models[0]["metadata"]["AOTI_DEVICE_KEY"] == "cuda"
     assert report.host["compute_capabilities"][0] == report.models[0]["metadata"]["AOTI_COMPUTE_CAPABILITY"]
+    out_of_range = validate(tmp_path / "plain.pt2", device_index=99)
+    assert [f.stage for f in errors(out_of_range)] == ["host"] and "out of range" in errors(out_of_range)[0].message
     inputs = saved_inputs(tmp_path / "bad.pt", "(torch.randn(100, 10),)")
     failing = validate(tmp_path / "plain.pt2", inputs=inputs, reference=tmp_path / "reference.pt2", diagnose=True)
     stages = [run.env for run in failing.runs]

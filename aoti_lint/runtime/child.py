@@ -140,6 +140,13 @@ def run(request: dict, state: State) -> None:
     def to_device(value):
         return value.detach().to(device).clone() if isinstance(value, torch.Tensor) else value
 
+    expected_module = reference.module() if reference is not None else None
+    reference_device = _reference_device(reference)
+
+    def to_reference_device(value):
+        value = value.detach().clone() if isinstance(value, torch.Tensor) else value
+        return value.to(reference_device) if isinstance(value, torch.Tensor) and reference_device else value
+
     for name, args, kwargs in cases:
         result = {"name": name, "shapes": _shapes((args, kwargs)), "status": "ok", "message": ""}
         state.data["cases"].append(result)
@@ -154,10 +161,9 @@ def run(request: dict, state: State) -> None:
             continue
         nonfinite = _nonfinite(output)
         expected = None
-        if reference is not None:
+        if expected_module is not None:
             state.save(current=f"running the reference program on {name}")
-            clone = tree_map(lambda v: v.detach().clone() if isinstance(v, torch.Tensor) else v, (args, kwargs))
-            expected = reference.module()(*clone[0], **clone[1])
+            expected = expected_module(*tree_map(to_reference_device, args), **tree_map(to_reference_device, kwargs))
             mismatch = _compare(output, expected, request.get("rtol"), request.get("atol"))
             if mismatch:
                 result.update(status="mismatch", message=mismatch)
@@ -168,6 +174,16 @@ def run(request: dict, state: State) -> None:
             if result["status"] == "ok":
                 result.update(status="nonfinite", message="; ".join(nonfinite))
         state.save()
+
+
+def _reference_device(reference):
+    """The device the reference program was exported on (that of its example inputs), or None when unknown."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    if reference is None or reference.example_inputs is None:
+        return None
+    return next((t.device for t in tree_leaves(reference.example_inputs) if isinstance(t, torch.Tensor)), None)
 
 
 def _cases(request: dict, reference, state: State):

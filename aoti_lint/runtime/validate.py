@@ -184,7 +184,9 @@ def validate(
         }
         first = _run_child(request, workdir, {}, timeout, "run")
         _record_run(report, first, timeout)
-        if diagnose and first.outcome != "ok":
+        # Switches cannot help when torch or the inputs are unusable.
+        rerun = not any(first.state.get(key) for key in ("torch_error", "input_error"))
+        if diagnose and first.outcome != "ok" and rerun:
             env: dict[str, str] = {}
             for switches, device_types in DIAGNOSE_STAGES:
                 if device_type not in device_types:
@@ -442,6 +444,7 @@ def _record_run(report: ValidationReport, run: ChildRun, timeout: float) -> None
             "Rerun with --diagnose; follow the known failures below.",
             known,
         )
+        _record_cases(report, state.get("cases", []))
         return
     if run.outcome == "timed out":
         report.add(
@@ -451,6 +454,7 @@ def _record_run(report: ValidationReport, run: ChildRun, timeout: float) -> None
             "Rerun with a larger --timeout; with --diagnose to rerun with checks on.",
             _remember(report, evidence),
         )
+        _record_cases(report, state.get("cases", []))
         return
     for key in ("torch_error", "input_error"):
         if state.get(key):

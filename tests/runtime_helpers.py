@@ -21,6 +21,13 @@ batch = torch.export.Dim("batch", min=1, max=64)
 ep = torch.export.export(model, (torch.randn(4, 10, device=device),), dynamic_shapes={"input": {0: batch}})
 torch.export.save(ep, f"{out}/reference.pt2")
 torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/plain.pt2")
+# The same program with other weights: a reference the package must disagree with.
+with torch.no_grad():
+    model[0].weight.add_(1.0)
+torch.export.save(
+    torch.export.export(model, (torch.randn(4, 10, device=device),), dynamic_shapes={"input": {0: batch}}),
+    f"{out}/other_reference.pt2",
+)
 if sys.argv[3:] != ["debug"]:
     sys.exit(0)
 debug = {
@@ -35,7 +42,7 @@ torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/debug.pt2", in
 def build_packages(dest: Path, device: str = "cpu", debug: bool = True) -> dict[str, Path]:
     command = [sys.executable, "-c", BUILD_SCRIPT, str(dest), device, *(["debug"] if debug else [])]
     subprocess.run(command, check=True, capture_output=True, timeout=900)
-    return {name: dest / f"{name}.pt2" for name in ("plain", "debug", "reference")}
+    return {name: dest / f"{name}.pt2" for name in ("plain", "debug", "reference", "other_reference")}
 
 
 def rewrite_zip(src: Path, dst: Path, transform: Callable[[str, bytes], bytes]) -> Path:

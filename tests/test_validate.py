@@ -94,6 +94,22 @@ def test_wrong_shape_is_reported_and_diagnosed(aoti_packages, tmp_path):
 
 
 @torch_test
+def test_outputs_that_differ_from_the_reference_are_reported(aoti_packages):
+    report = validate(aoti_packages["plain"], reference=aoti_packages["other_reference"])
+    [error] = errors(report)
+    assert error.stage == "compare" and "the outputs differ from the reference program" in error.message
+    assert "Mismatched elements" in error.message
+
+
+@torch_test
+def test_nan_in_the_outputs_is_reported(aoti_packages, tmp_path):
+    inputs = saved_inputs(tmp_path / "nan.pt", "(torch.full((2, 10), float('nan')),)")
+    report = validate(aoti_packages["plain"], inputs=inputs)
+    [error] = errors(report)
+    assert error.stage == "compare" and "NaN/Inf in the outputs (output 0: 8 NaN, 0 Inf)" in error.message
+
+
+@torch_test
 def test_nan_assert_baked_in_fires_and_is_explained(aoti_packages, tmp_path):
     inputs = saved_inputs(tmp_path / "nan.pt", "(torch.full((2, 10), float('nan')),)")
     report = validate(aoti_packages["debug"], inputs=inputs)

@@ -182,6 +182,14 @@ def test_not_a_package(tmp_path):
     assert not report.valid and "not a .pt2 package" in errors(report)[0].message
 
 
+def test_package_without_the_model_aoti_load_package_loads(tmp_path):
+    package = tmp_path / "other.pt2"
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("other/data/aotinductor/encoder/x.wrapper_metadata.json", '{"AOTI_DEVICE_KEY": "cpu"}')
+    [error] = errors(validate(package))
+    assert "loads the model named `model`; this package holds `encoder`" in error.message
+
+
 def test_without_torch_the_static_step_still_works(aoti_packages):
     # -S hides site-packages, hence torch: the run is refused with what is missing, the package is still read.
     code = (

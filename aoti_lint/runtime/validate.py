@@ -142,6 +142,14 @@ def validate(
         return report
     for model in info.models:
         _static_findings(report, model)
+    if not any(model.name == "model" for model in info.models):
+        names = ", ".join(f"`{model.name}`" for model in info.models)
+        report.add(
+            "package",
+            ERROR,
+            f"aoti_load_package loads the model named `model`; this package holds {names}",
+            "Load it with torch._inductor.package.load_package(path, model_name=...); validate runs `model` only.",
+        )
     if not run or not report.valid:
         return report
     if importlib.util.find_spec("torch") is None:
@@ -154,8 +162,7 @@ def validate(
         )
         return report
 
-    main_model = next((m for m in info.models if m.name == "model"), info.models[0])
-    device_type = main_model.device_type
+    device_type = next(m for m in info.models if m.name == "model").device_type
     workdir = Path(tempfile.mkdtemp(prefix="aoti-lint-validate-"))
     try:
         (workdir / "tmp").mkdir()

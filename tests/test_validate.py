@@ -143,10 +143,11 @@ def test_hanging_package_times_out(aoti_packages, tmp_path):
         "#include <unistd.h>\n__attribute__((constructor)) static void hang(void) { sleep(600); }\n",
         tmp_path,
     )
-    report = validate(hanging, timeout=25)
+    report = validate(hanging, timeout=12)
     assert report.runs[0].outcome == "timed out"
     [error] = errors(report)
-    assert "no result within 25 s while loading the package" in error.message
+    # On a busy machine the child may still be importing torch after 12 s; either way it must not hang the tool.
+    assert "no result within 12 s while" in error.message
 
 
 @torch_test

@@ -163,7 +163,16 @@ def run(request: dict, state: State) -> None:
         expected = None
         if expected_module is not None:
             state.save(current=f"running the reference program on {name}")
-            expected = expected_module(*tree_map(to_reference_device, args), **tree_map(to_reference_device, kwargs))
+            try:
+                expected = expected_module(
+                    *tree_map(to_reference_device, args), **tree_map(to_reference_device, kwargs)
+                )
+            except Exception as exc:
+                # Typically the program's own input guards: the package accepted inputs its program rejects.
+                result.update(status="error", message=f"the reference program failed: {type(exc).__name__}: {exc}")
+                traceback.print_exc()
+                state.save()
+                continue
             mismatch = _compare(output, expected, request.get("rtol"), request.get("atol"))
             if mismatch:
                 result.update(status="mismatch", message=mismatch)

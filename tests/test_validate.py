@@ -94,6 +94,15 @@ def test_wrong_shape_is_reported_and_diagnosed(aoti_packages, tmp_path):
 
 
 @torch_test
+def test_out_of_range_batch_accepted_by_the_package_is_caught_by_the_reference(aoti_packages, tmp_path):
+    # Without AOTI_RUNTIME_CHECK_INPUTS the package runs batch 100 (> max 64) silently; the program's guard refuses.
+    inputs = saved_inputs(tmp_path / "big.pt", "(torch.randn(100, 10),)")
+    report = validate(aoti_packages["plain"], inputs=inputs, reference=aoti_packages["reference"])
+    [error] = errors(report)
+    assert "[[100, 10]]: the reference program failed" in error.message and "<= 64" in error.message
+
+
+@torch_test
 def test_outputs_that_differ_from_the_reference_are_reported(aoti_packages):
     report = validate(aoti_packages["plain"], reference=aoti_packages["other_reference"])
     [error] = errors(report)

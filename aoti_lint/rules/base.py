@@ -68,6 +68,9 @@ class Rule:
     # Prefilter: the file can only trigger the rule if, for at least one group, every token of the group
     # occurs in its bytes. Must be sound: a test runs every example and fixture through it.
     triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+    # True when every trigger token is an identifier that each finding references in code (not only in a
+    # string or a comment): files passing the byte prefilter are then checked once more with ``ast``.
+    identifier_triggers: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 

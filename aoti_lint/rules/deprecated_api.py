@@ -16,6 +16,7 @@ class DeprecatedReference(PythonRule):
 
     symbol: ClassVar[DeprecatedSymbol]
     fix_availability = "sometimes"
+    identifier_triggers = True
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)

@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pathspec
 
@@ -20,6 +20,9 @@ from aoti_lint.rules import ALL_RULES, PythonRule, Rule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
 from aoti_lint.suppressions import python_suppressions
+
+if TYPE_CHECKING:
+    from aoti_lint.runner import Execution
 
 
 @dataclass
@@ -84,6 +87,12 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
         if report_syntax:
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
         return result
+    if prefilter:
+        from aoti_lint.prefilter import refine
+
+        python_rules = refine(text, python_rules)
+        if not python_rules:
+            return result
     module = _parse(source, text, result, report_syntax)
     if module is None:
         return result
@@ -314,7 +323,12 @@ class RunResult:
         self.errors.sort(key=lambda error: error.path)
 
 
-def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None) -> RunResult:
+def lint_paths(
+    paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None, execution: Execution | None = None
+) -> RunResult:
+    """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
+    from aoti_lint.runner import Execution, run_files
+
     fix = fix or FixOptions()
     run = RunResult()
     ruleset = RuleSet(settings)
@@ -324,7 +338,7 @@ def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
-    for candidate in candidates:
-        run.add(process_file(candidate, ruleset, cwd, fix))
+    for outcome in run_files(candidates, ruleset, cwd, fix, execution or Execution()):
+        run.add(outcome)
     run.sort()
     return run

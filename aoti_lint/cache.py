@@ -16,9 +16,6 @@ would cost as much as linting them.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
-import json
 import os
 import stat
 import sys
@@ -79,6 +76,8 @@ class Cache:
         self.close()
 
     def key(self, source: SourceFile, rules: tuple[type[Rule], ...]) -> str:
+        import hashlib
+
         if self._prefix is None:
             self._prefix = _run_fingerprint(self._settings)
         digest = hashlib.blake2b(self._prefix, digest_size=20)
@@ -103,6 +102,8 @@ class Cache:
             return None
         finally:
             os.close(fd)
+        import json
+
         try:
             return _outcome_from_json(json.loads(data), display_path)
         except (ValueError, TypeError, KeyError, AttributeError):
@@ -113,6 +114,8 @@ class Cache:
         dir_fd = self._directory(create=True)
         if dir_fd is None:
             return
+        import json
+
         data = json.dumps(_outcome_to_json(outcome), separators=(",", ":")).encode()
         with contextlib.suppress(OSError):
             _write_atomic(dir_fd, f"{key}.json", data)
@@ -166,6 +169,8 @@ def _write_atomic(dir_fd: int, name: str, data: bytes) -> None:
 
 
 def _run_fingerprint(settings: Settings) -> bytes:
+    import dataclasses
+    import json
     from importlib import metadata
 
     try:

@@ -24,9 +24,12 @@ from aoti_lint.source import SourceFile
 if TYPE_CHECKING:
     from aoti_lint.cache import Cache
 
-# Below this many bytes to parse, starting workers costs more than it saves: libcst parses and resolves
-# about 0.3 MB per second per core, and each worker pays libcst's import.
-POOL_MIN_BYTES = 256 * 1024
+# Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
+# Most of it is per node, but even a 1 kB module costs tens of milliseconds.
+SECONDS_PER_FILE = 0.03
+SECONDS_PER_BYTE = 10e-6
+# Below this much estimated work, starting workers (each imports libcst: half a second) costs more than it saves.
+POOL_MIN_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Execution:
     jobs: int | None = 1
     # None: no cache.
     cache_dir: Path | None = None
-    pool_min_bytes: int = POOL_MIN_BYTES
+    pool_min_seconds: float = POOL_MIN_SECONDS
 
 
 def available_cores() -> int:
@@ -118,7 +121,8 @@ def _open_cache(execution: Execution, ruleset: RuleSet) -> Cache | None:
 
 def _process_all(pending: list[_Pending], fix: FixOptions, execution: Execution) -> list[FileOutcome]:
     jobs = min(_jobs(execution), len(pending))
-    if jobs <= 1 or sum(len(item.source.data) for item in pending) < execution.pool_min_bytes:
+    work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
+    if jobs <= 1 or work < execution.pool_min_seconds:
         return [process_source(item.source, item.rules, fix) for item in pending]
     return _process_in_pool(pending, fix, jobs)
 

@@ -162,7 +162,7 @@ def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
     files["mentions.py"] = MENTIONS_ONLY
     tree = project(tmp_path, files)
     serial = run(tree, Execution(jobs=1))
-    pooled = run(tree, Execution(jobs=2, pool_min_bytes=0))
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
     assert shown(pooled) == shown(serial) and len(serial.findings) == 22
     assert pooled.files_checked == serial.files_checked == 8
     # Findings that crossed a process boundary lost their libcst payload: the pool really ran.
@@ -172,7 +172,7 @@ def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
 
 def test_pre_commit_runs_serially(tree, monkeypatch):
     monkeypatch.setenv("PRE_COMMIT", "1")
-    result = run(tree, Execution(jobs=None, pool_min_bytes=0))
+    result = run(tree, Execution(jobs=None, pool_min_seconds=0))
     assert all(f.data is not None for f in result.findings)
 
 

@@ -1,9 +1,10 @@
-"""The second stage of the prefilter: tokens that must occur as identifiers in code, not in strings or comments.
+"""The second stage of the prefilter: what the code says, not what its bytes mention.
 
-The first stage (``Rule.could_match``) looks for bytes. Many files merely mention a name in a docstring or a
-comment (torch's own sources mention ``aot_compile`` in 13 files; 4 use it in code), and the libcst parse with
-name resolution that they would then pay costs ten times more than the ``ast`` parse that settles it here.
-``ast`` compiles nothing and runs nothing.
+The first stage (``Rule.could_match``) looks for bytes. Many files merely mention a name in a docstring, a
+comment, or an unrelated module path (torch's own sources hold ``aot_compile`` and ``_export`` together in 13
+files; 1 refers to ``torch._export.aot_compile``). Parsing such a file with libcst and resolving its names
+costs ten to a hundred times more than the ``ast`` parse that settles it here. ``ast`` compiles nothing and
+runs nothing.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 from aoti_lint.rules.base import PythonRule, Rule
@@ -18,45 +20,53 @@ from aoti_lint.source import DecodeError, SourceFile
 
 RuleType = TypeVar("RuleType", bound=type[Rule])
 
-# Fields of ast nodes that hold names: Name.id, Attribute.attr, alias.name / asname, ImportFrom.module, arg.arg,
-# and the names of definitions. Dotted names (imports) are split into their parts.
-_NAME_FIELDS = ("id", "attr", "name", "asname", "module", "arg")
+
+@dataclass(frozen=True)
+class CodeIndex:
+    """The names a module's code uses, gathered in one ``ast`` walk for every rule to query."""
+
+    # (inner, outer) for each attribute access ``inner.outer`` where inner is a name or itself ``x.inner``.
+    attribute_pairs: frozenset[tuple[str, str]]
+    # Dotted names imported by ``import a.b [as c]``.
+    imported_modules: frozenset[str]
+    # (module, name) for each ``from module import name [as c]``; relative imports keep their dots.
+    imported_names: frozenset[tuple[str, str]]
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
 @functools.lru_cache(maxsize=1)
-def code_identifiers(text: str) -> frozenset[str] | None:
-    """Every identifier used in the module's code; None when ``ast`` cannot parse it."""
+def code_index(text: str) -> CodeIndex | None:
+    """None when ``ast`` cannot parse the text (libcst may still, or reports the syntax error)."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    names: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    modules: set[str] = set()
+    names: set[tuple[str, str]] = set()
     for node in ast.walk(tree):
-        for field in _NAME_FIELDS:
-            value = getattr(node, field, None)
-            if isinstance(value, str):
-                names.update(value.split("."))
-    return frozenset(names)
+        if isinstance(node, ast.Attribute):
+            inner = node.value
+            if isinstance(inner, ast.Attribute):
+                pairs.add((inner.attr, node.attr))
+            elif isinstance(inner, ast.Name):
+                pairs.add((inner.id, node.attr))
+        elif isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            names.update((module, alias.name) for alias in node.names)
+    return CodeIndex(frozenset(pairs), frozenset(modules), frozenset(names))
 
 
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
-    """The rules that can still fire once tokens found only in strings and comments are set aside.
-
-    Only rules declaring ``identifier_triggers`` are refined; a file that ``ast`` cannot parse keeps them all
-    (libcst may still parse it, or reports the syntax error).
-    """
-    if not any(rule.identifier_triggers for rule in rules):
+    """The rules that can still fire once the code, not just the bytes, has been looked at."""
+    if all(rule.could_match_code is Rule.could_match_code for rule in rules):
         return list(rules)
-    names = code_identifiers(text)
-    if names is None:
+    index = code_index(text)
+    if index is None:
         return list(rules)
-    return [
-        rule
-        for rule in rules
-        if not rule.identifier_triggers
-        or any(all(token.decode("ascii") in names for token in group) for group in rule.triggers)
-    ]
+    return [rule for rule in rules if rule.could_match_code(index)]
 
 
 def needs_parse(source: SourceFile, rules: Sequence[type[Rule]]) -> bool:

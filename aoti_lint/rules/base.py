@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 
 if TYPE_CHECKING:
+    from aoti_lint.prefilter import CodeIndex
     from aoti_lint.source import SourceFile
 
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
@@ -68,9 +69,6 @@ class Rule:
     # Prefilter: the file can only trigger the rule if, for at least one group, every token of the group
     # occurs in its bytes. Must be sound: a test runs every example and fixture through it.
     triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
-    # True when every trigger token is an identifier that each finding references in code (not only in a
-    # string or a comment): files passing the byte prefilter are then checked once more with ``ast``.
-    identifier_triggers: ClassVar[bool] = False
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
 
@@ -84,6 +82,12 @@ class Rule:
     @classmethod
     def could_match(cls, data: bytes) -> bool:
         return any(all(token in data for token in group) for group in cls.triggers)
+
+    @classmethod
+    def could_match_code(cls, code: CodeIndex) -> bool:
+        """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
+        ``aoti_lint.prefilter.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        return True
 
     @classmethod
     def explanation(cls) -> str:

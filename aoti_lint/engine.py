@@ -19,7 +19,6 @@ from aoti_lint.files import Candidate, MissingPath, discover
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
-from aoti_lint.suppressions import python_suppressions
 
 if TYPE_CHECKING:
     from aoti_lint.runner import Execution
@@ -112,6 +111,8 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
         )
         return result
     if findings:
+        from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only for findings
+
         findings = python_suppressions(text).filter(findings)
     result.findings.extend(findings)
     return result

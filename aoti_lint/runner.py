@@ -71,8 +71,6 @@ def run_files(
     """The outcome of ``process_file`` for each candidate, in the same order."""
     from contextlib import nullcontext
 
-    from aoti_lint.prefilter import needs_parse
-
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
     pending: list[_Pending] = []
     cache = _open_cache(execution, ruleset)
@@ -93,6 +91,8 @@ def run_files(
             if cached is not None and not (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings)):
                 outcomes[index] = cached
                 continue
+            from aoti_lint.prefilter import needs_parse  # imports ast: only once some file passes stage one
+
             if needs_parse(source, rules):
                 pending.append(_Pending(index, source, rules, key))
                 continue

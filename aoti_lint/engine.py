@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pathspec
-
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
@@ -39,10 +37,14 @@ class RuleSet:
 
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
-        self._per_file = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
-            for pattern, codes in settings.per_file_ignores
-        ]
+        self._per_file = []
+        if settings.per_file_ignores:
+            import pathspec  # slow to import; a run on one named file usually needs none of it
+
+            self._per_file = [
+                (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
+                for pattern, codes in settings.per_file_ignores
+            ]
 
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()

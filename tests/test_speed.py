@@ -201,3 +201,22 @@ def test_second_stage_skips_names_mentioned_only_in_strings_and_comments():
 def test_jobs_must_be_positive(cli):
     result = cli("--jobs", "0", ".")
     assert result.returncode == 2 and "positive integer" in result.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["gen/", "*.pyi", "/top.py", "a/**/b"], ["!keep", "keep/inner"]])
+def test_fast_exclude_matcher_agrees_with_pathspec(extra):
+    import random
+
+    import pathspec
+
+    from aoti_lint.config import DEFAULT_EXCLUDE
+    from aoti_lint.files import fast_matcher
+
+    spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *extra])
+    matches = fast_matcher(spec)
+    parts = ["a", "b", "gen", "build", ".venv", "x.py", "y.pyi", "top.py", "node_modules", "keep", "dist2", ".git"]
+    rng = random.Random(8)
+    for _ in range(3000):
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
+        for entry in (path, path + "/"):
+            assert matches(entry) == spec.match_file(entry), entry

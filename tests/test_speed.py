@@ -89,9 +89,10 @@ def test_per_file_ignores_are_part_of_the_key(tree, tmp_path):
 
 
 def test_no_cache_flag_writes_nothing(cli, tree):
-    assert cli("--no-cache", "--isolated", ".", cwd=tree).returncode == 1
+    default_location = {"AOTI_LINT_CACHE_DIR": ""}
+    assert cli("--no-cache", "--isolated", ".", cwd=tree, env=default_location).returncode == 1
     assert not (tree / ".aoti_lint_cache").exists()
-    assert cli("--isolated", ".", cwd=tree).returncode == 1
+    assert cli("--isolated", ".", cwd=tree, env=default_location).returncode == 1
     assert len(entries(tree / ".aoti_lint_cache")) == 2
 
 
@@ -162,8 +163,11 @@ def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
     files["mentions.py"] = MENTIONS_ONLY
     tree = project(tmp_path, files)
     serial = run(tree, Execution(jobs=1))
-    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0, cache_dir=cache_dir))
     assert shown(pooled) == shown(serial) and len(serial.findings) == 22
+    # Each worker's outcome was stored under its own file's key.
+    assert shown(run(tree, Execution(jobs=1, cache_dir=cache_dir))) == shown(serial)
     assert pooled.files_checked == serial.files_checked == 8
     # Findings that crossed a process boundary lost their libcst payload: the pool really ran.
     assert all(f.data is None for f in pooled.findings)

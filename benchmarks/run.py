@@ -1,7 +1,8 @@
 """aoti-lint's speed next to grep (the floor), ruff, TorchFix and Fixit, on the same trees in one run.
 
     python benchmarks/run.py            # full run (about 15 minutes on 2 cores), writes benchmarks/RESULTS.md
-    python benchmarks/run.py --quick    # smoke run (about 2 minutes): small trees, one run each, no peers
+    python benchmarks/run.py --quick    # smoke run (about 2 minutes): small trees, one run each, no peers;
+                                        # writes benchmarks/.peers/RESULTS-quick.md, not RESULTS.md
 
 Run it with the interpreter of aoti-lint's own environment (the one with torch, whose sources are tree (a)).
 The peers are installed by this script into benchmarks/.peers/ (gitignored); they are not test dependencies.
@@ -516,8 +517,10 @@ def write_results(trees: dict[str, Tree], versions: dict[str, str], profile: str
         profile,
         "",
     ]
-    RESULTS.write_text("\n".join(lines))
-    print(f"\nwrote {RESULTS}")
+    output = PEERS / "RESULTS-quick.md" if args.quick else RESULTS
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("\n".join(lines))
+    print(f"\nwrote {output}")
 
 
 def main() -> int:

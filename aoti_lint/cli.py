@@ -19,6 +19,12 @@ def _codes(value: str) -> list[str]:
     return [code.strip() for code in value.split(",") if code.strip()]
 
 
+def _positive_int(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got `{value}`")
+    return int(value)
+
+
 def _check_parser() -> argparse.ArgumentParser:
     from aoti_lint.report import FORMATS
 
@@ -55,6 +61,10 @@ def _check_parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when something was fixed")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
+    speed.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    speed.add_argument("--cache-dir", type=Path, metavar="DIR", help="default: .aoti_lint_cache in the project root")
     config = parser.add_argument_group("configuration")
     config.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml or aoti-lint.toml to use")
     config.add_argument("--isolated", action="store_true", help="ignore all configuration files")
@@ -222,8 +232,15 @@ def _check_command(argv: list[str]) -> int:
     fix = FixOptions(
         apply=bool(args.fix) or args.fix_only or args.diff, unsafe=bool(args.unsafe_fixes), write=not args.diff
     )
+    from aoti_lint.runner import Execution
+
+    cache_dir = None
+    if not args.no_cache:
+        from aoti_lint.cache import default_cache_dir
+
+        cache_dir = args.cache_dir or default_cache_dir(settings)
     paths = args.paths or [Path(".")]
-    run = lint_paths(paths, settings, cwd, fix)
+    run = lint_paths(paths, settings, cwd, fix, Execution(jobs=args.jobs, cache_dir=cache_dir))
 
     for error in run.errors:
         _error(f"{error.path}: {error.message}")

@@ -9,9 +9,7 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding, Position
@@ -21,7 +19,9 @@ from aoti_lint.rules import ALL_RULES, PythonRule, Rule
 from aoti_lint.rules.base import TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
-from aoti_lint.suppressions import hash_comment_suppressions, python_suppressions
+
+if TYPE_CHECKING:
+    from aoti_lint.runner import Execution
 
 
 @dataclass
@@ -39,10 +39,14 @@ class RuleSet:
 
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
-        self._per_file = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
-            for pattern, codes in settings.per_file_ignores
-        ]
+        self._per_file = []
+        if settings.per_file_ignores:
+            import pathspec  # slow to import; a run on one named file usually needs none of it
+
+            self._per_file = [
+                (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
+                for pattern, codes in settings.per_file_ignores
+            ]
 
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()
@@ -93,6 +97,12 @@ def check_source(
         if report_syntax:
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
         return result
+    if prefilter:
+        from aoti_lint.prefilter import refine
+
+        python_rules = refine(text, python_rules)
+        if not python_rules:
+            return result
     module = _parse(source, text, result, report_syntax)
     if module is None:
         return result
@@ -112,6 +122,8 @@ def check_source(
         )
         return result
     if findings:
+        from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only for findings
+
         findings = python_suppressions(text).filter(findings)
     result.findings.extend(findings)
     return result
@@ -139,6 +151,8 @@ def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResu
                 )
             )
     if result.findings:
+        from aoti_lint.suppressions import hash_comment_suppressions
+
         result.findings = hash_comment_suppressions(text).filter(result.findings)
     return result
 
@@ -381,7 +395,12 @@ class RunResult:
         self.errors.sort(key=lambda error: error.path)
 
 
-def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None) -> RunResult:
+def lint_paths(
+    paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None, execution: Execution | None = None
+) -> RunResult:
+    """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
+    from aoti_lint.runner import Execution, run_files
+
     fix = fix or FixOptions()
     run = RunResult()
     ruleset = RuleSet(settings)
@@ -391,7 +410,7 @@ def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
-    for candidate in candidates:
-        run.add(process_file(candidate, ruleset, cwd, fix))
+    for outcome in run_files(candidates, ruleset, cwd, fix, execution or Execution()):
+        run.add(outcome)
     run.sort()
     return run

@@ -16,6 +16,7 @@ from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
+    from aoti_lint.prefilter import CodeIndex
     from aoti_lint.source import SourceFile
 
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
@@ -89,6 +90,12 @@ class Rule:
     def tidy_after_fix(cls, text: str) -> str:
         """Called once after this rule's fixes were applied to a file; returns the tidied text."""
         return text
+
+    @classmethod
+    def could_match_code(cls, code: CodeIndex) -> bool:
+        """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
+        ``aoti_lint.prefilter.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        return True
 
     @classmethod
     def explanation(cls) -> str:

@@ -17,6 +17,22 @@ class DeprecatedReference(PythonRule):
     symbol: ClassVar[DeprecatedSymbol]
     fix_availability = "sometimes"
 
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # A reference resolves to `pkg.parent.name` only through `x.parent.name` / `parent.name`, or through
+        # a name bound by an import of `...parent...` (`import pkg.parent as p`, `from pkg import parent`,
+        # `from pkg.parent import name`).
+        module, name = cls.symbol.qualified_name.rsplit(".", 1)
+        parent = module.rsplit(".", 1)[-1]
+        return (
+            (parent, name) in code.attribute_pairs
+            or any(parent in imported.split(".") for imported in code.imported_modules)
+            or any(
+                imported == parent or (imported == name and parent in source.split("."))
+                for source, imported in code.imported_names
+            )
+        )
+
     def __init__(self, context: Any) -> None:
         super().__init__(context)
         self._in_import = 0

@@ -364,14 +364,6 @@ def process_source(
     return outcome
 
 
-def process_file(candidate: Candidate, ruleset: RuleSet, cwd: Path, fix: FixOptions) -> FileOutcome:
-    source = read_source(candidate, cwd)
-    if isinstance(source, FileError):
-        return FileOutcome(path=source.path, errors=[source])
-    rules = ruleset.for_file(source.path, source.kind)
-    return process_source(source, rules, fix, ruleset.settings.target_torch)
-
-
 @dataclass
 class RunResult:
     findings: list[Finding] = field(default_factory=list)

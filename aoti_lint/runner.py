@@ -68,9 +68,10 @@ class _Pending:
 def run_files(
     candidates: Sequence[Candidate], ruleset: RuleSet, cwd: Path, fix: FixOptions, execution: Execution
 ) -> list[FileOutcome]:
-    """The outcome of ``process_file`` for each candidate, in the same order."""
+    """The outcome of linting (and fixing) each candidate, in the same order."""
     from contextlib import nullcontext
 
+    target = ruleset.settings.target_torch
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
     pending: list[_Pending] = []
     cache = _open_cache(execution, ruleset)
@@ -97,9 +98,9 @@ def run_files(
                 pending.append(_Pending(index, source, rules, key))
                 continue
             # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
-            outcomes[index] = outcome = process_source(source, rules, fix)
+            outcomes[index] = outcome = process_source(source, rules, fix, target)
             _store(cache, key, outcome)
-        for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):
+        for item, outcome in zip(pending, _process_all(pending, fix, execution, target), strict=True):
             outcomes[item.index] = outcome
             _store(cache, item.cache_key, outcome)
     return outcomes  # type: ignore[return-value]  # every slot is filled above
@@ -119,22 +120,24 @@ def _open_cache(execution: Execution, ruleset: RuleSet) -> Cache | None:
     return Cache(execution.cache_dir, ruleset.settings)
 
 
-def _process_all(pending: list[_Pending], fix: FixOptions, execution: Execution) -> list[FileOutcome]:
+def _process_all(
+    pending: list[_Pending], fix: FixOptions, execution: Execution, target: tuple[int, int]
+) -> list[FileOutcome]:
     jobs = min(_jobs(execution), len(pending))
     work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
     if jobs <= 1 or work < execution.pool_min_seconds:
-        return [process_source(item.source, item.rules, fix) for item in pending]
-    return _process_in_pool(pending, fix, jobs)
+        return [process_source(item.source, item.rules, fix, target) for item in pending]
+    return _process_in_pool(pending, fix, jobs, target)
 
 
-def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int) -> list[FileOutcome]:
+def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target: tuple[int, int]) -> list[FileOutcome]:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         # Largest first, so that one big file started last does not keep the other workers waiting.
         order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
-        futures = {i: pool.submit(_process_in_worker, pending[i].source, pending[i].rules, fix) for i in order}
+        futures = {i: pool.submit(_process_in_worker, pending[i].source, pending[i].rules, fix, target) for i in order}
         outcomes = []
         for i, item in enumerate(pending):
             try:
@@ -150,8 +153,10 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int) -> lis
         return outcomes
 
 
-def _process_in_worker(source: SourceFile, rules: tuple[type[Rule], ...], fix: FixOptions) -> FileOutcome:
-    outcome = process_source(source, rules, fix)
+def _process_in_worker(
+    source: SourceFile, rules: tuple[type[Rule], ...], fix: FixOptions, target: tuple[int, int]
+) -> FileOutcome:
+    outcome = process_source(source, rules, fix, target)
     for finding in outcome.findings:
         # Rule-private payloads (libcst nodes) are neither needed by the parent nor cheap to pickle.
         finding.data = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -151,10 +152,15 @@ def test_fixes_are_never_taken_from_the_cache(tree, tmp_path):
         for finding in data["findings"]:
             finding["fix"] = {"applicability": "safe", "message": "evil", "edits": [["import os\n", 1, 1, 1, 1]]}
         entry.write_text(json.dumps(data))
-    before = (tree / "a.py").read_text()
-    result = run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(apply=True))
-    assert (tree / "a.py").read_text() == before
-    assert not result.fixed and all(f.fix is None for f in result.findings)
+    uncached = tmp_path / "uncached"
+    shutil.copytree(tree, uncached)
+    run(uncached, Execution(cache_dir=None), fix=FixOptions(apply=True))
+    run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(apply=True))
+    # The fixes applied are the ones computed afresh, never the planted ones.
+    for path in sorted(uncached.rglob("*.py")):
+        fixed = (tree / path.relative_to(uncached)).read_text()
+        assert fixed == path.read_text()
+        assert "import os" not in fixed
 
 
 def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):

@@ -17,9 +17,21 @@ from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
+from aoti_lint.rules.base import ProjectRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
-from aoti_lint.suppressions import python_suppressions
+from aoti_lint.suppressions import Suppressions, python_suppressions
+
+
+@dataclass
+class ProjectPart:
+    """What one file gives the project pass (plain data): summaries by ``ProjectRule.summary_key``, the
+    project rules enabled for the file, and its noqa comments."""
+
+    path: str
+    summaries: dict[str, object]
+    codes: frozenset[str]
+    suppressions: Suppressions
 
 
 @dataclass
@@ -27,6 +39,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     parsed: bool = False
+    project: ProjectPart | None = None
 
 
 class RuleSet:
@@ -75,7 +88,10 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
     result = FileResult()
     wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
-    if not python_rules:
+    project_rules = [
+        rule for rule in rules if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.data))
+    ]
+    if not python_rules and not project_rules:
         return result
     report_syntax = any(rule is SyntaxErrorRule for rule in rules)
     try:
@@ -89,7 +105,7 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
         return result
     result.parsed = True
     try:
-        findings = _check_python(source, module, python_rules)
+        findings, summaries = _check_python(source, module, python_rules, project_rules)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -102,8 +118,12 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
             )
         )
         return result
-    if findings:
-        findings = python_suppressions(text).filter(findings)
+    if findings or summaries:
+        suppressions = python_suppressions(text)
+        findings = suppressions.filter(findings)
+        if summaries:
+            codes = frozenset(rule.code for rule in project_rules)
+            result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
     return result
 
@@ -144,7 +164,12 @@ def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
     return None
 
 
-def _check_python(source: SourceFile, module: Any, rules: Iterable[type[PythonRule]]) -> list[Finding]:
+def _check_python(
+    source: SourceFile,
+    module: Any,
+    rules: Iterable[type[PythonRule]],
+    project_rules: Iterable[type[ProjectRule]] = (),
+) -> tuple[list[Finding], dict[str, object]]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -167,8 +192,14 @@ def _check_python(source: SourceFile, module: Any, rules: Iterable[type[PythonRu
                 if name.startswith(("visit_", "leave_")) and callable(getattr(self.rule, name))
             }
 
-    wrapper.visit_batched([RuleVisitor(rule(context)) for rule in rules])
-    return context.findings
+    visitors = [RuleVisitor(rule(context)) for rule in rules]
+    if visitors:
+        wrapper.visit_batched(visitors)
+    summaries: dict[str, object] = {}
+    for project_rule in project_rules:
+        if project_rule.summary_key not in summaries:
+            summaries[project_rule.summary_key] = project_rule.summarize(context)
+    return context.findings, summaries
 
 
 def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
@@ -203,6 +234,7 @@ class FileOutcome:
     original_text: str | None = None
     fixed_text: str | None = None
     checked: bool = False
+    project: ProjectPart | None = None
 
 
 MAX_FIX_ITERATIONS = 10
@@ -281,6 +313,7 @@ def process_source(source: SourceFile, rules: Sequence[type[Rule]], fix: FixOpti
                 result = after
     outcome.findings = result.findings
     outcome.errors.extend(result.errors)
+    outcome.project = result.project
     return outcome
 
 
@@ -324,7 +357,40 @@ def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
+    parts: list[ProjectPart] = []
     for candidate in candidates:
-        run.add(process_file(candidate, ruleset, cwd, fix))
+        outcome = process_file(candidate, ruleset, cwd, fix)
+        run.add(outcome)
+        if outcome.project is not None:
+            parts.append(outcome.project)
+    findings, errors = check_project(ruleset.rules, parts)
+    run.findings.extend(findings)
+    run.errors.extend(errors)
     run.sort()
     return run
+
+
+def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> tuple[list[Finding], list[FileError]]:
+    """The project pass: each project rule sees every file's summary; its findings go through the noqa
+    comments and per-file-ignores of the file they are in."""
+    findings: list[Finding] = []
+    errors: list[FileError] = []
+    by_path = {part.path: part for part in parts}
+    for rule in rules:
+        if not issubclass(rule, ProjectRule):
+            continue
+        summaries = [part.summaries[rule.summary_key] for part in parts if rule.summary_key in part.summaries]
+        if not summaries:
+            continue
+        try:
+            reported = rule.check_project(summaries)
+        except Exception as exc:  # a bug in a rule must not stop the run
+            errors.append(
+                FileError(".", f"internal error in {rule.code}: {type(exc).__name__}: {exc}", traceback.format_exc())
+            )
+            continue
+        for finding in reported:
+            part = by_path.get(finding.path)
+            if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
+                findings.append(finding)
+    return findings, errors

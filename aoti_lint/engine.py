@@ -55,6 +55,10 @@ class RuleSet:
             for pattern, codes in settings.per_file_ignores
         ]
 
+    def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
+        """The enabled project rules for files of ``kind``, per-file-ignores left aside."""
+        return tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
+
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()
         if self._per_file:
@@ -80,16 +84,25 @@ def syntax_error_finding(source: SourceFile, message: str, row: int, column: int
     )
 
 
-def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: bool = True) -> FileResult:
+def check_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    prefilter: bool = True,
+    summary_rules: Sequence[type[Rule]] | None = None,
+) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    ``summary_rules`` are the project rules to summarise the file for (default: those in ``rules``); a rule
+    per-file-ignored here still needs the file's summary to check the other files.
     """
     result = FileResult()
     wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
     project_rules = [
-        rule for rule in rules if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.data))
+        rule
+        for rule in (rules if summary_rules is None else summary_rules)
+        if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.data))
     ]
     if not python_rules and not project_rules:
         return result
@@ -122,7 +135,7 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
         suppressions = python_suppressions(text)
         findings = suppressions.filter(findings)
         if summaries:
-            codes = frozenset(rule.code for rule in project_rules)
+            codes = frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule))
             result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
     return result
@@ -241,7 +254,11 @@ MAX_FIX_ITERATIONS = 10
 
 
 def fix_source(
-    source: SourceFile, rules: Sequence[type[Rule]], result: FileResult, unsafe: bool
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    result: FileResult,
+    unsafe: bool,
+    summary_rules: Sequence[type[Rule]] | None = None,
 ) -> tuple[SourceFile, int, FileResult]:
     """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
 
@@ -264,7 +281,7 @@ def fix_source(
             break
         fixed += len(chosen)
         source = source.with_text(text)
-        result = check_source(source, rules)
+        result = check_source(source, rules, summary_rules=summary_rules)
     return source, fixed, result
 
 
@@ -292,12 +309,17 @@ def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
     return None
 
 
-def process_source(source: SourceFile, rules: Sequence[type[Rule]], fix: FixOptions) -> FileOutcome:
+def process_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    fix: FixOptions,
+    summary_rules: Sequence[type[Rule]] | None = None,
+) -> FileOutcome:
     """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules)
+    result = check_source(source, rules, summary_rules=summary_rules)
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
-        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe)
+        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, summary_rules)
         broken = _introduced_syntax_error(result, after)
         if broken is not None:
             outcome.errors.append(
@@ -321,7 +343,8 @@ def process_file(candidate: Candidate, ruleset: RuleSet, cwd: Path, fix: FixOpti
     source = read_source(candidate, cwd)
     if isinstance(source, FileError):
         return FileOutcome(path=source.path, errors=[source])
-    return process_source(source, ruleset.for_file(source.path, source.kind), fix)
+    rules = ruleset.for_file(source.path, source.kind)
+    return process_source(source, rules, fix, ruleset.project_rules(source.kind))
 
 
 @dataclass

@@ -266,12 +266,11 @@ class ModuleFlow:
         if scope is None:
             return None
         assignments = list(scope[node.value])
-        if len(assignments) != 1:
+        if not assignments and node.value == "__file__":
+            return Const(str(Path(self.context.source.path).resolve()))
+        if len(assignments) != 1 or not isinstance(assignments[0], Assignment):
             return None
-        assignment = assignments[0]
-        if not isinstance(assignment, Assignment):
-            return Const(str(Path(self.context.source.path).resolve())) if node.value == "__file__" else None
-        target = assignment.node
+        target = assignments[0].node
         if id(target) in self.bindings:
             return self.eval(self.bindings[id(target)])
         if isinstance(target, self.cst.Param):
@@ -389,6 +388,9 @@ class ModuleFlow:
             return DimValue(_int(self._eval_keyword(call, "min")), _int(self._eval_keyword(call, "max")))
         if names & (K.PATHLIB_PATH | K.OS_PATH_JOIN):
             return self._joined_path(call, as_pathlib=bool(names & K.PATHLIB_PATH))
+        if names & K.SEQUENCE_BUILTINS and len(call.args) == 1 and not call.args[0].keyword:
+            value = self.eval(call.args[0].value)
+            return value if isinstance(value, Seq) else None
         if names & K.OS_PATH_IDENTITY or "builtins.str" in names:
             argument = self.argument(call, 0, "path")
             path = _path(self.eval(argument)) if argument is not None else None
@@ -424,8 +426,18 @@ class ModuleFlow:
         return DeviceValue(device)
 
     def _factory(self, call: Any, name: str) -> Placed:
-        device = self._device_argument(call) if self.has_keyword(call, "device") else self.default_device(call)
-        return Placed(device, self._factory_shape(call, name))
+        shape = self._factory_shape(call, name)
+        if self.has_keyword(call, "device"):
+            return Placed(self._device_argument(call), shape)
+        if name in ("torch.tensor", "torch.as_tensor"):
+            # Data that is already a tensor (or may be) keeps its device.
+            data = self.argument(call, 0, "data")
+            value = self.eval(data) if data is not None else None
+            if isinstance(value, Placed):
+                return Placed(value.device, value.shape)
+            if _data_shape(value) is None:
+                return Placed(None, None)
+        return Placed(self.default_device(call), shape)
 
     def _factory_shape(self, call: Any, name: str) -> tuple[int, ...] | None:
         size = self.argument(call, None, "size")
@@ -695,6 +707,10 @@ class ModuleFlow:
             if arg.star == "*" and isinstance(value, Seq):
                 for index, item in enumerate(value.items):
                     position = self._add_argument(arguments, f"{text}[{index}]", item, position)
+            elif arg.star == "**" and isinstance(value, Mapping):
+                position = None
+                for key, item in value.items:
+                    _add_elements(arguments, str(key), item)
             elif arg.star or arg.keyword is not None:
                 position = None
                 _add_elements(arguments, text, value)

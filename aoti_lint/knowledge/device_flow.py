@@ -19,7 +19,7 @@ TENSOR_FACTORIES: dict[str, int | None] = {
     "torch.ones": 0,
     "torch.empty": 0,
     "torch.full": None,  # full(size, fill_value): size is one sequence, read separately
-    "torch.tensor": None,
+    "torch.tensor": None,  # with a tensor as data: that tensor's device
     "torch.as_tensor": None,
     "torch.arange": None,
     "torch.randint": None,
@@ -111,6 +111,9 @@ DIM_DYNAMIC = frozenset(
     }
 )
 DIM_STATIC = frozenset({"torch.export.Dim.STATIC", "torch.export.dynamic_shapes.Dim.STATIC"})
+
+# ``tuple(x)``/``list(x)`` of a known sequence is that sequence.
+SEQUENCE_BUILTINS = frozenset({"builtins.tuple", "builtins.list"})
 
 # Path builders whose result is a known path when their arguments are.
 OS_PATH_JOIN = frozenset({"os.path.join", "posixpath.join"})

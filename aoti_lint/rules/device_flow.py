@@ -286,10 +286,10 @@ class InputDeviceMismatch(DeviceFlowRule):
     default (cpu) of a factory; containers (`*inputs`, lists, dicts) are looked into.
 
     ## Why is this bad?
-    The compiled kernels read the input memory as if it were on the compile device. Inputs on another device
-    fail at run time ("Expected out tensor to have device cuda:0, but got cpu instead", or a crash), or read
-    garbage. With `AOTI_RUNTIME_CHECK_INPUTS=1` the package checks the inputs and raises
-    `input_handles[0]: unmatched device type, expected: 00(cpu), but got: 14`; that check is off by default.
+    The compiled kernels read the input memory as if it were on the compile device. PyTorch's AOTI debugging
+    guide lists inputs on another device as a cause of RuntimeErrors during execution, crashes and wrong
+    results. Nothing checks by default; with `AOTI_RUNTIME_CHECK_INPUTS=1` the package checks its inputs and
+    raises `RuntimeError: input_handles[0]: unmatched device type, expected: 00(cpu), but got: 14`.
 
     ## Known problems
     A device decided at run time is unknown and never reported: checking

@@ -538,7 +538,11 @@ class ModuleFlow:
         scope = self.scopes.get(function)
         if scope is None:
             return None
-        accesses = list(scope.accesses[function.name.value])
+        definitions = list(scope.assignments[function.name.value])
+        if len(definitions) != 1 or definitions[0].node is not function:
+            return None
+        # References from every scope (a call inside another function counts too).
+        accesses = list(definitions[0].references)
         if not accesses:
             return None
         for access in accesses:

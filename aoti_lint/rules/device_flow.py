@@ -180,6 +180,21 @@ class CrossDeviceLoad(DeviceFlowRule):
             """,
             line=8,
         ),
+        # A parameter's literal default, when no call in the module passes the parameter.
+        Invalid(
+            """
+            import torch
+
+            def serve(device="cpu"):
+                return torch._export.aot_load("m.so", device)
+
+            options = {"aot_inductor.output_path": "m.so"}
+            torch._export.aot_compile(model, (torch.randn(2, device="cuda"),), options=options)
+            runner = serve()
+            """,
+            line=4,
+            message_contains="`aot_load` runs on cpu",
+        ),
     ]
     VALID: ClassVar[list[Valid]] = [
         Valid(
@@ -260,7 +275,7 @@ class CrossDeviceLoad(DeviceFlowRule):
                 runner = torch._export.aot_load(torch._export.aot_compile(model, (x,)), device)
             """
         ),
-        # A parameter's default that a caller overrides is unknown.
+        # A parameter's default that a caller overrides (here, inside another function) is unknown.
         Valid(
             """
             import torch
@@ -268,9 +283,12 @@ class CrossDeviceLoad(DeviceFlowRule):
             def serve(device="cpu"):
                 return torch._export.aot_load("m.so", device)
 
-            options = {"aot_inductor.output_path": "m.so"}
-            torch._export.aot_compile(model, (torch.randn(2, device="cuda"),), options=options)
-            serve("cuda")
+            def main():
+                options = {"aot_inductor.output_path": "m.so"}
+                torch._export.aot_compile(model, (torch.randn(2, device="cuda"),), options=options)
+                serve("cuda")
+
+            main()
             """
         ),
     ]

@@ -213,6 +213,11 @@ class ModuleFlow:
     def has_keyword(self, call: Any, keyword: str) -> bool:
         return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
 
+    @staticmethod
+    def unpacks(call: Any) -> bool:
+        """``f(*a)``/``f(**k)``: any argument not written out may be there."""
+        return any(arg.star for arg in call.args)
+
     # -- evaluation ---------------------------------------------------------------------------------------
 
     def eval(self, node: Any) -> object:
@@ -382,9 +387,13 @@ class ModuleFlow:
         if names & K.LIKE_FACTORIES:
             template = self.argument(call, 0, "input")
             base = self.eval(template) if template is not None else None
+            if self.unpacks(call):
+                return Placed(None, None)
             device = self._device_argument(call) if self.has_keyword(call, "device") else device_of(base)
             return Placed(device, base.shape if isinstance(base, Placed) else None)
         if names & K.DIM:
+            if self.unpacks(call):
+                return DimValue(None, None)
             return DimValue(_int(self._eval_keyword(call, "min")), _int(self._eval_keyword(call, "max")))
         if names & (K.PATHLIB_PATH | K.OS_PATH_JOIN):
             return self._joined_path(call, as_pathlib=bool(names & K.PATHLIB_PATH))
@@ -427,6 +436,8 @@ class ModuleFlow:
 
     def _factory(self, call: Any, name: str) -> Placed:
         shape = self._factory_shape(call, name)
+        if self.unpacks(call):
+            return Placed(None, shape)
         if self.has_keyword(call, "device"):
             return Placed(self._device_argument(call), shape)
         if name in ("torch.tensor", "torch.as_tensor"):
@@ -498,6 +509,8 @@ class ModuleFlow:
         base = self.eval(receiver)
         shape = base.shape if isinstance(base, Placed) else None
         kept = base.device if isinstance(base, Placed) else None
+        if self.unpacks(call):
+            return Placed(None, shape)
         if self.has_keyword(call, "device"):
             return Placed(self._device_argument(call), shape)
         first = self.argument(call, 0, None)
@@ -604,7 +617,7 @@ class ModuleFlow:
             self.argument(call, 1, "args"),
             self.argument(call, 2, "kwargs"),
         )
-        dynamic = self._dynamic_dims(self.argument(call, None, "dynamic_shapes"), inputs)
+        dynamic = self._dynamic_dims(call, inputs)
         return Exported(device, dynamic)
 
     def _example_inputs(self, model: Any, args: Any, kwargs: Any) -> tuple[Device | None, tuple[Placed, ...] | None]:
@@ -631,12 +644,17 @@ class ModuleFlow:
         device = Device(devices.pop()) if len(devices) == 1 else None
         return device, _tuple(inputs)
 
-    def _dynamic_dims(self, node: Any, inputs: tuple[Placed, ...] | None) -> tuple[ExampleInput, ...] | None:
+    def _dynamic_dims(self, call: Any, inputs: tuple[Placed, ...] | None) -> tuple[ExampleInput, ...] | None:
+        """The example inputs with the dims ``dynamic_shapes=`` of ``call`` declares dynamic."""
         if inputs is None:
             return None
         count = len(inputs)
         per_input: list[tuple[DynamicDim, ...] | None]
-        spec = self.eval(node) if node is not None else Const(None)
+        node = self.argument(call, None, "dynamic_shapes")
+        if node is None and self.unpacks(call):
+            spec: object = None
+        else:
+            spec = self.eval(node) if node is not None else Const(None)
         if isinstance(spec, Const) and spec.value is None:
             per_input = [()] * count
         elif isinstance(spec, Seq):
@@ -679,7 +697,7 @@ class ModuleFlow:
                 dims = {i: example.dynamic for i, example in enumerate(examples)}
                 examples = tuple(ExampleInput(item.shape, dims.get(i)) for i, item in enumerate(inputs))
             return CompileSite(self.span(call), device, artifact, examples)
-        dynamic = self._dynamic_dims(self.argument(call, None, "dynamic_shapes"), inputs)
+        dynamic = self._dynamic_dims(call, inputs)
         return CompileSite(self.span(call), device, artifact, dynamic)
 
     def load_site(self, call: Any) -> LoadSite:

@@ -347,8 +347,8 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16, device="cuda")
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
-            out = model(torch.randn(8, 16))
+            loaded = torch._inductor.aoti_load_package(path)
+            out = loaded(torch.randn(8, 16))
             """,
             line=6,
             column=7,
@@ -394,8 +394,8 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16, device="cuda")
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
-            out = model(torch.randn(8, 16, device="cuda"))
+            loaded = torch._inductor.aoti_load_package(path)
+            out = loaded(torch.randn(8, 16, device="cuda"))
             """
         ),
         # The input device follows the package's own metadata.
@@ -405,9 +405,9 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16, device="cuda")
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
-            device = model.get_metadata()["AOTI_DEVICE_KEY"]
-            out = model(torch.randn(8, 16, device=device))
+            loaded = torch._inductor.aoti_load_package(path)
+            device = loaded.get_metadata()["AOTI_DEVICE_KEY"]
+            out = loaded(torch.randn(8, 16, device=device))
             """
         ),
         # Compile on cuda:0, run on cuda:1.
@@ -417,8 +417,8 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16, device="cuda:0")
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path, device_index=1)
-            out = model(x.to("cuda:1"))
+            loaded = torch._inductor.aoti_load_package(path, device_index=1)
+            out = loaded(x.to("cuda:1"))
             """
         ),
         # Inputs built in a helper, or moved to a device chosen at run time: unknown.
@@ -432,11 +432,11 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16, device="cuda")
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
-            model(make_inputs("cpu"))
-            model(torch.randn(8, 16).to(sys.argv[1]))
+            loaded = torch._inductor.aoti_load_package(path)
+            loaded(make_inputs("cpu"))
+            loaded(torch.randn(8, 16).to(sys.argv[1]))
             for device in ["cpu", "cuda"]:
-                model(torch.randn(8, 16, device=device))
+                loaded(torch.randn(8, 16, device=device))
             """
         ),
         # A factory in a function that may run inside a caller's `with torch.device(...)`.
@@ -449,10 +449,10 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16, device="cuda")
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
+            loaded = torch._inductor.aoti_load_package(path)
             with torch.device("cuda"):
-                model(torch.randn(8, 16))
-                run(model)
+                loaded(torch.randn(8, 16))
+                run(loaded)
             """
         ),
         # dtype-only `.to` keeps the device.
@@ -462,8 +462,8 @@ class InputDeviceMismatch(DeviceFlowRule):
 
             x = torch.randn(8, 16).cuda()
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
-            model(x.to(torch.float16))
+            loaded = torch._inductor.aoti_load_package(path)
+            loaded(x.to(torch.float16))
             """
         ),
     ]
@@ -548,8 +548,8 @@ class InputShapeMismatch(DeviceFlowRule):
 
             x = torch.randn(2, 10)
             path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
-            model = torch._inductor.aoti_load_package(path)
-            out = model(torch.randn(3, 10))
+            loaded = torch._inductor.aoti_load_package(path)
+            out = loaded(torch.randn(3, 10))
             """,
             line=6,
             column=7,
@@ -594,8 +594,8 @@ class InputShapeMismatch(DeviceFlowRule):
             x = torch.randn(2, 10)
             ep = torch.export.export(model, (x,), dynamic_shapes={"x": {0: Dim("batch", min=1, max=64)}})
             path = torch._inductor.aoti_compile_and_package(ep)
-            model = torch._inductor.aoti_load_package(path)
-            out = model(torch.randn(3, 10))
+            loaded = torch._inductor.aoti_load_package(path)
+            out = loaded(torch.randn(3, 10))
             """
         ),
         Valid(
@@ -605,9 +605,9 @@ class InputShapeMismatch(DeviceFlowRule):
             x = torch.randn(2, 10)
             ep = torch.export.export(model, (x,), dynamic_shapes=((torch.export.Dim.AUTO, None),))
             path = torch._inductor.aoti_compile_and_package(ep)
-            model = torch._inductor.aoti_load_package(path)
-            model(torch.randn(7, 10))
-            model(torch.randn(2, 10))
+            loaded = torch._inductor.aoti_load_package(path)
+            loaded(torch.randn(7, 10))
+            loaded(torch.randn(2, 10))
             """
         ),
         # A dynamic_shapes spec that is not known statically: shapes are not checked.
@@ -617,8 +617,8 @@ class InputShapeMismatch(DeviceFlowRule):
 
             x = torch.randn(2, 10)
             ep = torch.export.export(model, (x,), dynamic_shapes=make_spec())
-            model = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))
-            model(torch.randn(3, 10))
+            loaded = torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(ep))
+            loaded(torch.randn(3, 10))
             """
         ),
     ]

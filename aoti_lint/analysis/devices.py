@@ -165,7 +165,7 @@ class ModuleFlow:
         self.bindings = collector.bindings
         self.self_attributes = collector.self_attributes
         self.calls = collector.calls
-        self.moved_in_place = collector.moved_in_place
+        self.changed_in_place = collector.changed_in_place
         # A factory in a function may run inside a caller's ``with torch.device(...)`` (or an unknown context
         # object that may be one): with any such block in the module, its device is unknown.
         self.device_contexts = any(
@@ -278,7 +278,8 @@ class ModuleFlow:
             return None
         target = assignments[0].node
         if id(target) in self.bindings:
-            return self.eval(self.bindings[id(target)])
+            value = self.eval(self.bindings[id(target)])
+            return Placed(None) if isinstance(value, Placed) and node.value in self.changed_in_place else value
         if isinstance(target, self.cst.Param):
             return self._parameter_default(target)
         return None
@@ -636,7 +637,7 @@ class ModuleFlow:
                 devices |= _device_types(item)
         if kwargs is not None:
             devices |= _device_types(self.eval(kwargs))
-        if model is not None and not (isinstance(model, self.cst.Name) and model.value in self.moved_in_place):
+        if model is not None:
             model_device = device_of(self.eval(model))
             if model_device is not None:
                 if devices and devices != {model_device.type}:
@@ -829,7 +830,7 @@ def _collect(cst: Any, module: Any) -> Any:
             self.self_attributes: dict[tuple[int, str], list[Any]] = {}
             self.calls: list[Any] = []
             self.with_items: list[Any] = []
-            self.moved_in_place: set[str] = set()
+            self.changed_in_place: set[str] = set()
             self.classes: list[Any] = []
 
         def visit_ClassDef(self, node: Any) -> None:
@@ -872,15 +873,18 @@ def _collect(cst: Any, module: Any) -> Any:
             self.calls.append(node)
 
         def visit_Expr(self, node: Any) -> None:
-            # `model.cuda()` as a statement moves a module in place: its binding no longer tells its device.
+            # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the
+            # name's binding no longer tells its device or shape.
             call = node.value
-            if (
+            if not (
                 isinstance(call, cst.Call)
                 and isinstance(call.func, cst.Attribute)
                 and isinstance(call.func.value, cst.Name)
-                and (call.func.attr.value in K.MOVING_METHODS or call.func.attr.value == "to")
             ):
-                self.moved_in_place.add(call.func.value.value)
+                return
+            method = call.func.attr.value
+            if method in K.MOVING_METHODS or method == "to" or method.endswith("_"):
+                self.changed_in_place.add(call.func.value.value)
 
     collector = Collector()
     module.visit(collector)

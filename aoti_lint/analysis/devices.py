@@ -150,19 +150,19 @@ class ModuleFlow:
 
     def __init__(self, context: Any) -> None:
         import libcst as cst
-        from libcst.metadata import ParentNodeProvider, ScopeProvider
+        from libcst.metadata import ScopeProvider
 
         self.cst = cst
         self.context = context
         self.module = context.module
         self.scopes = context.wrapper.resolve(ScopeProvider)
-        self.parents = context.wrapper.resolve(ParentNodeProvider)
         self.positions = context.positions()
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         self._default_device: tuple[Device | None, int] | None = None
         collector = _collect(cst, self.module)
         self.bindings = collector.bindings
+        self._parents = collector.parents
         self.self_attributes = collector.self_attributes
         self.calls = collector.calls
         self.changed_in_place = collector.changed_in_place
@@ -186,6 +186,9 @@ class ModuleFlow:
         self.load_index = {id(call): index for index, call in enumerate(self.load_calls)}
 
     # -- helpers ------------------------------------------------------------------------------------------
+
+    def parent(self, node: Any) -> Any:
+        return self._parents.get(id(node))
 
     def names(self, node: Any) -> set[str]:
         return self.context.qualified_names(node)
@@ -528,9 +531,9 @@ class ModuleFlow:
     # -- names, parameters, default device -----------------------------------------------------------------
 
     def _enclosing(self, node: Any, kind: type) -> Any:
-        current = self.parents.get(node)
+        current = self.parent(node)
         while current is not None and not isinstance(current, kind):
-            current = self.parents.get(current)
+            current = self.parent(current)
         return current
 
     def _parameter_default(self, param: Any) -> object:
@@ -561,7 +564,7 @@ class ModuleFlow:
         if not accesses:
             return None
         for access in accesses:
-            call = self.parents.get(access.node)
+            call = self.parent(access.node)
             if not isinstance(call, self.cst.Call) or call.func is not access.node:
                 return None
             if any(arg.star for arg in call.args) or self.has_keyword(call, param.name.value):
@@ -573,7 +576,7 @@ class ModuleFlow:
 
     def default_device(self, node: Any) -> Device | None:
         """The device of a factory call without ``device=``."""
-        current = self.parents.get(node)
+        current = self.parent(node)
         while current is not None:
             if isinstance(current, self.cst.With):
                 for item in current.items:
@@ -586,7 +589,7 @@ class ModuleFlow:
                         if isinstance(value, DeviceValue):
                             return value.device
                         return None
-            current = self.parents.get(current)
+            current = self.parent(current)
         if self.device_contexts and self._enclosing(node, self.cst.FunctionDef) is not None:
             return None
         return self._module_default_device(node)
@@ -598,9 +601,9 @@ class ModuleFlow:
             self._default_device = (None, 0)
             if len(self.setter_calls) == 1:
                 setter = self.setter_calls[0]
-                statement = self.parents.get(self.parents.get(setter))
-                at_top = isinstance(self.parents.get(setter), self.cst.Expr) and isinstance(
-                    self.parents.get(statement), self.cst.Module
+                statement = self.parent(self.parent(setter))
+                at_top = isinstance(self.parent(setter), self.cst.Expr) and isinstance(
+                    self.parent(statement), self.cst.Module
                 )
                 if at_top and K.SET_DEFAULT_DEVICE in self.names(setter.func):
                     argument = self.argument(setter, 0, "device")
@@ -832,6 +835,19 @@ def _collect(cst: Any, module: Any) -> Any:
             self.with_items: list[Any] = []
             self.changed_in_place: set[str] = set()
             self.classes: list[Any] = []
+            # Parents recorded on the way (cheaper than a second traversal by ParentNodeProvider).
+            self.parents: dict[int, Any] = {}
+            self._stack: list[Any] = []
+
+        def on_visit(self, node: Any) -> bool:
+            if self._stack:
+                self.parents[id(node)] = self._stack[-1]
+            self._stack.append(node)
+            return super().on_visit(node)
+
+        def on_leave(self, original_node: Any) -> None:
+            super().on_leave(original_node)
+            self._stack.pop()
 
         def visit_ClassDef(self, node: Any) -> None:
             self.classes.append(node)

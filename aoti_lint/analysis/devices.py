@@ -577,18 +577,17 @@ class ModuleFlow:
     def default_device(self, node: Any) -> Device | None:
         """The device of a factory call without ``device=``."""
         current = self.parent(node)
-        while current is not None:
+        # A `with` outside the enclosing function does not hold when the function runs.
+        while current is not None and not isinstance(current, (self.cst.FunctionDef, self.cst.Lambda)):
             if isinstance(current, self.cst.With):
                 for item in current.items:
-                    value = self.eval(item.item)
                     if isinstance(item.item, self.cst.Call):
                         if K.TORCH_DEVICE in self.names(item.item.func):
-                            return device_of(value)
-                    elif not isinstance(value, Const) or value.value is not None:
-                        # An unknown object may be a device used as a context manager.
-                        if isinstance(value, DeviceValue):
-                            return value.device
-                        return None
+                            return device_of(self.eval(item.item))
+                    else:
+                        # An object used as a context manager may be a device.
+                        value = self.eval(item.item)
+                        return value.device if isinstance(value, DeviceValue) else None
             current = self.parent(current)
         if self.device_contexts and self._enclosing(node, self.cst.FunctionDef) is not None:
             return None

@@ -166,3 +166,11 @@ def test_aoti103_docs_quote_the_real_run():
     docs = " ".join(InputShapeMismatch.explanation().split())
     assert "An output with one or more elements was resized since it had shape [2, 4]" in docs
     assert "input_handles[0]: unmatched dim value at 0, expected: 2, but got: 3" in docs
+
+
+def test_imported_constant_from_an_ambiguous_module_links_nothing(cli, tmp_path):
+    project = _copy("shared_config", tmp_path)
+    assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == (project / "expected.txt").read_text()
+    (project / "vendor" / "app").mkdir(parents=True)
+    shutil.copy(project / "app" / "settings.py", project / "vendor" / "app" / "settings.py")
+    assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == ""

@@ -678,42 +678,76 @@ class ModuleFlow:
             per_input = [None] * count
         return tuple(ExampleInput(item.shape, dims) for item, dims in zip(inputs, per_input, strict=True))
 
+    def _import_ref(self, node: Any) -> str | None:
+        """The qualified name of ``NAME``/``module.NAME`` imported from another module, to resolve it there."""
+        from libcst.metadata.scope_provider import ImportAssignment
+
+        base = node
+        while isinstance(base, self.cst.Attribute):
+            base = base.value
+        scope = self.scopes.get(base) if isinstance(base, self.cst.Name) else None
+        if scope is None:
+            return None
+        assignments = list(scope[base.value])
+        if len(assignments) != 1 or not isinstance(assignments[0], ImportAssignment):
+            return None
+        names = self.names(node)
+        return names.pop() if len(names) == 1 else None
+
+    def _artifact(self, node: Any) -> tuple[str | None, str | None]:
+        """The artifact path an expression gives, or the imported constant it names."""
+        if node is None:
+            return None, None
+        path = _path(self.eval(node))
+        return path, (self._import_ref(node) if path is None else None)
+
     def compile_site(self, call: Any) -> CompileSite:
         names = self.names(call.func)
         if names & K.COMPILE_AND_PACKAGE:
             program = self.argument(call, 0, "exported_program")
             exported = self.eval(program) if program is not None else None
-            artifact = _path(self._eval_keyword(call, "package_path"))
+            artifact, ref = self._artifact(self.argument(call, None, "package_path"))
             if isinstance(exported, Exported):
-                return CompileSite(self.span(call), exported.device, artifact, exported.inputs)
-            return CompileSite(self.span(call), None, artifact, None)
+                return CompileSite(self.span(call), exported.device, artifact, exported.inputs, ref)
+            return CompileSite(self.span(call), None, artifact, None, ref)
         model = self.argument(call, 0, "gm" if names & K.AOT_COMPILE_INDUCTOR else "f")
         device, inputs = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
-        options = self._eval_keyword(call, "options")
-        artifact = None
-        if isinstance(options, Mapping):
-            outputs = [value for key, value in options.items if key == K.OUTPUT_PATH_OPTION]
-            artifact = _path(outputs[-1]) if outputs else None
+        artifact = ref = None
+        options_node = self.argument(call, None, "options")
+        if isinstance(options_node, self.cst.Dict) and all(
+            isinstance(element, self.cst.DictElement) for element in options_node.elements
+        ):
+            outputs = [
+                element.value
+                for element in options_node.elements
+                if isinstance(element, self.cst.DictElement) and self.eval(element.key) == Const(K.OUTPUT_PATH_OPTION)
+            ]
+            artifact, ref = self._artifact(outputs[-1] if outputs else None)
+        else:
+            options = self.eval(options_node) if options_node is not None else None
+            if isinstance(options, Mapping):
+                outputs = [value for key, value in options.items if key == K.OUTPUT_PATH_OPTION]
+                artifact = _path(outputs[-1]) if outputs else None
         if names & K.AOT_COMPILE_INDUCTOR:
             exported = self.eval(model) if model is not None else None
             examples = exported.inputs if isinstance(exported, Exported) else None
             if examples is not None and inputs is not None:
                 dims = {i: example.dynamic for i, example in enumerate(examples)}
                 examples = tuple(ExampleInput(item.shape, dims.get(i)) for i, item in enumerate(inputs))
-            return CompileSite(self.span(call), device, artifact, examples)
+            return CompileSite(self.span(call), device, artifact, examples, ref)
         dynamic = self._dynamic_dims(call, inputs)
-        return CompileSite(self.span(call), device, artifact, dynamic)
+        return CompileSite(self.span(call), device, artifact, dynamic, ref)
 
     def load_site(self, call: Any) -> LoadSite:
         names = self.names(call.func)
         path_node = self.argument(call, 0, "so_path" if K.AOT_LOAD in names else "path")
         path_value = self.eval(path_node) if path_node is not None else None
         compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
-        artifact = _path(path_value)
+        artifact, ref = self._artifact(path_node)
         if K.AOT_LOAD in names:
             device_node = self.argument(call, 1, "device")
             device = device_of(self.eval(device_node)) if device_node is not None else None
-            return LoadSite(self.span(call), "aot_load", compile_index, artifact, device, None)
+            return LoadSite(self.span(call), "aot_load", compile_index, artifact, device, None, ref)
         api = "aoti_load_package" if "torch._inductor.aoti_load_package" in names else "load_package"
         index_position = max(K.PACKAGE_LOADERS[name] for name in names if name in K.PACKAGE_LOADERS)
         index_node = self.argument(call, index_position, "device_index")
@@ -722,7 +756,7 @@ class ModuleFlow:
             device = device_of(self.eval(index_node.value))
         elif index_node is not None:
             device_index = _int(self.eval(index_node))
-        return LoadSite(self.span(call), api, compile_index, artifact, device, device_index)
+        return LoadSite(self.span(call), api, compile_index, artifact, device, device_index, ref)
 
     def model_call(self, call: Any, load_index: int) -> ModelCall:
         arguments: list[CallArgument] = []
@@ -769,7 +803,24 @@ class ModuleFlow:
             compiles=compiles,
             loads=loads,
             calls=tuple(calls),
+            constants=self.artifact_constants(),
         )
+
+    def artifact_constants(self) -> tuple[tuple[str, str], ...]:
+        """Module-level names bound once to a ``.pt2``/``.so`` path, which other files may import."""
+        constants = []
+        for statement in self.module.body:
+            if not isinstance(statement, self.cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, self.cst.Assign) else []
+                if isinstance(small, self.cst.AnnAssign):
+                    targets = [small.target]
+                for target in targets:
+                    path = _path(self.eval(target)) if isinstance(target, self.cst.Name) else None
+                    if path is not None and path.endswith(K.ARTIFACT_SUFFIXES):
+                        constants.append((target.value, path))
+        return tuple(constants)
 
 
 def _tuple(items: list | None) -> tuple | None:

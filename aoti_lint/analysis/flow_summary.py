@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class CompileSite:
     artifact: str | None
     # The flat positional example inputs, None when their structure is not known.
     inputs: tuple[ExampleInput, ...] | None
+    # The qualified name of an imported constant holding the artifact path (``config.PACKAGE``).
+    artifact_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class LoadSite:
     device: Device | None
     # A literal device_index= of the package loaders.
     device_index: int | None
+    artifact_ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,14 @@ class FlowSummary:
     compiles: tuple[CompileSite, ...] = field(default=())
     loads: tuple[LoadSite, ...] = field(default=())
     calls: tuple[ModelCall, ...] = field(default=())
+    # Module-level names bound once to an artifact path, for the files that import them.
+    constants: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def module_parts(self) -> tuple[str, ...]:
+        """The file's path as module name parts: ``pkg/config.py`` -> ("pkg", "config")."""
+        parts = PurePosixPath(self.path.replace("\\", "/")).with_suffix("").parts
+        return parts[:-1] if parts and parts[-1] == "__init__" else parts
 
 
 @dataclass(frozen=True)
@@ -119,18 +131,20 @@ def link_loads(summaries: Sequence[FlowSummary]) -> dict[tuple[str, int], Link]:
     constant path: those in the same file first, then in the same directory, then anywhere in the run. Several
     candidates that disagree (device or example inputs) link to nothing.
     """
+    artifact = _ArtifactResolver(summaries)
     by_artifact: dict[str, list[tuple[FlowSummary, CompileSite]]] = {}
     for summary in summaries:
         for site in summary.compiles:
-            if site.artifact is not None:
-                by_artifact.setdefault(site.artifact, []).append((summary, site))
+            path = artifact(site.artifact, site.artifact_ref)
+            if path is not None:
+                by_artifact.setdefault(path, []).append((summary, site))
     links: dict[tuple[str, int], Link] = {}
     for summary in summaries:
         for index, load in enumerate(summary.loads):
             if load.compile_index is not None:
                 chosen = [(summary, summary.compiles[load.compile_index])]
             else:
-                candidates = by_artifact.get(load.artifact or "", [])
+                candidates = by_artifact.get(artifact(load.artifact, load.artifact_ref) or "", [])
                 chosen = (
                     [c for c in candidates if c[0].path == summary.path]
                     or [c for c in candidates if c[0].directory == summary.directory]
@@ -140,3 +154,20 @@ def link_loads(summaries: Sequence[FlowSummary]) -> dict[tuple[str, int], Link]:
                 compiled_in, site = chosen[0]
                 links[(summary.path, index)] = Link(summary, load, compiled_in, site)
     return links
+
+
+class _ArtifactResolver:
+    """An artifact path, given directly or as an imported constant of another file of the run."""
+
+    def __init__(self, summaries: Sequence[FlowSummary]) -> None:
+        self.summaries = summaries
+
+    def __call__(self, path: str | None, ref: str | None) -> str | None:
+        if path is not None or ref is None:
+            return path
+        module, _, name = ref.rpartition(".")
+        parts = tuple(part for part in module.split(".") if part)
+        if not parts:
+            return None
+        owners = [summary for summary in self.summaries if summary.module_parts[-len(parts) :] == parts]
+        return dict(owners[0].constants).get(name) if len(owners) == 1 else None

@@ -121,6 +121,17 @@ OS_PATH_IDENTITY = frozenset({"os.path.abspath", "os.path.realpath", "os.path.no
 OS_PATH_DIRNAME = frozenset({"os.path.dirname"})
 PATHLIB_PATH = frozenset({"pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath"})
 
-# Summary collection needs compile sites and load sites; findings need a load in the file they are in.
+# Artifact files: a module-level constant with such a path may be imported by the files that compile or load.
+ARTIFACT_SUFFIXES = (".pt2", ".so")
+
+# Summary collection needs compile sites, load sites and artifact path constants; findings need a load in the
+# file they are in.
 LOAD_TOKENS = ((b"aot_load",), (b"load_package",))
-SUMMARY_TOKENS = ((b"aot_compile",), (b"aoti_compile_and_package",), *LOAD_TOKENS)
+SUMMARY_TOKENS = (
+    (b"aot_compile",),
+    (b"aoti_compile_and_package",),
+    *LOAD_TOKENS,
+    (b".pt2",),
+    (b'.so"',),
+    (b".so'",),
+)

@@ -69,8 +69,8 @@ class CrossDeviceLoad(DeviceFlowRule):
     `device_index` other than -1 for a package compiled on CPU, and `device_index=dev.index` where `dev` is of
     another type than the package. The compile is found through the variable holding the returned path, or
     through a constant artifact path (`package_path=`, `aot_inductor.output_path`, `os.path.join`/`pathlib`
-    of constants), in the same file or in another file of the same run (e.g. `export.py` writes
-    `artifacts/model.pt2` and `serve.py` loads it).
+    of constants, a constant imported from a module of the run), in the same file or in another file of the
+    same run (e.g. `export.py` writes `artifacts/model.pt2` and `serve.py` loads it).
 
     ## Why is this bad?
     AOTI cannot load a model across device types; only the device index may differ (a model compiled on

@@ -98,7 +98,7 @@ def _no_fix():
     return FixOptions()
 
 
-# -- a real run: what AOTI103 prevents ----------------------------------------------------------------------
+# -- a real run: what AOTI101 and AOTI103 prevent -----------------------------------------------------------
 
 BATCH_SCRIPT = FIXTURES / "device_flow" / "torch_run" / "batch_mismatch.py"
 HAS_TORCH = importlib.util.find_spec("torch") is not None
@@ -143,6 +143,9 @@ def test_batch_mismatch_runs_silently_with_wrong_rows(batch2_package):
         "An output with one or more elements was resized since it had shape [2, 4], which does not match "
         "the required output shape [3, 4]"
     ) in result.stderr
+    # AOTI101: a CPU package loaded with device_index=0 fails, after a misleading warning.
+    assert facts["wrong_index_error"] == "Incorrect device passed to aoti_runner_cpu"
+    assert "Loading outdated pt2 file. Please regenerate your package." in result.stderr
 
 
 @pytest.mark.torch
@@ -154,15 +157,19 @@ def test_batch_mismatch_fails_under_runtime_input_checks(batch2_package):
 
 
 def test_batch_mismatch_script_is_reported(cli):
-    """The script the real run executes is the one AOTI103 reports, at the call of the loaded model."""
+    """The script the real run executes is the one AOTI101 and AOTI103 report, at the load and the call."""
     result = cli("--quiet", "--isolated", *SELECT, BATCH_SCRIPT.name, cwd=BATCH_SCRIPT.parent)
-    assert result.stdout.startswith("batch_mismatch.py:37:11: AOTI103 `batch` has shape [3, 10]")
-    assert "loaded(batch)" in BATCH_SCRIPT.read_text().splitlines()[36]
+    reported = [line.split(" ", 2)[:2] for line in result.stdout.splitlines()]
+    assert reported == [["batch_mismatch.py:38:9:", "AOTI101"], ["batch_mismatch.py:43:11:", "AOTI103"]]
+    lines = BATCH_SCRIPT.read_text().splitlines()
+    assert "device_index=0" in lines[37]
+    assert "loaded(batch)" in lines[42]
 
 
-def test_aoti103_docs_quote_the_real_run():
-    from aoti_lint.rules.device_flow import InputShapeMismatch
+def test_docs_quote_the_real_run():
+    from aoti_lint.rules.device_flow import CrossDeviceLoad, InputShapeMismatch
 
+    assert '"Incorrect device passed to aoti_runner_cpu"' in " ".join(CrossDeviceLoad.explanation().split())
     docs = " ".join(InputShapeMismatch.explanation().split())
     assert "An output with one or more elements was resized since it had shape [2, 4]" in docs
     assert "input_handles[0]: unmatched dim value at 0, expected: 2, but got: 3" in docs

@@ -80,7 +80,8 @@ class CrossDeviceLoad(DeviceFlowRule):
     machine a CUDA package fails with "Cannot load AOTInductor package for device 'cuda' because CUDA is not
     available in this process" (torch 2.14) or "Torch not compiled with CUDA enabled" (torch 2.13). A CPU
     package loads only with `device_index=-1`; any other index fails with "Incorrect device passed to
-    aoti_runner_cpu", after a misleading "Loading outdated pt2 file" warning (torch 2.13, verified).
+    aoti_runner_cpu", after a misleading "Loading outdated pt2 file. Please regenerate your package." warning
+    (torch 2.13, CPU, verified by this project's tests).
 
     ## Known problems
     Only devices that are certain are compared: a device chosen at run time (`torch.cuda.is_available()`,

@@ -16,11 +16,12 @@ import pathspec
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
-from aoti_lint.rules.base import ProjectRule
+from aoti_lint.rules.base import ProjectRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
-from aoti_lint.suppressions import Suppressions, python_suppressions
+from aoti_lint.suppressions import Suppressions, hash_comment_suppressions, python_suppressions
 
 
 @dataclass
@@ -88,6 +89,7 @@ def check_source(
     source: SourceFile,
     rules: Sequence[type[Rule]],
     prefilter: bool = True,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
 ) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
@@ -98,6 +100,8 @@ def check_source(
     """
     result = FileResult()
     wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
+    if source.kind != "python":
+        return _check_text(source, [rule for rule in wanted if issubclass(rule, TextRule)])
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
     project_rules = [
         rule
@@ -118,7 +122,7 @@ def check_source(
         return result
     result.parsed = True
     try:
-        findings, summaries = _check_python(source, module, python_rules, project_rules)
+        findings, summaries = _check_python(source, module, python_rules, target_torch, project_rules)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -138,6 +142,32 @@ def check_source(
             codes = frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule))
             result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
+    return result
+
+
+def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResult:
+    result = FileResult()
+    if not rules:
+        return result
+    try:
+        text = source.text
+    except DecodeError as exc:
+        result.errors.append(FileError(source.display_path, f"cannot read as text: {exc}"))
+        return result
+    result.parsed = True
+    for rule in rules:
+        try:
+            result.findings.extend(rule.check(source))
+        except Exception as exc:  # a bug in a rule must not stop the run
+            result.errors.append(
+                FileError(
+                    source.display_path,
+                    f"internal error while linting: {type(exc).__name__}: {exc}",
+                    detail=traceback.format_exc(),
+                )
+            )
+    if result.findings:
+        result.findings = hash_comment_suppressions(text).filter(result.findings)
     return result
 
 
@@ -181,6 +211,7 @@ def _check_python(
     source: SourceFile,
     module: Any,
     rules: Iterable[type[PythonRule]],
+    target_torch: tuple[int, int],
     project_rules: Iterable[type[ProjectRule]] = (),
 ) -> tuple[list[Finding], dict[str, object]]:
     import libcst as cst
@@ -189,7 +220,7 @@ def _check_python(
     from aoti_lint.rules.base import PythonContext
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = PythonContext(source, module, wrapper)
+    context = PythonContext(source, module, wrapper, target_torch)
 
     class RuleVisitor(cst.BatchableCSTVisitor):
         """Hands libcst's batched traversal the rule's own visit_/leave_ methods."""
@@ -258,6 +289,7 @@ def fix_source(
     rules: Sequence[type[Rule]],
     result: FileResult,
     unsafe: bool,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
 ) -> tuple[SourceFile, int, FileResult]:
     """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
@@ -269,6 +301,7 @@ def fix_source(
     from aoti_lint.edits import apply_edits, overlaps
 
     fixed = 0
+    applied: set[str] = set()
     for _ in range(MAX_FIX_ITERATIONS):
         chosen: list[Finding] = []
         for finding in sorted(result.findings, key=Finding.sort_key):
@@ -280,15 +313,34 @@ def fix_source(
         if text == source.text:
             break
         fixed += len(chosen)
+        applied.update(finding.code for finding in chosen)
         source = source.with_text(text)
-        result = check_source(source, rules, summary_rules=summary_rules)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
+    text = source.text
+    for rule in rules:
+        # A fix sees one finding at a time; what only the whole set of fixes leaves behind (an import no
+        # longer used by anything) is tidied once at the end.
+        if rule.code in applied and rule.tidy_after_fix is not Rule.tidy_after_fix:
+            text = rule.tidy_after_fix(text)
+    if text != source.text:
+        source = source.with_text(text)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     return source, fixed, result
 
 
-def _introduced_syntax_error(before: FileResult, after: FileResult) -> Finding | None:
-    had = any(f.code == SyntaxErrorRule.code for f in before.findings)
-    broken = next((f for f in after.findings if f.code == SyntaxErrorRule.code), None)
-    return None if had else broken
+def _parse_error(source: SourceFile) -> str | None:
+    """Why the fixed text of a Python file does not parse, or None. Re-parsed whatever the prefilter says."""
+    if source.kind != "python":
+        return None
+    import libcst as cst
+
+    try:
+        cst.parse_module(source.text)
+    except Exception as exc:  # any parser failure means: do not write
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        cpython = _python_syntax_error(source.text)
+        return cpython[0].removeprefix("SyntaxError: ") if cpython else first_line
+    return None
 
 
 def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
@@ -313,17 +365,18 @@ def process_source(
     source: SourceFile,
     rules: Sequence[type[Rule]],
     fix: FixOptions,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
 ) -> FileOutcome:
     """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules, summary_rules=summary_rules)
+    result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
-        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, summary_rules)
-        broken = _introduced_syntax_error(result, after)
+        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch, summary_rules)
+        broken = _parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:
             outcome.errors.append(
-                FileError(source.display_path, f"fixes would break the file ({broken.message}); nothing written")
+                FileError(source.display_path, f"fixes would break the file ({broken}); nothing written")
             )
         elif fixed and fixed_source.text != source.text:
             error = _write_fixed(source, fixed_source) if fix.write else None
@@ -344,7 +397,7 @@ def process_file(candidate: Candidate, ruleset: RuleSet, cwd: Path, fix: FixOpti
     if isinstance(source, FileError):
         return FileOutcome(path=source.path, errors=[source])
     rules = ruleset.for_file(source.path, source.kind)
-    return process_source(source, rules, fix, ruleset.project_rules(source.kind))
+    return process_source(source, rules, fix, ruleset.settings.target_torch, ruleset.project_rules(source.kind))
 
 
 @dataclass

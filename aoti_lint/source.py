@@ -5,18 +5,50 @@ from __future__ import annotations
 import codecs
 import io
 import os
+import re
+import stat
 import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+SHELL_SUFFIXES = (".sh", ".bash")
+YAML_SUFFIXES = (".yml", ".yaml")
+# `#!/bin/sh`, `#!/usr/bin/bash`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`.
+_SHELL_SHEBANG = re.compile(rb"#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba)?sh(?:[ \t]|\r?$)")
 
 
 def file_kind(path: Path) -> str | None:
     """The kind of file ``path`` is, or None when aoti-lint does not read it."""
-    if path.suffix in PYTHON_SUFFIXES:
+    suffix = path.suffix
+    if suffix in PYTHON_SUFFIXES:
         return "python"
+    if suffix in SHELL_SUFFIXES:
+        return "shell"
+    if suffix in YAML_SUFFIXES:
+        return "yaml"
+    name = path.name
+    if name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")):
+        return "dockerfile"
+    if suffix == ".dockerfile":
+        return "dockerfile"
+    if name == ".env" or suffix == ".env":
+        return "env"
+    if not suffix and _has_shell_shebang(path):
+        return "shell"
     return None
+
+
+def _has_shell_shebang(path: Path) -> bool:
+    """Only extension-less files get here, and only their first line is read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the walk
+            return False
+        with open(path, "rb") as handle:
+            first = handle.readline(128)
+    except OSError:
+        return False
+    return _SHELL_SHEBANG.match(first.rstrip(b"\n")) is not None
 
 
 class DecodeError(Exception):
@@ -36,7 +68,10 @@ class SourceFile:
     def text(self) -> str:
         """The decoded text (PEP 263 cookie or BOM honoured, BOM removed); raises DecodeError."""
         if self._text is None:
-            self._text, self.encoding = decode_python(self.data)
+            if self.kind == "python":
+                self._text, self.encoding = decode_python(self.data)
+            else:
+                self._text = decode_utf8(self.data)
         return self._text
 
     @property
@@ -61,6 +96,15 @@ def decode_python(data: bytes) -> tuple[str, str]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, encoding
+
+
+def decode_utf8(data: bytes) -> str:
+    """Shell scripts, Dockerfiles, YAML and .env files: UTF-8, a BOM removed (and put back on write)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not valid utf-8: {exc}") from None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
     from aoti_lint.source import SourceFile
@@ -45,6 +46,8 @@ class Invalid:
     # The whole file after ``--fix --unsafe-fixes``; None when the finding has no automatic fix.
     fixed: str | None = None
     filename: str = "example.py"
+    # The `target-torch` the example is linted and fixed with.
+    target_torch: str = "2.6"
 
     @property
     def source(self) -> str:
@@ -82,6 +85,11 @@ class Rule:
     @classmethod
     def could_match(cls, data: bytes) -> bool:
         return any(all(token in data for token in group) for group in cls.triggers)
+
+    @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """Called once after this rule's fixes were applied to a file; returns the tidied text."""
+        return text
 
     @classmethod
     def explanation(cls) -> str:
@@ -152,16 +160,58 @@ class ProjectRule(Rule):
         )
 
 
+class TextRule(Rule):
+    """A rule over a line-based file (shell, Dockerfile, YAML, .env): ``check`` reads the decoded text.
+
+    The engine filters the findings through the file's trailing ``# noqa`` comments.
+    """
+
+    @classmethod
+    def check(cls, source: SourceFile) -> list[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def finding(
+        cls, source: SourceFile, start: Position, end: Position, message: str, fix: Fix | None = None
+    ) -> Finding:
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=source.display_path,
+            start=start,
+            end=end,
+            severity=cls.severity,
+            fix=fix,
+            url=cls.url(),
+        )
+
+
 class PythonContext:
     """Per-file state shared by the Python rules of one traversal."""
 
-    def __init__(self, source: SourceFile, module: Any, wrapper: Any) -> None:
+    def __init__(
+        self, source: SourceFile, module: Any, wrapper: Any, target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH
+    ) -> None:
         self.source = source
         self.module = module
         self.wrapper = wrapper
+        self.target_torch = target_torch
         self.findings: list[Finding] = []
+        self._memo: dict[str, Any] = {}
         self._positions: Any = None
         self._qualified: Any = None
+
+    def memo(self, key: str, factory: Any) -> Any:
+        """A per-file value computed once and shared by the rules (e.g. the migration plan)."""
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+    def facts(self) -> Any:
+        """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
+        from aoti_lint.dataflow import ModuleFacts
+
+        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper))
 
     def positions(self) -> Any:
         if self._positions is None:

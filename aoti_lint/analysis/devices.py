@@ -150,19 +150,18 @@ class ModuleFlow:
 
     def __init__(self, context: Any) -> None:
         import libcst as cst
-        from libcst.metadata import ScopeProvider
 
         self.cst = cst
         self.context = context
         self.module = context.module
-        self.scopes = context.wrapper.resolve(ScopeProvider)
+        # Parents, scopes and single assignments are shared with the other rules of the file.
+        self.facts = context.facts()
+        self.scopes = self.facts.scopes
         self.positions = context.positions()
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         self._default_device: tuple[Device | None, int] | None = None
         collector = _collect(cst, self.module)
-        self.bindings = collector.bindings
-        self._parents = collector.parents
         self.self_attributes = collector.self_attributes
         self.calls = collector.calls
         self.changed_in_place = collector.changed_in_place
@@ -188,7 +187,7 @@ class ModuleFlow:
     # -- helpers ------------------------------------------------------------------------------------------
 
     def parent(self, node: Any) -> Any:
-        return self._parents.get(id(node))
+        return self.facts.parent(node)
 
     def names(self, node: Any) -> set[str]:
         return self.context.qualified_names(node)
@@ -271,20 +270,20 @@ class ModuleFlow:
 
         if node.value in ("None", "True", "False"):
             return Const({"None": None, "True": True, "False": False}[node.value])
+        bound = self.facts.single_value(node)
+        if bound is not None:
+            value = self.eval(bound)
+            return Placed(None) if isinstance(value, Placed) and node.value in self.changed_in_place else value
         scope = self.scopes.get(node)
         if scope is None:
             return None
         assignments = list(scope[node.value])
         if not assignments and node.value == "__file__":
             return Const(str(Path(self.context.source.path).resolve()))
-        if len(assignments) != 1 or not isinstance(assignments[0], Assignment):
-            return None
-        target = assignments[0].node
-        if id(target) in self.bindings:
-            value = self.eval(self.bindings[id(target)])
-            return Placed(None) if isinstance(value, Placed) and node.value in self.changed_in_place else value
-        if isinstance(target, self.cst.Param):
-            return self._parameter_default(target)
+        if len(assignments) == 1 and isinstance(assignments[0], Assignment):
+            target = assignments[0].node
+            if isinstance(target, self.cst.Param):
+                return self._parameter_default(target)
         return None
 
     def _eval_sequence(self, elements: Any) -> object:
@@ -817,7 +816,9 @@ class ModuleFlow:
                 if isinstance(small, self.cst.AnnAssign):
                     targets = [small.target]
                 for target in targets:
-                    path = _path(self.eval(target)) if isinstance(target, self.cst.Name) else None
+                    if not isinstance(target, self.cst.Name) or self.facts.references(target) is None:
+                        continue
+                    path = _path(self.eval(small.value))
                     if path is not None and path.endswith(K.ARTIFACT_SUFFIXES):
                         constants.append((target.value, path))
         return tuple(constants)
@@ -874,30 +875,16 @@ def _entry_dims(value: object) -> tuple[DynamicDim, ...] | None:
 
 
 def _collect(cst: Any, module: Any) -> Any:
-    """One pass over the module: single-name assignments, ``self.x = ...`` per class, and every call."""
+    """One pass over the module: ``self.x = ...`` per class, every call, ``with`` items, names changed in place."""
 
     class Collector(cst.CSTVisitor):
         def __init__(self) -> None:
             super().__init__()
-            self.bindings: dict[int, Any] = {}
             self.self_attributes: dict[tuple[int, str], list[Any]] = {}
             self.calls: list[Any] = []
             self.with_items: list[Any] = []
             self.changed_in_place: set[str] = set()
             self.classes: list[Any] = []
-            # Parents recorded on the way (cheaper than a second traversal by ParentNodeProvider).
-            self.parents: dict[int, Any] = {}
-            self._stack: list[Any] = []
-
-        def on_visit(self, node: Any) -> bool:
-            if self._stack:
-                self.parents[id(node)] = self._stack[-1]
-            self._stack.append(node)
-            return super().on_visit(node)
-
-        def on_leave(self, original_node: Any) -> None:
-            super().on_leave(original_node)
-            self._stack.pop()
 
         def visit_ClassDef(self, node: Any) -> None:
             self.classes.append(node)
@@ -923,8 +910,6 @@ def _collect(cst: Any, module: Any) -> Any:
             if isinstance(target, (cst.Tuple, cst.List)):
                 for element in target.elements:
                     self._bind(element.value, None)
-            elif isinstance(target, cst.Name) and value is not None:
-                self.bindings[id(target)] = value
             elif (
                 isinstance(target, cst.Attribute)
                 and isinstance(target.value, cst.Name)

@@ -11,7 +11,7 @@ from pathlib import Path
 from aoti_lint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules")
+SUBCOMMANDS = ("check", "rule", "rules", "validate", "explain")
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 
 
@@ -66,7 +66,8 @@ def _top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aoti-lint",
         description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
-        epilog="Commands: check [PATHS] (default), rule CODE, rules. Run `aoti-lint check --help` for options.",
+        epilog="Commands: check [PATHS] (default), rule CODE, rules, validate PKG.pt2, explain [FILE|-]. "
+        "Run `aoti-lint COMMAND --help` for options.",
     )
     parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
     return parser
@@ -79,6 +80,14 @@ def main(argv: list[str] | None = None) -> int:
             return _rule_command(argv[1:])
         if argv and argv[0] == "rules":
             return _rules_command(argv[1:])
+        if argv and argv[0] == "validate":
+            from aoti_lint.runtime.cli import validate_command
+
+            return validate_command(argv[1:])
+        if argv and argv[0] == "explain":
+            from aoti_lint.runtime.cli import explain_command
+
+            return explain_command(argv[1:])
         if argv and argv[0] in ("-h", "--help"):
             _top_parser().print_help()
             print()

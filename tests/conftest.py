@@ -29,3 +29,11 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: 
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def aoti_packages(tmp_path_factory):
+    """Real packages compiled once per session: plain (dynamic batch), debug-built, and the exported reference."""
+    from tests.runtime_helpers import build_packages
+
+    return build_packages(tmp_path_factory.mktemp("aoti-packages"))

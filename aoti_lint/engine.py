@@ -16,12 +16,24 @@ from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
-from aoti_lint.rules.base import TextRule
+from aoti_lint.rules.base import ProjectRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
 
 if TYPE_CHECKING:
     from aoti_lint.runner import Execution
+    from aoti_lint.suppressions import Suppressions
+
+
+@dataclass
+class ProjectPart:
+    """What one file gives the project pass (plain data): summaries by ``ProjectRule.summary_key``, the
+    project rules enabled for the file, and its noqa comments."""
+
+    path: str
+    summaries: dict[str, object]
+    codes: frozenset[str]
+    suppressions: Suppressions
 
 
 @dataclass
@@ -29,6 +41,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     parsed: bool = False
+    project: ProjectPart | None = None
 
 
 class RuleSet:
@@ -47,6 +60,10 @@ class RuleSet:
                 (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
                 for pattern, codes in settings.per_file_ignores
             ]
+
+    def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
+        """The enabled project rules for files of ``kind``, per-file-ignores left aside."""
+        return tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
 
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()
@@ -78,17 +95,25 @@ def check_source(
     rules: Sequence[type[Rule]],
     prefilter: bool = True,
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+    summary_rules: Sequence[type[Rule]] | None = None,
 ) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    ``summary_rules`` are the project rules to summarise the file for (default: those in ``rules``); a rule
+    per-file-ignored here still needs the file's summary to check the other files.
     """
     result = FileResult()
     wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
     if source.kind != "python":
         return _check_text(source, [rule for rule in wanted if issubclass(rule, TextRule)])
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
-    if not python_rules:
+    project_rules = [
+        rule
+        for rule in (rules if summary_rules is None else summary_rules)
+        if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.data))
+    ]
+    if not python_rules and not project_rules:
         return result
     report_syntax = any(rule is SyntaxErrorRule for rule in rules)
     try:
@@ -101,14 +126,14 @@ def check_source(
         from aoti_lint.prefilter import refine
 
         python_rules = refine(text, python_rules)
-        if not python_rules:
+        if not python_rules and not project_rules:
             return result
     module = _parse(source, text, result, report_syntax)
     if module is None:
         return result
     result.parsed = True
     try:
-        findings = _check_python(source, module, python_rules, target_torch)
+        findings, summaries = _check_python(source, module, python_rules, target_torch, project_rules)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -121,10 +146,14 @@ def check_source(
             )
         )
         return result
-    if findings:
-        from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only for findings
+    if findings or summaries:
+        from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only when needed
 
-        findings = python_suppressions(text).filter(findings)
+        suppressions = python_suppressions(text)
+        findings = suppressions.filter(findings)
+        if summaries:
+            codes = frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule))
+            result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
     return result
 
@@ -194,8 +223,12 @@ def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
 
 
 def _check_python(
-    source: SourceFile, module: Any, rules: Iterable[type[PythonRule]], target_torch: tuple[int, int]
-) -> list[Finding]:
+    source: SourceFile,
+    module: Any,
+    rules: Iterable[type[PythonRule]],
+    target_torch: tuple[int, int],
+    project_rules: Iterable[type[ProjectRule]] = (),
+) -> tuple[list[Finding], dict[str, object]]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -218,8 +251,14 @@ def _check_python(
                 if name.startswith(("visit_", "leave_")) and callable(getattr(self.rule, name))
             }
 
-    wrapper.visit_batched([RuleVisitor(rule(context)) for rule in rules])
-    return context.findings
+    visitors = [RuleVisitor(rule(context)) for rule in rules]
+    if visitors:
+        wrapper.visit_batched(visitors)
+    summaries: dict[str, object] = {}
+    for project_rule in project_rules:
+        if project_rule.summary_key not in summaries:
+            summaries[project_rule.summary_key] = project_rule.summarize(context)
+    return context.findings, summaries
 
 
 def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
@@ -254,6 +293,7 @@ class FileOutcome:
     original_text: str | None = None
     fixed_text: str | None = None
     checked: bool = False
+    project: ProjectPart | None = None
 
 
 MAX_FIX_ITERATIONS = 10
@@ -265,6 +305,7 @@ def fix_source(
     result: FileResult,
     unsafe: bool,
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+    summary_rules: Sequence[type[Rule]] | None = None,
 ) -> tuple[SourceFile, int, FileResult]:
     """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
 
@@ -289,7 +330,7 @@ def fix_source(
         fixed += len(chosen)
         applied.update(finding.code for finding in chosen)
         source = source.with_text(text)
-        result = check_source(source, rules, target_torch=target_torch)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     text = source.text
     for rule in rules:
         # A fix sees one finding at a time; what only the whole set of fixes leaves behind (an import no
@@ -298,7 +339,7 @@ def fix_source(
             text = rule.tidy_after_fix(text)
     if text != source.text:
         source = source.with_text(text)
-        result = check_source(source, rules, target_torch=target_torch)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     return source, fixed, result
 
 
@@ -340,12 +381,13 @@ def process_source(
     rules: Sequence[type[Rule]],
     fix: FixOptions,
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+    summary_rules: Sequence[type[Rule]] | None = None,
 ) -> FileOutcome:
     """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules, target_torch=target_torch)
+    result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
-        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch)
+        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch, summary_rules)
         broken = _parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:
             outcome.errors.append(
@@ -361,6 +403,7 @@ def process_source(
                 result = after
     outcome.findings = result.findings
     outcome.errors.extend(result.errors)
+    outcome.project = result.project
     return outcome
 
 
@@ -402,7 +445,39 @@ def lint_paths(
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
+    parts: list[ProjectPart] = []
     for outcome in run_files(candidates, ruleset, cwd, fix, execution or Execution()):
         run.add(outcome)
+        if outcome.project is not None:
+            parts.append(outcome.project)
+    findings, errors = check_project(ruleset.rules, parts)
+    run.findings.extend(findings)
+    run.errors.extend(errors)
     run.sort()
     return run
+
+
+def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> tuple[list[Finding], list[FileError]]:
+    """The project pass: each project rule sees every file's summary; its findings go through the noqa
+    comments and per-file-ignores of the file they are in."""
+    findings: list[Finding] = []
+    errors: list[FileError] = []
+    by_path = {part.path: part for part in parts}
+    for rule in rules:
+        if not issubclass(rule, ProjectRule):
+            continue
+        summaries = [part.summaries[rule.summary_key] for part in parts if rule.summary_key in part.summaries]
+        if not summaries:
+            continue
+        try:
+            reported = rule.check_project(summaries)
+        except Exception as exc:  # a bug in a rule must not stop the run
+            errors.append(
+                FileError(".", f"internal error in {rule.code}: {type(exc).__name__}: {exc}", traceback.format_exc())
+            )
+            continue
+        for finding in reported:
+            part = by_path.get(finding.path)
+            if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
+                findings.append(finding)
+    return findings, errors

@@ -63,6 +63,8 @@ class _Pending:
     source: SourceFile
     rules: tuple[type[Rule], ...]
     cache_key: str | None
+    # Project rules that need this file's summary, per-file-ignores aside (see engine.check_source).
+    summary_rules: tuple[type[Rule], ...] = ()
 
 
 def run_files(
@@ -82,11 +84,13 @@ def run_files(
                 outcomes[index] = FileOutcome(path=source.path, errors=[source])
                 continue
             rules = ruleset.for_file(source.path, source.kind)
-            if not any(rule.could_match(source.data) for rule in rules):
+            summary_rules = ruleset.project_rules(source.kind)
+            summarise = any(rule.wants_summary(source.data) for rule in summary_rules)
+            if not summarise and not any(rule.could_match(source.data) for rule in rules):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
                 continue
-            key = cache.key(source, rules) if cache else None
+            key = cache.key(source, rules) if cache and not summarise else None
             cached = cache.load(key, source.display_path) if cache and key else None
             # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache.
             if cached is not None and not (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings)):
@@ -94,11 +98,11 @@ def run_files(
                 continue
             from aoti_lint.prefilter import needs_parse  # imports ast: only once some file passes stage one
 
-            if needs_parse(source, rules):
-                pending.append(_Pending(index, source, rules, key))
+            if summarise or needs_parse(source, rules):
+                pending.append(_Pending(index, source, rules, key, summary_rules))
                 continue
             # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
-            outcomes[index] = outcome = process_source(source, rules, fix, target)
+            outcomes[index] = outcome = process_source(source, rules, fix, target, summary_rules)
             _store(cache, key, outcome)
         for item, outcome in zip(pending, _process_all(pending, fix, execution, target), strict=True):
             outcomes[item.index] = outcome
@@ -107,8 +111,9 @@ def run_files(
 
 
 def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> None:
-    # A fixed file's findings belong to its new bytes, not to the key; errors may be transient.
-    if cache is not None and key is not None and not outcome.errors and not outcome.fixed:
+    # A fixed file's findings belong to its new bytes, not to the key; errors may be transient; project
+    # summaries (files that compile or load packages, a few per project) are recomputed every run.
+    if cache is not None and key is not None and not outcome.errors and not outcome.fixed and outcome.project is None:
         cache.store(key, outcome)
 
 
@@ -126,7 +131,7 @@ def _process_all(
     jobs = min(_jobs(execution), len(pending))
     work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
     if jobs <= 1 or work < execution.pool_min_seconds:
-        return [process_source(item.source, item.rules, fix, target) for item in pending]
+        return [process_source(item.source, item.rules, fix, target, item.summary_rules) for item in pending]
     return _process_in_pool(pending, fix, jobs, target)
 
 
@@ -137,7 +142,12 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         # Largest first, so that one big file started last does not keep the other workers waiting.
         order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
-        futures = {i: pool.submit(_process_in_worker, pending[i].source, pending[i].rules, fix, target) for i in order}
+        futures = {
+            i: pool.submit(
+                _process_in_worker, pending[i].source, pending[i].rules, fix, target, pending[i].summary_rules
+            )
+            for i in order
+        }
         outcomes = []
         for i, item in enumerate(pending):
             try:
@@ -154,9 +164,13 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target
 
 
 def _process_in_worker(
-    source: SourceFile, rules: tuple[type[Rule], ...], fix: FixOptions, target: tuple[int, int]
+    source: SourceFile,
+    rules: tuple[type[Rule], ...],
+    fix: FixOptions,
+    target: tuple[int, int],
+    summary_rules: tuple[type[Rule], ...],
 ) -> FileOutcome:
-    outcome = process_source(source, rules, fix, target)
+    outcome = process_source(source, rules, fix, target, summary_rules)
     for finding in outcome.findings:
         # Rule-private payloads (libcst nodes) are neither needed by the parent nor cheap to pickle.
         finding.data = None

@@ -6,6 +6,7 @@ from aoti_lint.rules.api_misuse import AotiApiMisuse
 from aoti_lint.rules.base import PythonRule, Rule
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
+from aoti_lint.rules.device_flow import CrossDeviceLoad, InputDeviceMismatch, InputShapeMismatch
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -13,6 +14,9 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeprecatedAotCompile,
     DeprecatedAotLoad,
     AotiApiMisuse,
+    CrossDeviceLoad,
+    InputDeviceMismatch,
+    InputShapeMismatch,
     DebugEnvVar,
     DebugInductorConfig,
 )

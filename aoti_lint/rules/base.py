@@ -9,6 +9,7 @@ prefiltering and printing docs stay instant.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -126,6 +127,44 @@ class PythonRule(Rule):
 
     def qualified_names(self, node: Any) -> set[str]:
         return self.context.qualified_names(node)
+
+
+class ProjectRule(Rule):
+    """A rule over all the files of one run, e.g. a load in one file of an artifact compiled in another.
+
+    Per file whose bytes pass ``summary_triggers``, ``summarize`` turns the parsed module into a summary: plain
+    picklable data, no libcst nodes, so it crosses worker processes and caches. Rules with the same
+    ``summary_key`` share one summary per file. Once every file is processed, ``check_project`` gets all the
+    summaries and returns findings, which then pass each file's noqa comments and per-file-ignores like any
+    other. ``triggers`` keeps its meaning: a file can hold a finding of the rule only if it passes them.
+    """
+
+    summary_key: ClassVar[str]
+    summary_triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+
+    @classmethod
+    def wants_summary(cls, data: bytes) -> bool:
+        return any(all(token in data for token in group) for group in cls.summary_triggers)
+
+    @classmethod
+    def summarize(cls, context: PythonContext) -> object:
+        raise NotImplementedError
+
+    @classmethod
+    def check_project(cls, summaries: Sequence[Any]) -> list[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def finding(cls, path: str, start: Position, end: Position, message: str) -> Finding:
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=path,
+            start=start,
+            end=end,
+            severity=cls.severity,
+            url=cls.url(),
+        )
 
 
 class TextRule(Rule):

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.config import Settings
-from aoti_lint.engine import RuleSet, check_project, process_file
+from aoti_lint.engine import RuleSet, check_project
 from aoti_lint.files import Candidate
+from aoti_lint.runner import Execution, run_files
 from tests.conftest import FIXTURES
 
 PROJECTS = sorted(path for path in (FIXTURES / "device_flow").iterdir() if path.is_dir())
@@ -74,10 +75,8 @@ def test_project_parts_are_plain_data(tmp_path):
     project = FIXTURES / "device_flow" / "old_api"
     settings = Settings(root=project).with_enabled()
     ruleset = RuleSet(settings)
-    outcomes = [
-        process_file(Candidate(path, "python", explicit=True), ruleset, project, _no_fix())
-        for path in sorted(project.glob("*.py"))
-    ]
+    candidates = [Candidate(path, "python", explicit=True) for path in sorted(project.glob("*.py"))]
+    outcomes = run_files(candidates, ruleset, project, _no_fix(), Execution(cache_dir=None, jobs=1))
     parts = [outcome.project for outcome in outcomes if outcome.project is not None]
     assert len(parts) == 2
     copied = pickle.loads(pickle.dumps(parts))

@@ -1,0 +1,34 @@
+"""The cache keeps project summaries as allow-listed plain data: round trip, and nothing else rebuilt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from aoti_lint import plaindata
+from aoti_lint.config import Settings
+from aoti_lint.engine import RuleSet, check_source
+from aoti_lint.source import SourceFile
+
+EXPORT = """
+import torch
+ep = torch.export.export(Model().cuda(), (torch.randn(2, 8, device="cuda"),))
+torch._inductor.aoti_compile_and_package(ep, package_path="/srv/model.pt2")  # noqa: AOTI999
+"""
+
+
+def test_project_part_round_trips_through_json():
+    ruleset = RuleSet(Settings(root=Path(".")).with_enabled())
+    source = SourceFile(Path("export.py"), "export.py", "python", EXPORT.encode())
+    part = check_source(source, ruleset.for_file(source.path, "python")).project
+    assert part is not None and part.summaries
+    assert plaindata.decode(json.loads(json.dumps(plaindata.encode(part)))) == part
+
+
+def test_types_outside_the_allow_list_are_refused():
+    with pytest.raises(plaindata.DecodeError):
+        plaindata.decode({"__dataclass__": "subprocess:Popen", "fields": {"args": ["true"]}})
+    with pytest.raises(plaindata.DecodeError):
+        plaindata.decode({"__dataclass__": "aoti_lint.engine:os.system", "fields": {}})

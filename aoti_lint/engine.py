@@ -90,6 +90,15 @@ def syntax_error_finding(source: SourceFile, message: str, row: int, column: int
     )
 
 
+def internal_error(source: SourceFile, exc: Exception) -> FileError:
+    """A bug in a rule, reported for the one file (traceback with --verbose); the run goes on."""
+    return FileError(
+        source.display_path,
+        f"internal error while linting: {type(exc).__name__}: {exc}",
+        detail=traceback.format_exc(),
+    )
+
+
 def check_source(
     source: SourceFile,
     rules: Sequence[type[Rule]],
@@ -139,13 +148,7 @@ def check_source(
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
     except Exception as exc:  # a bug in a rule must not stop the run
-        result.errors.append(
-            FileError(
-                source.display_path,
-                f"internal error while linting: {type(exc).__name__}: {exc}",
-                detail=traceback.format_exc(),
-            )
-        )
+        result.errors.append(internal_error(source, exc))
         return result
     if findings or summaries:
         from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only when needed
@@ -173,13 +176,7 @@ def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResu
         try:
             result.findings.extend(rule.check(source))
         except Exception as exc:  # a bug in a rule must not stop the run
-            result.errors.append(
-                FileError(
-                    source.display_path,
-                    f"internal error while linting: {type(exc).__name__}: {exc}",
-                    detail=traceback.format_exc(),
-                )
-            )
+            result.errors.append(internal_error(source, exc))
     if result.findings:
         from aoti_lint.suppressions import hash_comment_suppressions
 

@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
 
 
+def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
+    """Whether, for at least one group, every token of the group occurs in ``data``."""
+    return any(all(token in data for token in group) for group in groups)
+
+
 @dataclass(frozen=True)
 class Valid:
     """Code on which the rule must stay silent."""
@@ -85,7 +90,7 @@ class Rule:
 
     @classmethod
     def could_match(cls, data: bytes) -> bool:
-        return any(all(token in data for token in group) for group in cls.triggers)
+        return tokens_match(cls.triggers, data)
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -144,7 +149,7 @@ class ProjectRule(Rule):
 
     @classmethod
     def wants_summary(cls, data: bytes) -> bool:
-        return any(all(token in data for token in group) for group in cls.summary_triggers)
+        return tokens_match(cls.summary_triggers, data)
 
     @classmethod
     def wants_summary_code(cls, code: CodeIndex) -> bool:

@@ -37,10 +37,17 @@ class RuleSet:
 
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
-        self._per_file = [
-            (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
-            for pattern, codes in settings.per_file_ignores
-        ]
+        # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs) stay
+        # one pass per file. A negated pattern keeps its own spec, since in a shared one it would undo others.
+        groups: dict[frozenset[str], list[str]] = {}
+        self._per_file = []
+        for pattern, codes in settings.per_file_ignores:
+            resolved = frozenset(selection.resolve(codes, (), ()))
+            if pattern.startswith("!"):
+                self._per_file.append((pathspec.GitIgnoreSpec.from_lines([pattern]), resolved))
+            else:
+                groups.setdefault(resolved, []).append(pattern)
+        self._per_file += [(pathspec.GitIgnoreSpec.from_lines(patterns), codes) for codes, patterns in groups.items()]
 
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()

@@ -145,6 +145,16 @@ def test_ten_megabyte_file(cli, tmp_path):
     assert time.monotonic() - started < 30
 
 
+def test_generated_file_with_thousands_of_assignments_to_one_name(cli, tmp_path):
+    """20,000 `x = ...` lines and one AOTI reference: libcst's qualified-name lookup is quadratic in a name's
+    assignments (about 70 s of CPU here); the rules skip it for names that cannot be the symbol."""
+    (tmp_path / "gen.py").write_text("import torch\n" + "x = 1\n" * 20_000 + "torch._export.aot_load(p)\n")
+    started = time.monotonic()
+    result = cli("--isolated", "gen.py", cwd=tmp_path)
+    assert result.stdout.startswith("gen.py:20002:1: AOTI002"), result.stderr
+    assert time.monotonic() - started < 45
+
+
 @pytest.mark.parametrize(
     ("name", "text", "outcome"),
     [

@@ -93,11 +93,8 @@ def test_per_file_ignores_cost_does_not_grow_per_pattern(tmp_path):
         for index in range(134)
     }
     assert time.monotonic() - started < 8
-    assert codes == {
-        "src": {"AOTI000", "AOTI001", "AOTI002"},
-        "tests": {"AOTI000", "AOTI002"},
-        "generated/mod19999": {"AOTI000", "AOTI001"},
-    }
+    python = {rule.code for rule in ruleset.rules if "python" in rule.file_kinds}
+    assert codes == {"src": python, "tests": python - {"AOTI001"}, "generated/mod19999": python - {"AOTI002"}}
 
 
 def test_paths_with_spaces_and_non_ascii_names(cli, tmp_path):

@@ -25,7 +25,6 @@ from aoti_lint.config import Settings
 from aoti_lint.engine import FixOptions, check_source, lint_paths, process_source, read_source
 from aoti_lint.files import Candidate
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE
-from aoti_lint.rules.deprecated_api import DeprecatedAotCompile
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import SourceFile
 from tests.conftest import FIXTURES
@@ -118,7 +117,7 @@ def test_fuzz_fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest(data):
 def test_fuzz_fix_pipeline_changes_exactly_the_edited_nodes(data):
     """With a test rule whose edits are known, the written bytes must be the original with only those spans
     replaced: same encoding, BOM, newlines, and every other byte."""
-    rules = (SyntaxErrorRule, DeprecatedAotCompile, RenameDeprecatedLoad)
+    rules = (SyntaxErrorRule, RenameDeprecatedLoad)
     with _workdir() as root:
         path = root / "fuzz.py"
         path.write_bytes(data)

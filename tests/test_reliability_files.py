@@ -89,6 +89,7 @@ def test_unparsable_file_is_one_syntax_finding_and_the_run_goes_on(cli, tmp_path
             "# -*- coding: latin-1 -*-\nimport torch\n# caf\u00e9\nr = torch._export.aot_load(p)\n".encode("latin-1"),
             4,
         ),
+        ("latin1-cr", b"# -*- coding: latin-1 -*-\rimport torch\r# caf\xe9\rr = torch._export.aot_load(p)\r", 4),
         ("bom", b"\xef\xbb\xbf" + "# \u00e9\nimport torch\n\nr = torch._export.aot_load(p)\n".encode(), 4),
         ("crlf", b"import torch\r\n\r\nr = torch._export.aot_load(p)\r\n", 3),
         ("cr", b"import torch\r\rr = torch._export.aot_load(p)\r", 3),

@@ -11,7 +11,7 @@ from pathlib import Path
 from aoti_lint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules")
+SUBCOMMANDS = ("check", "rule", "rules", "validate", "explain")
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 
 
@@ -21,6 +21,12 @@ class OutputError(Exception):
 
 def _codes(value: str) -> list[str]:
     return [code.strip() for code in value.split(",") if code.strip()]
+
+
+def _positive_int(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got `{value}`")
+    return int(value)
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -59,6 +65,10 @@ def _check_parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when something was fixed")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
+    speed = parser.add_argument_group("speed")
+    speed.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
+    speed.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    speed.add_argument("--cache-dir", type=Path, metavar="DIR", help="default: .aoti_lint_cache in the project root")
     config = parser.add_argument_group("configuration")
     config.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml or aoti-lint.toml to use")
     config.add_argument("--isolated", action="store_true", help="ignore all configuration files")
@@ -70,7 +80,8 @@ def _top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aoti-lint",
         description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
-        epilog="Commands: check [PATHS] (default), rule CODE, rules. Run `aoti-lint check --help` for options.",
+        epilog="Commands: check [PATHS] (default), rule CODE, rules, validate PKG.pt2, explain [FILE|-]. "
+        "Run `aoti-lint COMMAND --help` for options.",
     )
     parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
     return parser
@@ -83,6 +94,14 @@ def main(argv: list[str] | None = None) -> int:
             return _rule_command(argv[1:])
         if argv and argv[0] == "rules":
             return _rules_command(argv[1:])
+        if argv and argv[0] == "validate":
+            from aoti_lint.runtime.cli import validate_command
+
+            return validate_command(argv[1:])
+        if argv and argv[0] == "explain":
+            from aoti_lint.runtime.cli import explain_command
+
+            return explain_command(argv[1:])
         if argv and argv[0] in ("-h", "--help"):
             _top_parser().print_help()
             print()
@@ -220,8 +239,15 @@ def _check_command(argv: list[str]) -> int:
     fix = FixOptions(
         apply=bool(args.fix) or args.fix_only or args.diff, unsafe=bool(args.unsafe_fixes), write=not args.diff
     )
+    from aoti_lint.runner import Execution
+
+    cache_dir = None
+    if not args.no_cache:
+        from aoti_lint.cache import default_cache_dir
+
+        cache_dir = args.cache_dir or default_cache_dir(settings)
     paths = args.paths or [Path(".")]
-    run = lint_paths(paths, settings, cwd, fix)
+    run = lint_paths(paths, settings, cwd, fix, Execution(jobs=args.jobs, cache_dir=cache_dir))
 
     for error in run.errors:
         _error(f"{error.path}: {error.message}")

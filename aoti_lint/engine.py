@@ -9,17 +9,31 @@ import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pathspec
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding, Position
 from aoti_lint.files import Candidate, MissingPath, discover
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
+from aoti_lint.rules.base import ProjectRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import DecodeError, SourceFile, display_path
-from aoti_lint.suppressions import python_suppressions
+
+if TYPE_CHECKING:
+    from aoti_lint.runner import Execution
+    from aoti_lint.suppressions import Suppressions
+
+
+@dataclass
+class ProjectPart:
+    """What one file gives the project pass (plain data): summaries by ``ProjectRule.summary_key``, the
+    project rules enabled for the file, and its noqa comments."""
+
+    path: str
+    summaries: dict[str, object]
+    codes: frozenset[str]
+    suppressions: Suppressions
 
 
 @dataclass
@@ -27,6 +41,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
     parsed: bool = False
+    project: ProjectPart | None = None
 
 
 class RuleSet:
@@ -37,17 +52,24 @@ class RuleSet:
 
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
-        # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs) stay
-        # one pass per file. A negated pattern keeps its own spec, since in a shared one it would undo others.
-        groups: dict[frozenset[str], list[str]] = {}
         self._per_file = []
-        for pattern, codes in settings.per_file_ignores:
-            resolved = frozenset(selection.resolve(codes, (), ()))
-            if pattern.startswith("!"):
-                self._per_file.append((pathspec.GitIgnoreSpec.from_lines([pattern]), resolved))
-            else:
-                groups.setdefault(resolved, []).append(pattern)
-        self._per_file += [(pathspec.GitIgnoreSpec.from_lines(patterns), codes) for codes, patterns in groups.items()]
+        if settings.per_file_ignores:
+            import pathspec  # slow to import; a run on one named file usually needs none of it
+
+            # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs)
+            # stay one pass per file. A negated pattern keeps its own spec: in a shared one it would undo others.
+            groups: dict[frozenset[str], list[str]] = {}
+            for pattern, codes in settings.per_file_ignores:
+                resolved = frozenset(selection.resolve(codes, (), ()))
+                if pattern.startswith("!"):
+                    self._per_file.append((pathspec.GitIgnoreSpec.from_lines([pattern]), resolved))
+                else:
+                    groups.setdefault(resolved, []).append(pattern)
+            self._per_file += [(pathspec.GitIgnoreSpec.from_lines(group), codes) for codes, group in groups.items()]
+
+    def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
+        """The enabled project rules for files of ``kind``, per-file-ignores left aside."""
+        return tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
 
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()
@@ -74,15 +96,30 @@ def syntax_error_finding(source: SourceFile, message: str, row: int, column: int
     )
 
 
-def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: bool = True) -> FileResult:
+def check_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    prefilter: bool = True,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+    summary_rules: Sequence[type[Rule]] | None = None,
+) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    ``summary_rules`` are the project rules to summarise the file for (default: those in ``rules``); a rule
+    per-file-ignored here still needs the file's summary to check the other files.
     """
     result = FileResult()
     wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
+    if source.kind != "python":
+        return _check_text(source, [rule for rule in wanted if issubclass(rule, TextRule)])
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
-    if not python_rules:
+    project_rules = [
+        rule
+        for rule in (rules if summary_rules is None else summary_rules)
+        if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.data))
+    ]
+    if not python_rules and not project_rules:
         return result
     report_syntax = any(rule is SyntaxErrorRule for rule in rules)
     try:
@@ -91,12 +128,18 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
         if report_syntax:
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
         return result
+    if prefilter:
+        from aoti_lint.prefilter import refine
+
+        python_rules = refine(text, python_rules)
+        if not python_rules and not project_rules:
+            return result
     module = _parse(source, text, result, report_syntax)
     if module is None:
         return result
     result.parsed = True
     try:
-        findings = _check_python(source, module, python_rules)
+        findings, summaries = _check_python(source, module, python_rules, target_torch, project_rules)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -109,9 +152,43 @@ def check_source(source: SourceFile, rules: Sequence[type[Rule]], prefilter: boo
             )
         )
         return result
-    if findings:
-        findings = python_suppressions(text).filter(findings)
+    if findings or summaries:
+        from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only when needed
+
+        suppressions = python_suppressions(text)
+        findings = suppressions.filter(findings)
+        if summaries:
+            codes = frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule))
+            result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
+    return result
+
+
+def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResult:
+    result = FileResult()
+    if not rules:
+        return result
+    try:
+        text = source.text
+    except DecodeError as exc:
+        result.errors.append(FileError(source.display_path, f"cannot read as text: {exc}"))
+        return result
+    result.parsed = True
+    for rule in rules:
+        try:
+            result.findings.extend(rule.check(source))
+        except Exception as exc:  # a bug in a rule must not stop the run
+            result.errors.append(
+                FileError(
+                    source.display_path,
+                    f"internal error while linting: {type(exc).__name__}: {exc}",
+                    detail=traceback.format_exc(),
+                )
+            )
+    if result.findings:
+        from aoti_lint.suppressions import hash_comment_suppressions
+
+        result.findings = hash_comment_suppressions(text).filter(result.findings)
     return result
 
 
@@ -170,14 +247,20 @@ def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
     return None
 
 
-def _check_python(source: SourceFile, module: Any, rules: Iterable[type[PythonRule]]) -> list[Finding]:
+def _check_python(
+    source: SourceFile,
+    module: Any,
+    rules: Iterable[type[PythonRule]],
+    target_torch: tuple[int, int],
+    project_rules: Iterable[type[ProjectRule]] = (),
+) -> tuple[list[Finding], dict[str, object]]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
     from aoti_lint.rules.base import PythonContext
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = PythonContext(source, module, wrapper)
+    context = PythonContext(source, module, wrapper, target_torch)
 
     class RuleVisitor(cst.BatchableCSTVisitor):
         """Hands libcst's batched traversal the rule's own visit_/leave_ methods."""
@@ -193,8 +276,14 @@ def _check_python(source: SourceFile, module: Any, rules: Iterable[type[PythonRu
                 if name.startswith(("visit_", "leave_")) and callable(getattr(self.rule, name))
             }
 
-    wrapper.visit_batched([RuleVisitor(rule(context)) for rule in rules])
-    return context.findings
+    visitors = [RuleVisitor(rule(context)) for rule in rules]
+    if visitors:
+        wrapper.visit_batched(visitors)
+    summaries: dict[str, object] = {}
+    for project_rule in project_rules:
+        if project_rule.summary_key not in summaries:
+            summaries[project_rule.summary_key] = project_rule.summarize(context)
+    return context.findings, summaries
 
 
 def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
@@ -247,13 +336,19 @@ class FileOutcome:
     original_text: str | None = None
     fixed_text: str | None = None
     checked: bool = False
+    project: ProjectPart | None = None
 
 
 MAX_FIX_ITERATIONS = 10
 
 
 def fix_source(
-    source: SourceFile, rules: Sequence[type[Rule]], result: FileResult, unsafe: bool
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    result: FileResult,
+    unsafe: bool,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+    summary_rules: Sequence[type[Rule]] | None = None,
 ) -> tuple[SourceFile, int, FileResult]:
     """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
 
@@ -264,6 +359,7 @@ def fix_source(
     from aoti_lint.edits import apply_edits, overlaps
 
     fixed = 0
+    applied: set[str] = set()
     for _ in range(MAX_FIX_ITERATIONS):
         chosen: list[Finding] = []
         for finding in sorted(result.findings, key=Finding.sort_key):
@@ -275,15 +371,34 @@ def fix_source(
         if text == source.text:
             break
         fixed += len(chosen)
+        applied.update(finding.code for finding in chosen)
         source = source.with_text(text)
-        result = check_source(source, rules)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
+    text = source.text
+    for rule in rules:
+        # A fix sees one finding at a time; what only the whole set of fixes leaves behind (an import no
+        # longer used by anything) is tidied once at the end.
+        if rule.code in applied and rule.tidy_after_fix is not Rule.tidy_after_fix:
+            text = rule.tidy_after_fix(text)
+    if text != source.text:
+        source = source.with_text(text)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     return source, fixed, result
 
 
-def _introduced_syntax_error(before: FileResult, after: FileResult) -> Finding | None:
-    had = any(f.code == SyntaxErrorRule.code for f in before.findings)
-    broken = next((f for f in after.findings if f.code == SyntaxErrorRule.code), None)
-    return None if had else broken
+def _parse_error(source: SourceFile) -> str | None:
+    """Why the fixed text of a Python file does not parse, or None. Re-parsed whatever the prefilter says."""
+    if source.kind != "python":
+        return None
+    import libcst as cst
+
+    try:
+        cst.parse_module(source.text)
+    except Exception as exc:  # any parser failure means: do not write
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        cpython = _python_syntax_error(source.text)
+        return cpython[0].removeprefix("SyntaxError: ") if cpython else first_line
+    return None
 
 
 def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
@@ -306,16 +421,22 @@ def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
     return None
 
 
-def process_source(source: SourceFile, rules: Sequence[type[Rule]], fix: FixOptions) -> FileOutcome:
+def process_source(
+    source: SourceFile,
+    rules: Sequence[type[Rule]],
+    fix: FixOptions,
+    target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+    summary_rules: Sequence[type[Rule]] | None = None,
+) -> FileOutcome:
     """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules)
+    result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
-        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe)
-        broken = _introduced_syntax_error(result, after)
+        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch, summary_rules)
+        broken = _parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:
             outcome.errors.append(
-                FileError(source.display_path, f"fixes would break the file ({broken.message}); nothing written")
+                FileError(source.display_path, f"fixes would break the file ({broken}); nothing written")
             )
         elif fixed and fixed_source.text != source.text:
             error = _write_fixed(source, fixed_source) if fix.write else None
@@ -327,14 +448,8 @@ def process_source(source: SourceFile, rules: Sequence[type[Rule]], fix: FixOpti
                 result = after
     outcome.findings = result.findings
     outcome.errors.extend(result.errors)
+    outcome.project = result.project
     return outcome
-
-
-def process_file(candidate: Candidate, ruleset: RuleSet, cwd: Path, fix: FixOptions) -> FileOutcome:
-    source = read_source(candidate, cwd)
-    if isinstance(source, FileError):
-        return FileOutcome(path=source.path, errors=[source])
-    return process_source(source, ruleset.for_file(source.path, source.kind), fix)
 
 
 @dataclass
@@ -360,7 +475,12 @@ class RunResult:
         self.errors.sort(key=lambda error: error.path)
 
 
-def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None) -> RunResult:
+def lint_paths(
+    paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None, execution: Execution | None = None
+) -> RunResult:
+    """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
+    from aoti_lint.runner import Execution, run_files
+
     fix = fix or FixOptions()
     run = RunResult()
     ruleset = RuleSet(settings)
@@ -370,7 +490,39 @@ def lint_paths(paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
-    for candidate in candidates:
-        run.add(process_file(candidate, ruleset, cwd, fix))
+    parts: list[ProjectPart] = []
+    for outcome in run_files(candidates, ruleset, cwd, fix, execution or Execution()):
+        run.add(outcome)
+        if outcome.project is not None:
+            parts.append(outcome.project)
+    findings, errors = check_project(ruleset.rules, parts)
+    run.findings.extend(findings)
+    run.errors.extend(errors)
     run.sort()
     return run
+
+
+def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> tuple[list[Finding], list[FileError]]:
+    """The project pass: each project rule sees every file's summary; its findings go through the noqa
+    comments and per-file-ignores of the file they are in."""
+    findings: list[Finding] = []
+    errors: list[FileError] = []
+    by_path = {part.path: part for part in parts}
+    for rule in rules:
+        if not issubclass(rule, ProjectRule):
+            continue
+        summaries = [part.summaries[rule.summary_key] for part in parts if rule.summary_key in part.summaries]
+        if not summaries:
+            continue
+        try:
+            reported = rule.check_project(summaries)
+        except Exception as exc:  # a bug in a rule must not stop the run
+            errors.append(
+                FileError(".", f"internal error in {rule.code}: {type(exc).__name__}: {exc}", traceback.format_exc())
+            )
+            continue
+        for finding in reported:
+            part = by_path.get(finding.path)
+            if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
+                findings.append(finding)
+    return findings, errors

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from aoti_lint.config import Settings
 from aoti_lint.source import file_kind
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 @dataclass(frozen=True)
@@ -27,28 +30,59 @@ class MissingPath:
     message: str
 
 
+# Each pattern names its groups alike; an alternation of them must not.
+_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+def fast_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:
+    """``spec.match_file`` as one regular expression when no pattern negates another.
+
+    pathspec tries each pattern's regex in turn (28 for the default excludes) for every entry walked; without
+    negations a path is excluded exactly when one of them matches, which one alternation decides at once.
+    Anything unexpected in the patterns falls back to pathspec itself.
+    """
+    try:
+        patterns = [(p.include, p.regex.pattern) for p in spec.patterns if p.include is not None]
+        if not patterns or any(not include or not isinstance(regex, str) for include, regex in patterns):
+            return spec.match_file
+        if any("(?P=" in regex for _, regex in patterns):
+            return spec.match_file
+        unnamed = [_NAMED_GROUP.sub("(?:", regex) for _, regex in patterns]
+        combined = re.compile("|".join(f"(?:{regex})" for regex in unnamed))
+    except (AttributeError, re.error):
+        return spec.match_file
+    return lambda path: combined.search(path) is not None
+
+
 class _Ignores:
     """Exclude patterns (gitignore syntax, relative to the project root) and the .gitignore files met."""
 
     def __init__(self, settings: Settings) -> None:
         self.root = settings.root
-        patterns = [*settings.exclude, *settings.extend_exclude]
-        self.exclude = pathspec.GitIgnoreSpec.from_lines(patterns)
+        self._patterns = [*settings.exclude, *settings.extend_exclude]
+        self._exclude: Callable[[str], bool] | None = None
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[Path, pathspec.PathSpec | None] = {}
 
     def _relative(self, path: Path, base: Path) -> str | None:
-        try:
-            return path.relative_to(base).as_posix()
-        except ValueError:
-            return None
+        # String slicing, not Path.relative_to: this runs for every entry of every directory walked.
+        inside, prefix = str(path), os.path.join(str(base), "")
+        if not inside.startswith(prefix):
+            return "." if inside == str(base) else None
+        rel = inside[len(prefix) :]
+        return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
         rel = self._relative(path, self.root)
         if rel is None:
             # Outside the project root, patterns still match by name (e.g. `build`, `.venv`).
             rel = path.name
-        return self.exclude.match_file(rel + "/" if is_dir else rel)
+        if self._exclude is None:
+            # Built on first use: importing pathspec costs more than a whole run on one named file.
+            import pathspec
+
+            self._exclude = fast_matcher(pathspec.GitIgnoreSpec.from_lines(self._patterns))
+        return self._exclude(rel + "/" if is_dir else rel)
 
     def _gitignore(self, directory: Path) -> pathspec.PathSpec | None:
         if directory not in self._gitignores:
@@ -61,6 +95,8 @@ class _Ignores:
                 with contextlib.suppress(OSError):
                     lines += (directory / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
             if lines:
+                import pathspec
+
                 spec = pathspec.GitIgnoreSpec.from_lines(lines)
             self._gitignores[directory] = spec
         return self._gitignores[directory]
@@ -70,8 +106,10 @@ class _Ignores:
             return False
         for base in bases:
             spec = self._gitignore(base)
+            if spec is None:
+                continue
             rel = self._relative(path, base)
-            if spec is not None and rel is not None and spec.match_file(rel + "/" if is_dir else rel):
+            if rel is not None and spec.match_file(rel + "/" if is_dir else rel):
                 return True
         return False
 

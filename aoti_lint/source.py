@@ -5,19 +5,50 @@ from __future__ import annotations
 import codecs
 import os
 import re
+import stat
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
+SHELL_SUFFIXES = (".sh", ".bash")
+YAML_SUFFIXES = (".yml", ".yaml")
+# `#!/bin/sh`, `#!/usr/bin/bash`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`.
+_SHELL_SHEBANG = re.compile(rb"#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba)?sh(?:[ \t]|\r?$)")
 
 
 def file_kind(path: Path) -> str | None:
     """The kind of file ``path`` is, or None when aoti-lint does not read it."""
-    if path.suffix in PYTHON_SUFFIXES:
+    suffix = path.suffix
+    if suffix in PYTHON_SUFFIXES:
         return "python"
+    if suffix in SHELL_SUFFIXES:
+        return "shell"
+    if suffix in YAML_SUFFIXES:
+        return "yaml"
+    name = path.name
+    if name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")):
+        return "dockerfile"
+    if suffix == ".dockerfile":
+        return "dockerfile"
+    if name == ".env" or suffix == ".env":
+        return "env"
+    if not suffix and _has_shell_shebang(path):
+        return "shell"
     return None
+
+
+def _has_shell_shebang(path: Path) -> bool:
+    """Only extension-less files get here, and only their first line is read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the walk
+            return False
+        with open(path, "rb") as handle:
+            first = handle.readline(128)
+    except OSError:
+        return False
+    return _SHELL_SHEBANG.match(first.rstrip(b"\n")) is not None
 
 
 class DecodeError(Exception):
@@ -37,7 +68,10 @@ class SourceFile:
     def text(self) -> str:
         """The decoded text (PEP 263 cookie or BOM honoured, BOM removed); raises DecodeError."""
         if self._text is None:
-            self._text, self.encoding = decode_python(self.data)
+            if self.kind == "python":
+                self._text, self.encoding = decode_python(self.data)
+            else:
+                self._text = decode_utf8(self.data)
         return self._text
 
     @property
@@ -73,6 +107,15 @@ def decode_python(data: bytes) -> tuple[str, str]:
     return text, encoding
 
 
+def decode_utf8(data: bytes) -> str:
+    """Shell scripts, Dockerfiles, YAML and .env files: UTF-8, a BOM removed (and put back on write)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not valid utf-8: {exc}") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:
     data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     if had_bom and not data.startswith(codecs.BOM_UTF8):
@@ -82,7 +125,13 @@ def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:
 
 def display_path(path: Path, root: Path) -> str:
     """The path as users expect to read it: relative to the working directory when inside it."""
+    if not path.is_absolute():
+        return str(path)
+    # Most paths lie under the root: slicing is much cheaper than relpath, which runs once per file read.
+    text, prefix = str(path), os.path.join(str(root), "")
+    if text.startswith(prefix) and os.path.isabs(prefix):
+        return text[len(prefix) :]
     try:
-        return os.path.relpath(path, root) if path.is_absolute() else str(path)
+        return os.path.relpath(path, root)
     except ValueError:  # a different drive on Windows
         return str(path)

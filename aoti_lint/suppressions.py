@@ -76,7 +76,8 @@ def python_suppressions(text: str) -> Suppressions:
 def hash_comment_suppressions(text: str) -> Suppressions:
     """Trailing ``#`` comments of line-based files (shell, Dockerfile, YAML, .env)."""
     result = Suppressions()
-    for row, line in enumerate(text.splitlines(), start=1):
+    # Rows count "\n" only, as the scanners and edits do (str.splitlines also splits on form feeds).
+    for row, line in enumerate(text.split("\n"), start=1):
         match = _HASH_COMMENT.search(line)
         if match:
             result.add_comment(row, match.group(1))

@@ -1,19 +1,25 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# CLI runs share one cache outside the repository, so that no run leaves .aoti_lint_cache in tests/fixtures.
+CLI_CACHE_DIR = Path(tempfile.mkdtemp(prefix="aoti-lint-test-cache-"))
+atexit.register(shutil.rmtree, CLI_CACHE_DIR, True)
 
 
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None):
     """Run aoti-lint in a fresh process, as users and pre-commit do."""
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**os.environ, "AOTI_LINT_CACHE_DIR": str(CLI_CACHE_DIR), **(env or {})}
     full_env.pop("AOTI_LINT_OUTPUT_FORMAT", None) if "AOTI_LINT_OUTPUT_FORMAT" not in (env or {}) else None
     return subprocess.run(
         [sys.executable, "-m", "aoti_lint", *args],
@@ -29,3 +35,11 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: 
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def aoti_packages(tmp_path_factory):
+    """Real packages compiled once per session: plain (dynamic batch), debug-built, and the exported reference."""
+    from tests.runtime_helpers import build_packages
+
+    return build_packages(tmp_path_factory.mktemp("aoti-packages"))

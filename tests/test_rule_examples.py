@@ -48,3 +48,17 @@ def test_every_rule_has_examples_and_docs():
 def test_codes_and_names_are_unique():
     assert len({rule.code for rule in ALL_RULES}) == len(ALL_RULES)
     assert len({rule.name for rule in ALL_RULES}) == len(ALL_RULES)
+
+
+FIXED = [(rule, index, example) for rule, index, example in INVALID if example.fixed is not None]
+
+
+@pytest.mark.parametrize(("rule", "index", "example"), FIXED, ids=_ids(FIXED))
+def test_invalid_example_fixes_to_its_fixed_code(cli, tmp_path, rule, index, example):
+    target = tmp_path / example.filename
+    target.write_text(example.source)
+    result = cli(
+        "--isolated", "--fix", "--unsafe-fixes", "--target-torch", example.target_torch, example.filename, cwd=tmp_path
+    )
+    assert result.returncode in (0, 1), result.stderr
+    assert target.read_text() == example.fixed_source

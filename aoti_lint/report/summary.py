@@ -7,7 +7,9 @@ from aoti_lint.report import ReportContext
 
 
 def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" + ("" if count == 1 else "s")
+    if count == 1:
+        return f"{count} {word}"
+    return f"{count} {word}es" if word.endswith(("x", "s")) else f"{count} {word}s"
 
 
 def summary_lines(findings: list[Finding], context: ReportContext) -> list[str]:

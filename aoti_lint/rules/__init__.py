@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+from aoti_lint.rules.api_misuse import AotiApiMisuse
 from aoti_lint.rules.base import PythonRule, Rule
+from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
+from aoti_lint.rules.device_flow import CrossDeviceLoad, InputDeviceMismatch, InputShapeMismatch
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 
 ALL_RULES: tuple[type[Rule], ...] = (
     SyntaxErrorRule,
     DeprecatedAotCompile,
     DeprecatedAotLoad,
+    AotiApiMisuse,
+    CrossDeviceLoad,
+    InputDeviceMismatch,
+    InputShapeMismatch,
+    DebugEnvVar,
+    DebugInductorConfig,
 )
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

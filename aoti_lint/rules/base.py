@@ -9,12 +9,15 @@ prefiltering and printing docs stay instant.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
+    from aoti_lint.prefilter import CodeIndex
     from aoti_lint.source import SourceFile
 
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
@@ -44,6 +47,8 @@ class Invalid:
     # The whole file after ``--fix --unsafe-fixes``; None when the finding has no automatic fix.
     fixed: str | None = None
     filename: str = "example.py"
+    # The `target-torch` the example is linted and fixed with.
+    target_torch: str = "2.6"
 
     @property
     def source(self) -> str:
@@ -83,6 +88,17 @@ class Rule:
         return any(all(token in data for token in group) for group in cls.triggers)
 
     @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """Called once after this rule's fixes were applied to a file; returns the tidied text."""
+        return text
+
+    @classmethod
+    def could_match_code(cls, code: CodeIndex) -> bool:
+        """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
+        ``aoti_lint.prefilter.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        return True
+
+    @classmethod
     def explanation(cls) -> str:
         return textwrap.dedent(cls.__doc__ or "").strip()
 
@@ -113,16 +129,96 @@ class PythonRule(Rule):
         return self.context.qualified_names(node)
 
 
+class ProjectRule(Rule):
+    """A rule over all the files of one run, e.g. a load in one file of an artifact compiled in another.
+
+    Per file whose bytes pass ``summary_triggers``, ``summarize`` turns the parsed module into a summary: plain
+    picklable data, no libcst nodes, so it crosses worker processes and caches. Rules with the same
+    ``summary_key`` share one summary per file. Once every file is processed, ``check_project`` gets all the
+    summaries and returns findings, which then pass each file's noqa comments and per-file-ignores like any
+    other. ``triggers`` keeps its meaning: a file can hold a finding of the rule only if it passes them.
+    """
+
+    summary_key: ClassVar[str]
+    summary_triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+
+    @classmethod
+    def wants_summary(cls, data: bytes) -> bool:
+        return any(all(token in data for token in group) for group in cls.summary_triggers)
+
+    @classmethod
+    def summarize(cls, context: PythonContext) -> object:
+        raise NotImplementedError
+
+    @classmethod
+    def check_project(cls, summaries: Sequence[Any]) -> list[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def finding(cls, path: str, start: Position, end: Position, message: str) -> Finding:
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=path,
+            start=start,
+            end=end,
+            severity=cls.severity,
+            url=cls.url(),
+        )
+
+
+class TextRule(Rule):
+    """A rule over a line-based file (shell, Dockerfile, YAML, .env): ``check`` reads the decoded text.
+
+    The engine filters the findings through the file's trailing ``# noqa`` comments.
+    """
+
+    @classmethod
+    def check(cls, source: SourceFile) -> list[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def finding(
+        cls, source: SourceFile, start: Position, end: Position, message: str, fix: Fix | None = None
+    ) -> Finding:
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=source.display_path,
+            start=start,
+            end=end,
+            severity=cls.severity,
+            fix=fix,
+            url=cls.url(),
+        )
+
+
 class PythonContext:
     """Per-file state shared by the Python rules of one traversal."""
 
-    def __init__(self, source: SourceFile, module: Any, wrapper: Any) -> None:
+    def __init__(
+        self, source: SourceFile, module: Any, wrapper: Any, target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH
+    ) -> None:
         self.source = source
         self.module = module
         self.wrapper = wrapper
+        self.target_torch = target_torch
         self.findings: list[Finding] = []
+        self._memo: dict[str, Any] = {}
         self._positions: Any = None
         self._qualified: Any = None
+
+    def memo(self, key: str, factory: Any) -> Any:
+        """A per-file value computed once and shared by the rules (e.g. the migration plan)."""
+        if key not in self._memo:
+            self._memo[key] = factory()
+        return self._memo[key]
+
+    def facts(self) -> Any:
+        """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
+        from aoti_lint.dataflow import ModuleFacts
+
+        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper))
 
     def positions(self) -> Any:
         if self._positions is None:

@@ -21,6 +21,22 @@ class DeprecatedReference(PythonRule):
     symbol: ClassVar[DeprecatedSymbol]
     fix_availability = "sometimes"
 
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # A reference resolves to `pkg.parent.name` only through `x.parent.name` / `parent.name`, or through
+        # a name bound by an import of `...parent...` (`import pkg.parent as p`, `from pkg import parent`,
+        # `from pkg.parent import name`).
+        module, name = cls.symbol.qualified_name.rsplit(".", 1)
+        parent = module.rsplit(".", 1)[-1]
+        return (
+            (parent, name) in code.attribute_pairs
+            or any(parent in imported.split(".") for imported in code.imported_modules)
+            or any(
+                imported == parent or (imported == name and parent in source.split("."))
+                for source, imported in code.imported_names
+            )
+        )
+
     def __init__(self, context: Any) -> None:
         super().__init__(context)
         self._in_import = 0
@@ -77,6 +93,44 @@ class DeprecatedReference(PythonRule):
             f"`{self.symbol.qualified_name}` is deprecated; use `{self.symbol.replacement}` "
             f"(torch {self.symbol.replacement_since[0]}.{self.symbol.replacement_since[1]}+)",
         )
+
+    @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """Once fixes are applied, drop imports of the old API that no fix alone could see were unused."""
+        import libcst as cst
+
+        from aoti_lint.codemods.migrate_aoti import tidy_imports
+
+        try:
+            module = cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            return text  # the engine refuses to write it anyway
+        return tidy_imports(module).code
+
+    def leave_Module(self, node: Any) -> None:
+        """Attach the migration's fix to each finding of this rule at a call the codemod understands."""
+        mine = [f for f in self.context.findings if f.code == self.code]
+        if not mine:
+            return
+        from aoti_lint.codemods.analysis import MigrationPlan
+        from aoti_lint.codemods.migrate_aoti import fix_for_site
+        from aoti_lint.diagnostics import Applicability, Fix
+
+        context = self.context
+        plan = context.memo("migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch))
+        for finding in mine:
+            site = plan.site_for_reference(finding.data)
+            if site is None:
+                # A reference that is not called here (stored, passed on): its callers decide the arguments.
+                finding.fix = Fix(
+                    Applicability.DISPLAY_ONLY,
+                    f"Migrate by hand: the reference is not called here; its callers must switch to "
+                    f"`{self.symbol.replacement}`",
+                )
+                continue
+            finding.fix = fix_for_site(plan, id(finding.data), context.source.text)
+            if finding.fix.applicability is Applicability.DISPLAY_ONLY:
+                finding.message += f"; not fixed automatically: {site.verdict.reason}"
 
 
 class DeprecatedAotCompile(DeprecatedReference):
@@ -172,13 +226,32 @@ class DeprecatedAotCompile(DeprecatedReference):
     INVALID = [
         Invalid(
             """
+            import os
+
             import torch
 
-            so_path = torch._export.aot_compile(model, (x,))
+            so_path = torch._export.aot_compile(
+                model,
+                (x,),
+                options={"aot_inductor.output_path": os.path.join(os.getcwd(), "model.so"), "max_autotune": True},
+            )
+            runner = torch._export.aot_load(so_path, "cuda")
             """,
-            line=3,
+            line=5,
             column=11,
             message_contains="aoti_compile_and_package",
+            fixed="""
+            import os
+
+            import torch
+
+            so_path = torch._inductor.aoti_compile_and_package(
+                torch.export.export(model, (x,)),
+                package_path=os.path.join(os.getcwd(), "model.pt2"),
+                inductor_configs={"max_autotune": True},
+            )
+            runner = torch._inductor.aoti_load_package(so_path)
+            """,
         ),
         Invalid(
             """
@@ -306,13 +379,21 @@ class DeprecatedAotLoad(DeprecatedReference):
     INVALID = [
         Invalid(
             """
+            from torch._export import aot_load
+
+            def serve(path):
+                return aot_load(path, "cuda:1")
+            """,
+            line=4,
+            column=12,
+            message_contains="aoti_load_package",
+            fixed="""
             import torch
 
-            runner = torch._export.aot_load("model.so", "cpu")
+            def serve(path):
+                return torch._inductor.aoti_load_package(path, device_index=1)
             """,
-            line=3,
-            column=10,
-            message_contains="aoti_load_package",
+            target_torch="2.8",
         ),
         Invalid(
             """

@@ -1,0 +1,1 @@
+"""Static analyses shared by rules; each imports libcst lazily, inside its functions."""

@@ -1,0 +1,280 @@
+"""The per-file cache, like ruff's: the outcome of linting some bytes with some rules, kept between runs.
+
+An entry is named by a hash of everything its outcome depends on: the file's bytes, its kind, the rules that
+apply to it, the settings that change findings, and the linter itself (version, Python, libcst, and the size and
+time of each of its own source files, so an edited checkout never reads stale entries). Entries are thus
+content-addressed: two runs that write the same name write the same bytes, and an atomic rename is all the
+concurrency control needed.
+
+Entries are JSON, never pickle: a repository could ship a planted cache directory, and loading it must not run
+code. For the same reason, nothing is read or written through a symlink planted at the cache directory or at an
+entry (every access goes through a directory descriptor opened with O_NOFOLLOW). Any unreadable or malformed
+entry is a miss. Only the files that pass the prefilter ever reach the cache: for the others, reading the entry
+would cost as much as linting them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aoti_lint import __version__
+from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
+
+if TYPE_CHECKING:
+    from aoti_lint.config import Settings
+    from aoti_lint.engine import FileOutcome
+    from aoti_lint.rules import Rule
+    from aoti_lint.source import SourceFile
+
+CACHE_DIR_NAME = ".aoti_lint_cache"
+CACHE_DIR_ENV = "AOTI_LINT_CACHE_DIR"
+# Bump when the entry layout changes.
+ENTRY_FORMAT = 1
+# Settings that only choose which files are read or how findings are printed; every other field (including
+# ones added later) is part of the key, so a new setting can never serve stale findings.
+SETTINGS_NOT_IN_KEY = frozenset(
+    {"root", "config_path", "exclude", "extend_exclude", "respect_gitignore", "force_exclude", "output_format"}
+)
+_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_GITIGNORE = b"# Created by aoti-lint automatically.\n*\n"
+_CACHEDIR_TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# This is a cache directory created by aoti-lint.\n"
+
+
+def default_cache_dir(settings: Settings) -> Path:
+    configured = os.environ.get(CACHE_DIR_ENV)
+    return Path(configured) if configured else settings.root / CACHE_DIR_NAME
+
+
+def supported() -> bool:
+    """Whether this platform can refuse symlinks on every access (it can on Linux and macOS)."""
+    return hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
+
+
+class Cache:
+    def __init__(self, directory: Path, settings: Settings) -> None:
+        self.directory = directory
+        self._settings = settings
+        self._prefix: bytes | None = None
+        self._dir_fd: int | None = None
+        # Set when the directory is a planted symlink or cannot be created: the run goes on without a cache.
+        self._unusable = False
+
+    def close(self) -> None:
+        if self._dir_fd is not None:
+            os.close(self._dir_fd)
+            self._dir_fd = None
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def key(self, source: SourceFile, rules: tuple[type[Rule], ...]) -> str:
+        import hashlib
+
+        if self._prefix is None:
+            self._prefix = _run_fingerprint(self._settings)
+        digest = hashlib.blake2b(self._prefix, digest_size=20)
+        digest.update(f"\0{source.kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
+        digest.update(source.data)
+        return digest.hexdigest()
+
+    def load(self, key: str, display_path: str) -> FileOutcome | None:
+        dir_fd = self._directory(create=False)
+        if dir_fd is None:
+            return None
+        try:
+            fd = os.open(f"{key}.json", os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as handle:
+                data = handle.read()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        import json
+
+        try:
+            return _outcome_from_json(json.loads(data), display_path)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def store(self, key: str, outcome: FileOutcome) -> None:
+        """Write the entry atomically; a cache that cannot be written is silently skipped."""
+        dir_fd = self._directory(create=True)
+        if dir_fd is None:
+            return
+        import json
+
+        data = json.dumps(_outcome_to_json(outcome), separators=(",", ":")).encode()
+        with contextlib.suppress(OSError):
+            _write_atomic(dir_fd, f"{key}.json", data)
+
+    def _directory(self, create: bool) -> int | None:
+        """A descriptor of the cache directory, never reached through a symlink at its own name."""
+        if self._dir_fd is not None or self._unusable:
+            return self._dir_fd
+        if not supported():
+            self._unusable = True
+            return None
+        try:
+            self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | _FLAGS)
+        except FileNotFoundError:
+            if not create:
+                return None
+            try:
+                self.directory.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(self.directory)
+                self._dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY | _FLAGS)
+            except OSError:
+                self._unusable = True
+                return None
+        except OSError:  # a symlink (ELOOP) or a file (ENOTDIR) planted at the name: no cache
+            self._unusable = True
+            return None
+        for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+            try:
+                os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
+            except FileNotFoundError:
+                with contextlib.suppress(OSError):
+                    _write_atomic(self._dir_fd, name, content)
+            except OSError:
+                pass
+        return self._dir_fd
+
+
+def _write_atomic(dir_fd: int, name: str, data: bytes) -> None:
+    temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o644, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        # rename() replaces a symlink planted at the entry's name; it never writes through it.
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
+        raise
+
+
+def _run_fingerprint(settings: Settings) -> bytes:
+    import dataclasses
+    import json
+    from importlib import metadata
+
+    try:
+        libcst_version = metadata.version("libcst")
+    except metadata.PackageNotFoundError:
+        libcst_version = "?"
+    relevant = {
+        field.name: getattr(settings, field.name)
+        for field in dataclasses.fields(settings)
+        if field.name not in SETTINGS_NOT_IN_KEY
+    }
+    parts = [
+        f"aoti-lint cache {ENTRY_FORMAT}",
+        __version__,
+        sys.version,
+        libcst_version,
+        json.dumps(_canonical(relevant), sort_keys=True),
+        *_own_sources(),
+    ]
+    return "\0".join(parts).encode()
+
+
+def _canonical(value: Any) -> Any:
+    """The value as JSON with a stable order: a set's repr changes with each process's hash seed."""
+    if isinstance(value, (set, frozenset)):
+        return sorted((_canonical(item) for item in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _canonical(item) for key, item in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return repr(value)
+
+
+def _own_sources() -> list[str]:
+    """Size and modification time of each of the linter's own modules: an edit invalidates every entry."""
+    import aoti_lint
+
+    package = Path(aoti_lint.__file__).parent
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        with contextlib.suppress(OSError):
+            info = path.stat()
+            stamps.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
+    return stamps
+
+
+def _position(value: Position) -> list[int]:
+    return [value.row, value.column]
+
+
+def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
+    return {
+        "findings": [
+            {
+                "code": finding.code,
+                "message": finding.message,
+                "start": _position(finding.start),
+                "end": _position(finding.end),
+                "severity": finding.severity.value,
+                "fix": None
+                if finding.fix is None
+                else {
+                    "applicability": finding.fix.applicability.value,
+                    "message": finding.fix.message,
+                    "edits": [[e.content, *_position(e.start), *_position(e.end)] for e in finding.fix.edits],
+                },
+                "noqa_row": finding.noqa_row,
+                "cell": finding.cell,
+                "url": finding.url,
+            }
+            for finding in outcome.findings
+        ]
+    }
+
+
+def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
+    from aoti_lint.engine import FileOutcome
+
+    findings = []
+    for item in entry["findings"]:
+        fix = item["fix"]
+        findings.append(
+            Finding(
+                code=str(item["code"]),
+                message=str(item["message"]),
+                path=display_path,
+                start=Position(*map(int, item["start"])),
+                end=Position(*map(int, item["end"])),
+                severity=Severity(item["severity"]),
+                fix=None
+                if fix is None
+                else Fix(
+                    applicability=Applicability(fix["applicability"]),
+                    message=str(fix["message"]),
+                    edits=tuple(
+                        Edit(str(content), Position(int(r1), int(c1)), Position(int(r2), int(c2)))
+                        for content, r1, c1, r2, c2 in fix["edits"]
+                    ),
+                ),
+                noqa_row=item["noqa_row"],
+                cell=item["cell"],
+                url=item["url"],
+            )
+        )
+    return FileOutcome(path=display_path, findings=findings, checked=True)

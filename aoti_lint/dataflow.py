@@ -1,0 +1,81 @@
+"""Facts about one module that several rules and the codemod need: names, parents, single assignments.
+
+Built once per file from libcst metadata (qualified names, scopes, parents) and shared through the rule
+context; imported only when a file is parsed.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+
+
+class ModuleFacts:
+    def __init__(self, wrapper: MetadataWrapper) -> None:
+        self.module = wrapper.module
+        self._qualified = wrapper.resolve(QualifiedNameProvider)
+        self.scopes = wrapper.resolve(ScopeProvider)
+        self._parents = wrapper.resolve(ParentNodeProvider)
+        self._scopes = self.scopes
+
+    def names(self, node: cst.CSTNode) -> set[str]:
+        value = self._qualified.get(node, ())
+        if callable(value):
+            value = value()
+        return {q.name for q in value}
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
+        """The simple name a call's result is assigned to, and the statement, when it is ``name = call``."""
+        parent = self.parent(call)
+        if (
+            isinstance(parent, cst.Assign)
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0].target, cst.Name)
+        ):
+            return parent.targets[0].target, parent
+        if isinstance(parent, cst.AnnAssign) and isinstance(parent.target, cst.Name) and parent.value is call:
+            return parent.target, parent
+        return None
+
+    def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
+        """Every read of the variable bound at ``name``; None when other assignments may reach them too."""
+        scope = self._scopes.get(name)
+        if scope is None:
+            return None
+        assignments = [a for a in scope.assignments[name.value] if getattr(a, "node", None) is name]
+        if len(assignments) != 1:
+            return None
+        nodes = []
+        for access in assignments[0].references:
+            if len(access.referents) != 1:
+                return None
+            nodes.append(access.node)
+        return nodes
+
+    def single_value(self, name: cst.Name) -> cst.BaseExpression | None:
+        """The value of a variable read at ``name`` when exactly one plain assignment reaches it."""
+        scope = self._scopes.get(name)
+        if scope is None or name not in scope.accesses:
+            return None
+        accesses = [a for a in scope.accesses[name] if a.node is name]
+        if len(accesses) != 1 or len(accesses[0].referents) != 1:
+            return None
+        (assignment,) = accesses[0].referents
+        target = getattr(assignment, "node", None)
+        statement = self.parent(self.parent(target)) if target is not None else None
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            return statement.value
+        statement = self.parent(target) if target is not None else None
+        if isinstance(statement, cst.AnnAssign):
+            return statement.value
+        return None
+
+    def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(call, cst.Call):
+            return call, list(call.args).index(arg), arg
+        return None

@@ -1,0 +1,81 @@
+"""The second stage of the prefilter: what the code says, not what its bytes mention.
+
+The first stage (``Rule.could_match``) looks for bytes. Many files merely mention a name in a docstring, a
+comment, or an unrelated module path (torch's own sources hold ``aot_compile`` and ``_export`` together in 13
+files; 1 refers to ``torch._export.aot_compile``). Parsing such a file with libcst and resolving its names
+costs ten to a hundred times more than the ``ast`` parse that settles it here. ``ast`` compiles nothing and
+runs nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from aoti_lint.rules.base import PythonRule, Rule
+from aoti_lint.source import DecodeError, SourceFile
+
+RuleType = TypeVar("RuleType", bound=type[Rule])
+
+
+@dataclass(frozen=True)
+class CodeIndex:
+    """The names a module's code uses, gathered in one ``ast`` walk for every rule to query."""
+
+    # (inner, outer) for each attribute access ``inner.outer`` where inner is a name or itself ``x.inner``.
+    attribute_pairs: frozenset[tuple[str, str]]
+    # Dotted names imported by ``import a.b [as c]``.
+    imported_modules: frozenset[str]
+    # (module, name) for each ``from module import name [as c]``; relative imports keep their dots.
+    imported_names: frozenset[tuple[str, str]]
+
+
+# One entry: the runner asks about a file, then check_source asks again about the same text.
+@functools.lru_cache(maxsize=1)
+def code_index(text: str) -> CodeIndex | None:
+    """None when ``ast`` cannot parse the text (libcst may still, or reports the syntax error)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    pairs: set[tuple[str, str]] = set()
+    modules: set[str] = set()
+    names: set[tuple[str, str]] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            inner = node.value
+            if isinstance(inner, ast.Attribute):
+                pairs.add((inner.attr, node.attr))
+            elif isinstance(inner, ast.Name):
+                pairs.add((inner.id, node.attr))
+        elif isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            names.update((module, alias.name) for alias in node.names)
+    return CodeIndex(frozenset(pairs), frozenset(modules), frozenset(names))
+
+
+def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
+    """The rules that can still fire once the code, not just the bytes, has been looked at."""
+    if all(rule.could_match_code is Rule.could_match_code for rule in rules):
+        return list(rules)
+    index = code_index(text)
+    if index is None:
+        return list(rules)
+    return [rule for rule in rules if rule.could_match_code(index)]
+
+
+def needs_parse(source: SourceFile, rules: Sequence[type[Rule]]) -> bool:
+    """Whether ``check_source`` would parse this file with libcst: some Python rule passes both stages."""
+    python_rules = [rule for rule in rules if issubclass(rule, PythonRule) and rule.could_match(source.data)]
+    if not python_rules:
+        return False
+    try:
+        text = source.text
+    except DecodeError:
+        return False
+    return bool(refine(text, python_rules))

@@ -1,0 +1,741 @@
+"""AOTI201 / AOTI202: debug switches (environment variables, Inductor config keys) left on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position
+from aoti_lint.knowledge.debug_switches import (
+    CONFIG_DICT_KEYWORDS,
+    DEBUG_CONDITION_MARKER,
+    INDUCTOR_CONFIG,
+    SUBPROCESS_FUNCTIONS,
+    SWITCHES_BY_CONFIG_KEY,
+    SWITCHES_BY_ENV_VAR,
+    DebugSwitch,
+    message,
+)
+from aoti_lint.lazy import cst
+from aoti_lint.rules.base import Invalid, PythonRule, TextRule, Valid
+
+if TYPE_CHECKING:
+    from aoti_lint.scanners import EnvSetting
+    from aoti_lint.source import SourceFile
+
+_UNKNOWN = object()
+ENVIRON = "os.environ"
+
+
+def _literal(node: Any) -> Any:
+    """The value of a literal string, number, bool or None; ``_UNKNOWN`` for anything else."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else _UNKNOWN
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[node.value]
+    return _UNKNOWN
+
+
+def _string(node: Any) -> str | None:
+    value = _literal(node)
+    return value if isinstance(value, str) else None
+
+
+def _single_entry(call: Any) -> bool:
+    """The call sets exactly one key: ``f(K=V)`` or ``f({K: V})``."""
+    if len(call.args) != 1 or call.args[0].star:
+        return False
+    arg = call.args[0]
+    return arg.keyword is not None or (isinstance(arg.value, cst.Dict) and len(arg.value.elements) == 1)
+
+
+def _remove_fix(name: str, edits: Sequence[Edit]) -> Fix | None:
+    return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits)) if edits else None
+
+
+class _PythonSwitches(PythonRule):
+    """Shared Python plumbing: where statements and elements are, how to remove them, debug conditions."""
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self._debug_conditions: list[bool] = []
+        self._blocks: list[Any] = []
+        self._line: Any = None
+
+    def visit_If(self, node: Any) -> None:
+        test = self.context.module.code_for_node(node.test)
+        self._debug_conditions.append(DEBUG_CONDITION_MARKER in test.lower())
+
+    def leave_If(self, node: Any) -> None:
+        self._debug_conditions.pop()
+
+    def visit_Module(self, node: Any) -> None:
+        self._blocks.append(node)
+
+    def visit_IndentedBlock(self, node: Any) -> None:
+        self._blocks.append(node)
+
+    def leave_IndentedBlock(self, node: Any) -> None:
+        self._blocks.pop()
+
+    def visit_SimpleStatementLine(self, node: Any) -> None:
+        self._line = node
+
+    def visit_SimpleStatementSuite(self, node: Any) -> None:
+        self._line = node
+
+    @property
+    def deliberate(self) -> bool:
+        """Inside an `if` whose condition mentions debug: switched on on purpose."""
+        return any(self._debug_conditions)
+
+    def _position(self, node: Any, end: bool = False) -> Position:
+        code_range = self.context.positions()[node]
+        point = code_range.end if end else code_range.start
+        return Position(point.line, point.column + 1)
+
+    def remove_statement(self, statement: Any) -> tuple[Edit, ...]:
+        """Remove a small statement of the current line, leaving valid code (`pass` in an emptied block)."""
+        line = self._line
+        if line is None or not any(small is statement for small in line.body):
+            return ()
+        body = list(line.body)
+        if len(body) > 1:
+            index = next(i for i, small in enumerate(body) if small is statement)
+            if index + 1 < len(body):
+                return (Edit("", self._position(statement), self._position(body[index + 1])),)
+            return (Edit("", self._position(body[index - 1], end=True), self._position(statement, end=True)),)
+        block = self._blocks[-1] if self._blocks else None
+        if isinstance(line, cst.SimpleStatementLine) and (
+            isinstance(block, cst.Module) or (block is not None and len(block.body) > 1)
+        ):
+            first, last = self._position(line).row, self._position(line, end=True).row
+            edits = [Edit("", Position(first, 1), Position(last + 1, 1))]
+            if isinstance(block, cst.IndentedBlock):
+                # An empty edit at the block's header: two removals from one block overlap there, so they
+                # are applied in separate rounds and the last statement left becomes `pass`, never nothing.
+                anchor = self._position(block.header)
+                edits.append(Edit("", anchor, anchor))
+            return tuple(edits)
+        return (Edit("pass", self._position(statement), self._position(statement, end=True)),)
+
+    def remove_element(self, elements: Sequence[Any], element: Any) -> tuple[Edit, ...]:
+        """Remove a dict element or a call argument, and the comma that goes with it."""
+        index = next(i for i, item in enumerate(elements) if item is element)
+
+        def span(item: Any) -> tuple[Position, Position]:
+            first = getattr(item, "key", None) or getattr(item, "keyword", None) or item.value
+            if getattr(item, "star", "") or isinstance(item, cst.StarredDictElement):
+                first = item
+            return self._position(first), self._position(item.value, end=True)
+
+        start, end = span(element)
+        if index + 1 < len(elements):
+            return (Edit("", start, span(elements[index + 1])[0]),)
+        if index > 0:
+            return (Edit("", span(elements[index - 1])[1], end),)
+        if isinstance(element.comma, cst.Comma):
+            end = self._position(element.comma, end=True)
+        return (Edit("", start, end),)
+
+    def statement_of(self, expression: Any) -> Any:
+        """The small statement that is exactly ``expression`` (a call used as a statement), or None."""
+        line = self._line
+        if line is None:
+            return None
+        return next(
+            (s for s in line.body if isinstance(s, cst.Expr) and s.value is expression),
+            None,
+        )
+
+
+class DebugEnvVar(_PythonSwitches, TextRule):
+    """
+    ## What it does
+    Finds debug environment variables set to an "on" value wherever a project sets them: in Python
+    (`os.environ[K] = V`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, an `env=` mapping passed
+    to `subprocess`), shell scripts (`export K=V`, `K=V cmd`, `env K=V cmd`), Dockerfiles (`ENV`, and the
+    shell of `RUN`), YAML (`env:` / `environment:` / `variables:` mappings in map, list and Kubernetes
+    `name`/`value` forms, `run:` scripts, `echo "K=V" >> $GITHUB_ENV`) and `.env` files.
+
+    The switches are those of the AOTInductor debugging guide: `AOTI_RUNTIME_CHECK_INPUTS`,
+    `TORCHINDUCTOR_NAN_ASSERTS`, `TORCHINDUCTOR_RUNTIME_TRITON_NAN_ASSERTS`, `CUDA_LAUNCH_BLOCKING`,
+    `PYTORCH_NO_CUDA_MEMORY_CACHING`, `AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER`,
+    `AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT`, `AOT_INDUCTOR_DEBUG_COMPILE`, `TORCHINDUCTOR_DEBUG_COMPILE`,
+    `TORCH_COMPILE_DEBUG`, `DUMP_AOTI_MINIFIER`, `TORCH_LOGS`, `TORCH_SHOW_CPP_STACKTRACES` and
+    `TORCH_USE_CUDA_DSA`. Off values (`0`, `""`, `false`, `off`), values torch does not read as on (the
+    switches it compares with `"1"`, e.g. `TORCHINDUCTOR_NAN_ASSERTS=true`), `TORCH_LOGS` values that only
+    turn logging down (`-dynamo`), values that are not literals (`$DEBUG`, `${{ inputs.x }}`), reads, comments and
+    settings inside an `if` whose condition mentions "debug" are not reported. Cache locations, compile
+    threads and autotuning are not debug switches and are never reported.
+
+    ## Why is this bad?
+    These switches exist to hunt a crash, and each has a price. Some are baked into the AOTI package when
+    it is compiled (NaN asserts, the intermediate value printer, debug compile): a build script that
+    leaves one on ships a slow package, and unsetting the variable at run time does not help; the package
+    must be rebuilt. Others are read at run time (`CUDA_LAUNCH_BLOCKING` makes every kernel launch
+    synchronous, `PYTORCH_NO_CUDA_MEMORY_CACHING` sends every allocation to the driver) and slow every run
+    of the process that inherits them. The message names the switch, its cost and when it acts.
+
+    ## Known problems
+    The non-Python files are read line by line, not parsed, and only what is certain is reported: a bare
+    shell assignment (`K=V` without `export`), heredoc bodies, YAML flow collections (`env: {K: V}`),
+    anchors, folded (`>`) `run:` scalars and multi-line values are not read. Docker does not allow a
+    trailing comment on an `ENV` line: to keep one on purpose there, use a file-level
+    `# aoti-lint: noqa: AOTI201` or `per-file-ignores`. `TORCH_USE_CUDA_DSA` only acts when PyTorch itself
+    is built from source.
+
+    ## Fix safety
+    The fix removes the setting: the Python statement or dict entry, the `export` line, the inline
+    prefix (the command stays), the `ENV` pair (the other pairs stay), the YAML entry, the `.env` line.
+    It is unsafe: the switch may be wanted where it is, e.g. in a job that exists to debug.
+    Add `# noqa: AOTI201` at the end of the line to keep one on purpose.
+
+    ## References
+    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
+    - [CUDA environment variables](https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars)
+    - [torch._inductor.config](https://github.com/pytorch/pytorch/blob/main/torch/_inductor/config.py)
+    """
+
+    code = "AOTI201"
+    name = "debug-env-var"
+    summary = "A debug environment variable is switched on"
+    fix_availability = "sometimes"
+    file_kinds = frozenset({"python", "shell", "dockerfile", "yaml", "env"})
+    triggers = tuple((name.encode(),) for name in SWITCHES_BY_ENV_VAR)
+
+    @classmethod
+    def check(cls, source: SourceFile) -> list[Finding]:
+        findings = []
+        for setting in cls._scanner(source.kind)(source.text):
+            switch = SWITCHES_BY_ENV_VAR.get(setting.name)
+            if switch is None or not cls._reportable(switch, setting):
+                continue
+            findings.append(
+                cls.finding(
+                    source,
+                    setting.start,
+                    setting.end,
+                    message(switch, setting.name),
+                    _remove_fix(setting.name, setting.removal),
+                )
+            )
+        return findings
+
+    @staticmethod
+    def _scanner(kind: str) -> Callable[[str], Iterator[EnvSetting]]:
+        from aoti_lint.scanners import dockerfile, dotenv, shell, yaml
+
+        return {"shell": shell.scan, "dockerfile": dockerfile.scan, "yaml": yaml.scan, "env": dotenv.scan}[kind]
+
+    @staticmethod
+    def _reportable(switch: DebugSwitch, setting: EnvSetting) -> bool:
+        return setting.value is not None and switch.is_on_value(setting.value) and not setting.under_debug_condition
+
+    def _report_setting(self, key_node: Any, value_node: Any, edits: Sequence[Edit]) -> None:
+        name = _string(key_node) or ""
+        switch = SWITCHES_BY_ENV_VAR.get(name)
+        value = _string(value_node)
+        if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
+            return
+        self.report(key_node, message(switch, name), fix=_remove_fix(name, edits))
+
+    def _report_keyword(self, arg: Any, edits: Sequence[Edit]) -> None:
+        name = arg.keyword.value
+        switch = SWITCHES_BY_ENV_VAR.get(name)
+        value = _string(arg.value)
+        if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
+            return
+        self.report(arg.keyword, message(switch, name), fix=_remove_fix(name, edits))
+
+    def _is_environ(self, node: Any) -> bool:
+        return ENVIRON in self.qualified_names(node)
+
+    def visit_Assign(self, node: Any) -> None:
+        for target in node.targets:
+            subscript = target.target
+            if not isinstance(subscript, cst.Subscript) or not self._is_environ(subscript.value):
+                continue
+            if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+                continue
+            edits = self.remove_statement(node) if len(node.targets) == 1 else ()
+            self._report_setting(subscript.slice[0].slice.value, node.value, edits)
+
+    def visit_Call(self, node: Any) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "update"):
+            if self._is_environ(func.value):
+                self._environ_method(node, func.attr.value)
+            return
+        names = self.qualified_names(func)
+        if "os.putenv" in names:
+            self._key_value_call(node)
+        elif names & SUBPROCESS_FUNCTIONS:
+            env = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == "env"), None)
+            if env is not None:
+                self._env_mapping(env.value)
+
+    def _key_value_call(self, node: Any) -> None:
+        """``setdefault(K, V)`` / ``putenv(K, V)``: removable when the call is a statement of its own."""
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) != 2 or len(node.args) != 2:
+            return
+        statement = self.statement_of(node)
+        edits = self.remove_statement(statement) if statement is not None else ()
+        self._report_setting(positional[0].value, positional[1].value, edits)
+
+    def _environ_method(self, node: Any, method: str) -> None:
+        if method == "setdefault":
+            self._key_value_call(node)
+            return
+        # An update of one variable goes whole: `os.environ.update()` would be left doing nothing.
+        statement = self.statement_of(node) if _single_entry(node) else None
+        whole = self.remove_statement(statement) if statement is not None else None
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._report_keyword(arg, whole or self.remove_element(node.args, arg))
+            elif not arg.star and isinstance(arg.value, cst.Dict):
+                self._dict_entries(arg.value, whole)
+
+    def _dict_entries(self, mapping: Any, whole: Sequence[Edit] | None = None) -> None:
+        for element in mapping.elements:
+            if isinstance(element, cst.DictElement):
+                edits = whole or self.remove_element(mapping.elements, element)
+                self._report_setting(element.key, element.value, edits)
+
+    def _env_mapping(self, value: Any) -> None:
+        """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``."""
+        if isinstance(value, cst.Dict):
+            self._dict_entries(value)
+        elif isinstance(value, cst.Call) and "builtins.dict" in self.qualified_names(value.func):
+            for arg in value.args:
+                if arg.keyword is not None:
+                    self._report_keyword(arg, self.remove_element(value.args, arg))
+
+    VALID = [
+        Valid(
+            """
+            import os
+
+            blocking = os.environ.get("CUDA_LAUNCH_BLOCKING", "0")
+            os.environ["CUDA_LAUNCH_BLOCKING"] = "0"
+            os.environ["TORCH_LOGS"] = "-dynamo"
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = "/tmp/inductor"
+            os.environ["TORCHINDUCTOR_NAN_ASSERTS"] = flag
+            # os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            """
+        ),
+        Valid(
+            """
+            import os
+
+            if args.debug:
+                os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            if os.environ.get("DEBUG_CUDA") == "1":
+                os.environ.update({"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+            """
+        ),
+        Valid(
+            """
+            env = {"CUDA_LAUNCH_BLOCKING": "1"}
+            environ = {}
+            environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            """
+        ),
+        Valid(
+            """
+            #!/bin/bash
+            # export CUDA_LAUNCH_BLOCKING=1
+            export CUDA_LAUNCH_BLOCKING=0
+            export TORCHINDUCTOR_CACHE_DIR=/tmp/cache
+            if [ -n "$DEBUG" ]; then
+              export CUDA_LAUNCH_BLOCKING=1
+            fi
+            CUDA_LAUNCH_BLOCKING=$BLOCKING python train.py
+            """,
+            filename="train.sh",
+        ),
+        Valid(
+            """
+            FROM python:3.11
+            ENV TORCH_LOGS=-dynamo TORCHINDUCTOR_COMPILE_THREADS=8
+            """,
+            filename="Dockerfile",
+        ),
+        Valid(
+            """
+            jobs:
+              debug:
+                if: ${{ inputs.debug }}
+                env:
+                  CUDA_LAUNCH_BLOCKING: 1
+            """,
+            filename="ci.yml",
+        ),
+        Valid("CUDA_LAUNCH_BLOCKING=0\nTORCH_LOGS=\n", filename="app.env"),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import os
+
+            os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            model = load()
+            """,
+            line=3,
+            column=12,
+            message_contains="slows every run",
+            fixed="""
+            import os
+
+            model = load()
+            """,
+        ),
+        Invalid(
+            """
+            from os import environ
+
+            environ.setdefault("TORCHINDUCTOR_NAN_ASSERTS", "1")
+            """,
+            line=3,
+            column=20,
+            message_contains="rebuild the package without it",
+        ),
+        Invalid(
+            """
+            import os
+
+            os.environ.update({"TORCH_LOGS": "+inductor,output_code"}, TORCH_SHOW_CPP_STACKTRACES="1")
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            import os
+            import subprocess
+
+            subprocess.run(cmd, env={**os.environ, "CUDA_LAUNCH_BLOCKING": "1"})
+            subprocess.check_call(cmd, env=dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1"))
+            os.putenv("AOT_INDUCTOR_DEBUG_COMPILE", "1")
+            """,
+            count=3,
+        ),
+        Invalid(
+            """
+            #!/bin/bash
+            export CUDA_LAUNCH_BLOCKING=1
+            CUDA_LAUNCH_BLOCKING=1 TORCH_USE_CUDA_DSA=1 python train.py
+            """,
+            filename="train.sh",
+            line=2,
+            column=8,
+            count=3,
+            fixed="""
+            #!/bin/bash
+            python train.py
+            """,
+        ),
+        Invalid(
+            """
+            FROM python:3.11
+            ENV PATH=/opt/bin:$PATH CUDA_LAUNCH_BLOCKING=1
+            """,
+            filename="Dockerfile",
+            line=2,
+            column=25,
+            fixed="""
+            FROM python:3.11
+            ENV PATH=/opt/bin:$PATH
+            """,
+        ),
+        Invalid(
+            """
+            services:
+              serve:
+                environment:
+                  - PYTORCH_NO_CUDA_MEMORY_CACHING=1
+            """,
+            filename="compose.yaml",
+            line=4,
+            column=9,
+        ),
+        Invalid("export TORCH_LOGS=+dynamo\n", filename="app.env", line=1, column=8),
+    ]
+
+
+class DebugInductorConfig(_PythonSwitches):
+    """
+    ## What it does
+    Finds debug keys of `torch._inductor.config` switched on in Python: assignments under any import form
+    (`torch._inductor.config.nan_asserts = True`, `from torch._inductor import config`,
+    `import torch._inductor.config as cfg`, nested keys such as `config.aot_inductor.debug_compile`),
+    `config.patch(...)` with a keyword, a dict or a key and a value (as a call, decorator or context
+    manager), and keys of the dict passed as `inductor_configs=` to `aoti_compile_and_package` or as
+    `options=` to `torch._export.aot_compile`, `torch._inductor.aot_compile` and `torch.compile`, including
+    a dict built in a variable of the same scope.
+
+    The keys are `nan_asserts`, `runtime_triton_nan_asserts`, `debug`, `debug_index_asserts`,
+    `trace.enabled`, `aot_inductor.debug_compile`, `aot_inductor.debug_intermediate_value_printer`,
+    `aot_inductor.filtered_kernel_names`, `aot_inductor.dump_aoti_minifier`, `triton.debug_sync_graph` and
+    `triton.debug_sync_kernel`. Off values (`False`, `None`, `0`, `"0"`), values that are not literals and
+    settings inside an `if` whose condition mentions "debug" are not reported.
+
+    ## Why is this bad?
+    Every one of these keys is read when the model is compiled and is baked into what Inductor generates:
+    NaN checks with a sync after each kernel, a synchronisation after every launch, a value printer around
+    each kernel, an unoptimised library with debug symbols. A compile script that leaves one on ships a slow
+    package; the package must be rebuilt without it.
+
+    ## Fix safety
+    The fix removes the assignment statement, the `patch` argument or the dict entry. It is unsafe: the key
+    may be wanted there, e.g. in a script that exists to debug. Add `# noqa: AOTI202` to keep it.
+
+    ## References
+    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
+    - [torch._inductor.config](https://github.com/pytorch/pytorch/blob/main/torch/_inductor/config.py)
+    """
+
+    code = "AOTI202"
+    name = "debug-inductor-config"
+    summary = "A debug key of `torch._inductor.config` is switched on"
+    fix_availability = "sometimes"
+    triggers = tuple(
+        (key.rsplit(".", 1)[-1].encode(), context)
+        for key in SWITCHES_BY_CONFIG_KEY
+        for context in (b"_inductor", b"compile")
+    )
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self._scopes: list[_Scope] = [_Scope()]
+        self._decorator: Any = None
+
+    def _report_key(self, node: Any, key: str, value_node: Any, edits: Sequence[Edit], deliberate: bool) -> None:
+        switch = SWITCHES_BY_CONFIG_KEY.get(key)
+        value = _literal(value_node)
+        if switch is None or value is _UNKNOWN or deliberate or not switch.is_on_value(value):
+            return
+        self.report(node, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix=_remove_fix(key, edits))
+
+    def _config_key(self, node: Any) -> str | None:
+        prefix = INDUCTOR_CONFIG + "."
+        return next((name[len(prefix) :] for name in self.qualified_names(node) if name.startswith(prefix)), None)
+
+    # Scopes: a dict built in a variable is reported where the variable reaches a compile call.
+
+    def visit_FunctionDef(self, node: Any) -> None:
+        self._scopes.append(_Scope())
+
+    def leave_FunctionDef(self, node: Any) -> None:
+        self._close_scope()
+
+    def visit_ClassDef(self, node: Any) -> None:
+        self._scopes.append(_Scope())
+
+    def leave_ClassDef(self, node: Any) -> None:
+        self._close_scope()
+
+    def leave_Module(self, node: Any) -> None:
+        self._close_scope()
+
+    def _close_scope(self) -> None:
+        scope = self._scopes.pop()
+        for name, all_deliberate in scope.uses.items():
+            assigned = scope.assignments.get(name, [])
+            if not assigned or any(mapping is None for mapping in assigned):
+                continue
+            for entry in scope.entries.get(name, []):
+                key_node, key, value_node, edits, deliberate = entry
+                self._report_key(key_node, key, value_node, edits, deliberate or all_deliberate)
+
+    def visit_Assign(self, node: Any) -> None:
+        scope = self._scopes[-1]
+        for target in node.targets:
+            target = target.target
+            if isinstance(target, cst.Name):
+                mapping = node.value if isinstance(node.value, cst.Dict) and len(node.targets) == 1 else None
+                scope.assignments.setdefault(target.value, []).append(mapping)
+                if mapping is not None:
+                    scope.entries.setdefault(target.value, []).extend(self._entries(mapping))
+            elif isinstance(target, cst.Attribute):
+                key = self._config_key(target)
+                if key is not None:
+                    edits = self.remove_statement(node) if len(node.targets) == 1 else ()
+                    self._report_key(target, key, node.value, edits, self.deliberate)
+            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(node.targets) == 1:
+                index = target.slice[0].slice if len(target.slice) == 1 else None
+                key = _string(index.value) if isinstance(index, cst.Index) else None
+                if key is not None:
+                    entry = (index.value, key, node.value, self.remove_statement(node), self.deliberate)
+                    scope.entries.setdefault(target.value.value, []).append(entry)
+
+    def _entries(self, mapping: Any) -> Iterator[tuple[Any, str, Any, tuple[Edit, ...], bool]]:
+        for element in mapping.elements:
+            key = _string(element.key) if isinstance(element, cst.DictElement) else None
+            if key is not None:
+                yield element.key, key, element.value, self.remove_element(mapping.elements, element), self.deliberate
+
+    def visit_Call(self, node: Any) -> None:
+        names = self.qualified_names(node.func)
+        if INDUCTOR_CONFIG + ".patch" in names:
+            self._patch(node)
+            return
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
+            self._dict_update(node)
+        keyword = next((CONFIG_DICT_KEYWORDS[name] for name in names if name in CONFIG_DICT_KEYWORDS), None)
+        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
+        if arg is None:
+            return
+        if isinstance(arg.value, cst.Dict):
+            for entry in self._entries(arg.value):
+                self._report_key(*entry)
+        elif isinstance(arg.value, cst.Name):
+            uses = self._scopes[-1].uses
+            uses[arg.value.value] = uses.get(arg.value.value, True) and self.deliberate
+
+    def _dict_update(self, node: Any) -> None:
+        """``options.update({...})`` on a variable: more entries of the dict it holds."""
+        target = node.func.value
+        if isinstance(target, cst.Name) and len(node.args) == 1 and isinstance(node.args[0].value, cst.Dict):
+            entries = list(self._entries(node.args[0].value))
+            statement = self.statement_of(node) if _single_entry(node) else None
+            if statement is not None:  # `options.update({})` would be left doing nothing
+                whole = self.remove_statement(statement)
+                entries = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries]
+            self._scopes[-1].entries.setdefault(target.value, []).extend(entries)
+
+    def visit_Decorator(self, node: Any) -> None:
+        self._decorator = node
+
+    def leave_Decorator(self, node: Any) -> None:
+        self._decorator = None
+
+    def _patch(self, node: Any) -> None:
+        args = node.args
+        decorator = self._decorator
+        if decorator is not None and decorator.decorator is node and _single_entry(node):
+            # `@config.patch()` would be left doing nothing: the decorator goes whole.
+            first, last = self._position(decorator).row, self._position(decorator, end=True).row
+            whole: tuple[Edit, ...] | None = (Edit("", Position(first, 1), Position(last + 1, 1)),)
+        else:
+            whole = None
+        positional = [arg for arg in args if arg.keyword is None and not arg.star]
+        if len(positional) == 2 and len(args) == 2:
+            key = _string(positional[0].value)
+            if key is not None:
+                value = positional[1]
+                end = value.comma if isinstance(value.comma, cst.Comma) else value.value
+                edits = (Edit("", self._position(positional[0]), self._position(end, end=True)),)
+                self._report_key(positional[0].value, key, value.value, edits, self.deliberate)
+            return
+        for arg in args:
+            if arg.keyword is not None:
+                edits = whole or self.remove_element(args, arg)
+                self._report_key(arg.keyword, arg.keyword.value, arg.value, edits, self.deliberate)
+            elif not arg.star and isinstance(arg.value, cst.Dict):
+                for key_node, key, value, edits, deliberate in self._entries(arg.value):
+                    self._report_key(key_node, key, value, whole or edits, deliberate)
+
+    VALID = [
+        Valid(
+            """
+            from torch._inductor import config
+
+            config.nan_asserts = False
+            config.aot_inductor.debug_intermediate_value_printer = "0"
+            config.max_autotune = True
+            config.compile_threads = 8
+            config.debug = flag
+            print(config.debug)
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            if args.debug:
+                torch._inductor.config.trace.enabled = True
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs={"max_autotune": True})
+            """
+        ),
+        Valid(
+            """
+            class Config:
+                debug = True
+
+            options = {"nan_asserts": True}
+            run(options=options)
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch._inductor.config as cfg
+
+            cfg.nan_asserts = True
+            compile_model()
+            """,
+            line=3,
+            column=1,
+            message_contains="rebuild the package without it",
+            fixed="""
+            import torch._inductor.config as cfg
+
+            compile_model()
+            """,
+        ),
+        Invalid(
+            """
+            from torch._inductor import config
+
+            config.aot_inductor.debug_compile = True
+            """,
+            line=3,
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch._inductor.config.patch(debug_index_asserts=True)
+            def build(ep):
+                with torch._inductor.config.patch({"triton.debug_sync_kernel": True}):
+                    return torch._inductor.aoti_compile_and_package(ep)
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            import torch
+
+            options = {"max_autotune": True}
+            options["aot_inductor.debug_intermediate_value_printer"] = "3"
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=options)
+            """,
+            line=4,
+            column=9,
+        ),
+        Invalid(
+            """
+            import torch
+
+            compiled = torch.compile(model, options={"trace.enabled": True})
+            """,
+            line=3,
+            column=42,
+        ),
+    ]
+
+
+@dataclass
+class _Scope:
+    # Every value assigned to each name in the scope: the Dict node, or None for anything else.
+    assignments: dict[str, list[Any]] = field(default_factory=dict)
+    # Entries put in the dict a name holds: (key node, key, value node, removal edits, deliberate).
+    entries: dict[str, list[tuple[Any, str, Any, tuple[Edit, ...], bool]]] = field(default_factory=dict)
+    # Names passed as a compile call's config dict, and whether every such call is deliberate.
+    uses: dict[str, bool] = field(default_factory=dict)

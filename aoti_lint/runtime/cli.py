@@ -1,0 +1,116 @@
+"""The ``validate`` and ``explain`` subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def validate_command(argv: list[str]) -> int:
+    from aoti_lint.runtime.validate import DEFAULT_TIMEOUT, render_text, validate
+
+    parser = argparse.ArgumentParser(
+        prog="aoti-lint validate",
+        description=(
+            "Prove an AOTInductor package on this machine: read it, check this host against it, run it and compare "
+            "with the exported program. WARNING: this loads the package's compiled .so and runs its native code "
+            "(in child processes); validate only packages you trust."
+        ),
+        epilog="Exit status: 0 valid, 1 invalid, 2 usage error. "
+        "Running needs torch: pip install 'aoti-lint[validate]'.",
+    )
+    parser.add_argument("package", type=Path, help="the .pt2 written by aoti_compile_and_package")
+    parser.add_argument(
+        "--inputs",
+        type=Path,
+        metavar="FILE",
+        help="inputs saved with torch.save: tensor, tuple, list, dict or (args, kwargs)",
+    )
+    parser.add_argument(
+        "--reference",
+        type=Path,
+        metavar="EP.pt2",
+        help="the program saved with torch.export.save: example inputs and expected outputs",
+    )
+    parser.add_argument(
+        "--device-index", type=int, default=-1, help="device index to load on (default -1: the default device)"
+    )
+    parser.add_argument(
+        "--rtol", type=float, help="relative tolerance (with --atol; default: by dtype, as torch.testing.assert_close)"
+    )
+    parser.add_argument("--atol", type=float, help="absolute tolerance (with --rtol)")
+    parser.add_argument(
+        "--edges", action="store_true", help="also run at the min/max (and 0/1 where allowed) of each dynamic dimension"
+    )
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="on failure, rerun with AOTI_RUNTIME_CHECK_INPUTS=1 "
+        "(on CUDA also CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1)",
+    )
+    parser.add_argument(
+        "--no-run", action="store_true", help="only read the package (no torch needed, nothing executed)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"per child process (default {DEFAULT_TIMEOUT:g})",
+    )
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    if (args.rtol is None) != (args.atol is None):
+        parser.error("--rtol and --atol go together")
+    if args.edges and args.reference is None:
+        parser.error("--edges needs --reference (the dynamic ranges come from the exported program)")
+    try:
+        report = validate(
+            args.package,
+            inputs=args.inputs,
+            reference=args.reference,
+            device_index=args.device_index,
+            rtol=args.rtol,
+            atol=args.atol,
+            edges=args.edges,
+            diagnose=args.diagnose,
+            run=not args.no_run,
+            timeout=args.timeout,
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.output_format == "json":
+        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return EXIT_OK if report.valid else EXIT_FAILED
+
+
+def explain_command(argv: list[str]) -> int:
+    from aoti_lint.runtime.explain import match_text, render
+
+    parser = argparse.ArgumentParser(
+        prog="aoti-lint explain",
+        description="Explain an AOTInductor error: match an error message or a whole log against the known failures.",
+        epilog="Exit status: 0 something matched, 1 nothing matched, 2 usage error.",
+    )
+    parser.add_argument("file", nargs="?", default="-", help="a log or error text; - or nothing reads stdin")
+    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    args = parser.parse_args(argv)
+    if args.file == "-":
+        text, source = sys.stdin.read(), "<stdin>"
+    else:
+        try:
+            text = Path(args.file).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            print(f"error: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
+        source = args.file
+    matches = match_text(text)
+    sys.stdout.write(render(matches, source, args.output_format))
+    return EXIT_OK if matches else EXIT_FAILED

@@ -1,0 +1,571 @@
+"""aoti-lint's speed next to grep (the floor), ruff, TorchFix and Fixit, on the same trees in one run.
+
+    python benchmarks/run.py            # full run (about 15 minutes on 2 cores), writes benchmarks/RESULTS.md
+    python benchmarks/run.py --quick    # smoke run (about 2 minutes): small trees, one run each, no peers;
+                                        # writes benchmarks/.peers/RESULTS-quick.md, not RESULTS.md
+
+Run it with the interpreter of aoti-lint's own environment (the one with torch, whose sources are tree (a)).
+The peers are installed by this script into benchmarks/.peers/ (gitignored); they are not test dependencies.
+Trees are copied or generated into a temporary directory outside any git repository, so that every tool sees
+the same files and no .gitignore hides them. Every command is a fresh process, as users and pre-commit run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+PEERS = HERE / ".peers"
+RESULTS = HERE / "RESULTS.md"
+ANALYSIS_START, ANALYSIS_END = "<!-- analysis -->", "<!-- /analysis -->"
+PEER_PACKAGES = ["torchfix", "fixit", "ruff==0.17.6"]
+# Users' interpreters write and reuse bytecode; an environment that forbids it would time the compiler.
+CLEAN_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+@dataclass
+class Measure:
+    label: str
+    times: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # user + system seconds, the process tree's
+    peak_kb: int = 0
+    over_bound: float | None = None  # set when a run was killed at this many seconds
+    note: str = ""
+
+    @property
+    def median(self) -> float | None:
+        return statistics.median(self.times) if self.times and self.over_bound is None else None
+
+    def shown(self) -> str:
+        if self.over_bound is not None:
+            return f"> {self.over_bound:.0f} s"
+        if self.median is None:
+            return self.note or "n/a"
+        return _seconds(self.median)
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
+
+
+def timed_run(command: list[str], cwd: Path, bound: float, env: dict | None = None) -> tuple[float | None, float, int]:
+    """Wall time, CPU time and peak RSS (KiB, the largest process of the tree) of one run.
+
+    The wall time is None when the run went past ``bound``. CPU time counts the children the command waited
+    for (a pool's workers); on a loaded machine it is steadier than the wall time.
+    """
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**CLEAN_ENV, **(env or {})},
+        start_new_session=True,
+    )
+    deadline = start + bound
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            elapsed = time.perf_counter() - start
+            process.returncode = os.waitstatus_to_exitcode(status)
+            if process.returncode not in (0, 1):
+                raise RuntimeError(f"{' '.join(command)} exited {process.returncode}")
+            return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+        if time.perf_counter() > deadline:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return None, 0.0, 0
+        time.sleep(0.002)
+
+
+def measure(label: str, command: list[str], cwd: Path, runs: int, bound: float, env: dict | None = None) -> Measure:
+    result = Measure(label)
+    index = 0
+    while index < runs:
+        elapsed, cpu, peak = timed_run(command, cwd, bound, env)
+        if elapsed is None:
+            result.over_bound = bound
+            break
+        result.times.append(elapsed)
+        result.cpu.append(cpu)
+        result.peak_kb = max(result.peak_kb, peak)
+        # A slow command is measured fewer times, so the whole run stays bounded.
+        if index == 0 and elapsed * runs > 4 * bound:
+            break
+        if index == 0 and elapsed > 10:
+            runs = min(runs, 3)
+        index += 1
+    cpu = f"cpu {_seconds(statistics.median(result.cpu))}, " if result.cpu else ""
+    print(f"  {label:<44} {result.shown():>10}  ({cpu}n={len(result.times)}, peak {result.peak_kb // 1024} MiB)")
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- the peers
+
+
+def install_peers() -> dict[str, str]:
+    """A virtual environment of its own for the peers (TorchFix pins its own libcst and torch-free deps)."""
+    venv = PEERS / "venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    missing = [name for name in ("torchfix", "fixit", "ruff") if not (venv / "bin" / name).exists()]
+    if missing:
+        print(f"installing peers into {venv} ...")
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PEER_PACKAGES], check=False)
+    (PEERS / ".gitignore").write_text("*\n")
+    versions = {}
+    for name in ("torchfix", "fixit", "ruff", "libcst"):
+        shown = subprocess.run(
+            [str(python), "-m", "pip", "show", name], capture_output=True, text=True, check=False
+        ).stdout
+        match = re.search(r"^Version: (.+)$", shown, re.M)
+        versions[name] = match.group(1) if match else "not installed"
+    return versions
+
+
+def peer_commands(target: str) -> dict[str, list[str]]:
+    bin_dir = PEERS / "venv" / "bin"
+    return {
+        "ruff check --select ALL --no-cache": [
+            str(bin_dir / "ruff"),
+            "check",
+            "--isolated",
+            "--select",
+            "ALL",
+            "--no-cache",
+            "--exit-zero",
+            "-q",
+            target,
+        ],
+        "torchfix --select ALL": [str(bin_dir / "torchfix"), "--select", "ALL", target],
+        "fixit lint": [str(bin_dir / "fixit"), "lint", target],
+    }
+
+
+# ---------------------------------------------------------------------------------------------- the trees
+
+
+def trigger_tokens() -> list[str]:
+    from aoti_lint.rules import ALL_RULES
+
+    return sorted({token.decode() for rule in ALL_RULES for group in rule.triggers for token in group})
+
+
+def copy_torch(work: Path) -> Path | None:
+    spec = importlib.util.find_spec("torch")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    source = Path(next(iter(spec.submodule_search_locations)))
+    target = work / "torch_tree" / "torch"
+
+    def not_python(directory: str, names: list[str]) -> list[str]:
+        return [n for n in names if not os.path.isdir(os.path.join(directory, n)) and not n.endswith((".py", ".pyi"))]
+
+    shutil.copytree(source, target, ignore=not_python)
+    return target.parent
+
+
+PLAIN = '''"""{doc}"""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+from torch import nn
+
+log = logging.getLogger(__name__)
+
+
+class {cls}(nn.Module):
+    """A small block: {doc}"""
+
+    def __init__(self, width: int = {width}) -> None:
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+        self.norm = nn.LayerNorm(width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(torch.relu(self.proj(x)) + x)
+
+
+def {func}(batch: int, width: int = {width}) -> torch.Tensor:
+    model = {cls}(width).eval()
+    with torch.no_grad():
+        out = model(torch.randn(batch, width))
+    log.info("%s: %s", "{func}", tuple(out.shape))
+    return out
+'''
+
+AOTI_FORMS = [
+    "import torch\n\n\ndef build(model, x):\n    so = torch._export.aot_compile(model, (x,))\n"
+    "    return torch._export.aot_load(so, 'cpu')\n",
+    "from torch._export import aot_compile, aot_load\n\n\ndef build(model, x):\n"
+    "    return aot_load(aot_compile(model, (x,)), 'cuda')\n",
+    "import torch._export as te\n\n\ndef build(model, x):\n    return te.aot_compile(model, (x,), options={})\n",
+]
+
+DEBUG_FORMS = [
+    'import os\n\nos.environ["TORCHINDUCTOR_NAN_ASSERTS"] = "1"\nos.environ["TORCH_LOGS"] = "+dynamo,output_code"\n',
+    "import torch._inductor.config as cfg\n\ncfg.aot_inductor.debug_compile = True\ncfg.debug = True\n",
+    'import os\n\nos.environ.setdefault("TORCH_COMPILE_DEBUG", "1")\n'
+    'os.environ["AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER"] = "2"\n',
+]
+
+
+def generate_monorepo(root: Path, files: int, seed: int) -> Path:
+    """``files`` modules, 50 to a package; 1% use the deprecated AOTI APIs, 1% set debug switches."""
+    rng = random.Random(seed)
+    words = ["encoder", "decoder", "router", "mixer", "fusion", "ranker", "tower", "adapter", "head", "stem"]
+    for index in range(files):
+        package = root / f"svc_{index // 2000:02d}" / f"pkg_{index // 50:04d}"
+        package.mkdir(parents=True, exist_ok=True)
+        word = rng.choice(words)
+        text = PLAIN.format(
+            doc=f"The {word} of service {index // 2000}, variant {rng.randrange(10**6)}.",
+            cls=f"{word.title()}{index}",
+            func=f"run_{word}_{index}",
+            width=rng.choice([64, 128, 256, 512]),
+        )
+        roll = rng.random()
+        if roll < 0.01:
+            text += "\n\n" + rng.choice(AOTI_FORMS)
+        elif roll < 0.02:
+            text = rng.choice(DEBUG_FORMS) + "\n" + text
+        (package / f"mod_{index:05d}.py").write_text(text)
+    return root
+
+
+# ---------------------------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Tree:
+    name: str
+    path: Path
+    files: int
+    mbytes: float
+    measures: dict[str, Measure] = field(default_factory=dict)
+
+
+def tree_stats(path: Path) -> tuple[int, float]:
+    count = size = 0
+    for directory, _, names in os.walk(path):
+        for name in names:
+            if name.endswith((".py", ".pyi")):
+                count += 1
+                size += os.path.getsize(os.path.join(directory, name))
+    return count, size / 1e6
+
+
+def aoti_lint_command() -> list[str]:
+    script = Path(sys.executable).with_name("aoti-lint")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "aoti_lint"]
+
+
+def bench_tree(tree: Tree, runs: int, bound: float, peers: bool, cache_root: Path, torchfix_bound: float) -> None:
+    print(f"\n{tree.name}: {tree.files} files, {tree.mbytes:.1f} MB")
+    target = "."
+    grep = ["grep", "-rlE", "|".join(map(re.escape, trigger_tokens())), "--include=*.py", "--include=*.pyi", target]
+    subprocess.run(grep, cwd=tree.path, stdout=subprocess.DEVNULL, check=False)  # warm the page cache
+    add = tree.measures.__setitem__
+    add("grep", measure("grep -rlE (trigger tokens)", grep, tree.path, runs, bound))
+    lint = [*aoti_lint_command(), "--isolated", "-q", "--exit-zero"]
+    cache = cache_root / tree.name.replace(" ", "_")
+    for jobs, jobs_label in ((["--jobs", "1"], "--jobs 1"), ([], "default jobs")):
+        add(
+            f"aoti-lint cold, {jobs_label}",
+            measure(
+                f"aoti-lint cold (--no-cache), {jobs_label}",
+                [*lint, "--no-cache", *jobs, target],
+                tree.path,
+                runs,
+                bound,
+            ),
+        )
+        warm = [*lint, "--cache-dir", str(cache), *jobs, target]
+        timed_run(warm, tree.path, bound * 4)  # fills the cache
+        add(
+            f"aoti-lint warm, {jobs_label}",
+            measure(f"aoti-lint warm (cache filled), {jobs_label}", warm, tree.path, runs, bound),
+        )
+    if peers:
+        for label, command in peer_commands(target).items():
+            peer_bound = torchfix_bound if label.startswith("torchfix") else bound
+            add(label, measure(label, command, tree.path, runs, peer_bound))
+
+
+def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree:
+    """One file at a time, as pre-commit runs a hook on a small commit: process start included."""
+    root = work / "single"
+    root.mkdir()
+    (root / "clean.py").write_text(PLAIN.format(doc="No AOTI here.", cls="Block", func="run", width=64))
+    (root / "hit.py").write_text(PLAIN.format(doc="Old AOTI.", cls="Block", func="run", width=64) + AOTI_FORMS[0])
+    tree = Tree("one file (pre-commit)", root, 2, 0.0)
+    print("\none file, as pre-commit runs it (PRE_COMMIT=1, process start included)")
+    add = tree.measures.__setitem__
+    env = {"PRE_COMMIT": "1"}
+    add("python -c pass", measure("python -c pass", [sys.executable, "-c", "pass"], root, runs, bound))
+    lint = [*aoti_lint_command(), "-q", "--exit-zero"]
+    timed_run([*lint, "--no-cache", "hit.py"], root, bound, env)  # writes the bytecode of every module used
+    add("aoti-lint, no AOTI token", measure("aoti-lint clean.py", [*lint, "clean.py"], root, runs, bound, env))
+    add(
+        "aoti-lint, findings, cold",
+        measure("aoti-lint hit.py --no-cache", [*lint, "--no-cache", "hit.py"], root, runs, bound, env),
+    )
+    timed_run([*lint, "hit.py"], root, bound, env)
+    add("aoti-lint, findings, warm", measure("aoti-lint hit.py (cached)", [*lint, "hit.py"], root, runs, bound, env))
+    if peers:
+        for label, command in peer_commands("hit.py").items():
+            add(f"{label}, findings", measure(f"{label} hit.py", command, root, runs, bound))
+    return tree
+
+
+def profile_cold(tree: Tree, work: Path) -> str:
+    """cProfile of a cold serial run: the functions with the most time of their own."""
+    import pstats
+
+    out = work / "cold.prof"
+    command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "aoti_lint", "--isolated", "-q", "--no-cache"]
+    subprocess.run([*command, "--jobs", "1", "--exit-zero", "."], cwd=tree.path, stdout=subprocess.DEVNULL, check=True)
+    stats = pstats.Stats(str(out))
+    total = stats.total_tt
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:15]
+    lines = [f"Total {total:.2f} s under cProfile (which slows pure-Python code about 1.5x).", ""]
+    lines += ["| own time | calls | function |", "| ---: | ---: | --- |"]
+    for (filename, line, name), (_, calls, own, _cumulative, _) in rows:
+        where = filename.split("site-packages/")[-1].split(str(REPO) + "/")[-1]
+        lines.append(f"| {own:.2f} s | {calls} | `{name}` ({where}:{line}) |")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------- the report
+
+
+def machine(versions: dict[str, str]) -> list[str]:
+    from importlib import metadata
+
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if "model name" in line
+        ),
+        platform.processor() or "?",
+    )
+    memory = next(
+        (line.split()[1] for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")),
+        "0",
+    )
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} cores (nproc); memory {int(memory) / 2**20:.1f} GiB",
+        f"- {platform.platform()}; Python {platform.python_version()}",
+        f"- aoti-lint {version('aoti-lint')}, libcst {version('libcst')}, torch {version('torch')} (tree a); "
+        f"peers: ruff {versions.get('ruff', '?')}, TorchFix {versions.get('torchfix', '?')}, "
+        f"Fixit {versions.get('fixit', '?')} (libcst {versions.get('libcst', '?')} in their environment)",
+        f"- load average at start / end: {' / '.join(versions.get('load', []))}",
+    ]
+
+
+def ratio(a: Measure | None, b: Measure | None) -> str:
+    if a is None or b is None or a.median is None:
+        return "n/a"
+    if b.over_bound is not None:
+        return f"> {b.over_bound / a.median:.0f}x faster"
+    if b.median is None:
+        return "n/a"
+    value = a.median / b.median
+    return f"{value:.1f}x" if value >= 1 else f"1/{1 / value:.0f}"
+
+
+def table(tree: Tree, floor: str) -> list[str]:
+    base = tree.measures.get(floor)
+    peers = [m for label, m in tree.measures.items() if label.startswith(("ruff", "torchfix", "fixit"))]
+    header = f"| command | median wall | median CPU | runs | peak RSS | vs {floor} |" + "".join(
+        f" vs {p.label.split()[0]} |" for p in peers
+    )
+    lines = [header, "|" + " --- |" * (6 + len(peers))]
+    for label, item in tree.measures.items():
+        cpu = _seconds(statistics.median(item.cpu)) if item.cpu else ""
+        cells = [label, item.shown(), cpu, str(len(item.times)), f"{item.peak_kb / 1024:.0f} MiB", ratio(item, base)]
+        if label.startswith("aoti-lint"):
+            cells += [ratio(item, peer) for peer in peers]
+        else:
+            cells += [""] * len(peers)
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def verdict(measure: Measure | None, reference: Measure | None, factor: float, faster: bool = False) -> str:
+    if measure is None or reference is None or measure.median is None:
+        return "not measured"
+    if faster:  # measure must be `factor` times faster than reference
+        if reference.over_bound is not None:
+            got = reference.over_bound / measure.median
+            return f"met (> {got:.0f}x)" if got >= factor else f"unknown (> {got:.0f}x; peer stopped at the bound)"
+        if reference.median is None:
+            return "not measured"
+        got = reference.median / measure.median
+        return f"met ({got:.0f}x)" if got >= factor else f"missed: {got:.1f}x faster, target {factor:.0f}x"
+    if reference.median is None:
+        return "not measured"
+    got = measure.median / reference.median
+    return (
+        f"met ({got:.1f}x)" if got <= factor else f"missed: {got:.1f}x, target {factor:.0f}x ({got / factor:.1f}x over)"
+    )
+
+
+def targets(trees: dict[str, Tree]) -> list[str]:
+    lines = []
+    torch_tree, mono, single = trees.get("a"), trees.get("b"), trees.get("c")
+    if torch_tree:
+        m = torch_tree.measures
+        lines += [
+            f"- (a) cold within 10x of grep: {verdict(m['aoti-lint cold, default jobs'], m['grep'], 10)}",
+            f"- (a) cold 100x faster than TorchFix: "
+            f"{verdict(m['aoti-lint cold, default jobs'], m.get('torchfix --select ALL'), 100, faster=True)}",
+            f"- (a) warm within 3x of grep: {verdict(m['aoti-lint warm, default jobs'], m['grep'], 3)}",
+        ]
+    if mono:
+        m = mono.measures
+        lines += [
+            f"- (b) cold within 10x of grep: {verdict(m['aoti-lint cold, default jobs'], m['grep'], 10)}",
+            f"- (b) warm within 3x of grep: {verdict(m['aoti-lint warm, default jobs'], m['grep'], 3)}",
+        ]
+    small = trees.get("b/4")
+    if mono and small:
+        for kind in ("cold", "warm"):
+            big, little = (
+                mono.measures[f"aoti-lint {kind}, default jobs"],
+                small.measures[f"aoti-lint {kind}, default jobs"],
+            )
+            if big.median and little.median:
+                lines.append(
+                    f"- (b) {kind}: {small.files} -> {mono.files} files ({mono.files / small.files:.0f}x): time "
+                    f"{big.median / little.median:.1f}x, peak RSS {little.peak_kb // 1024} -> {big.peak_kb // 1024} MiB"
+                )
+    if single:
+        m = single.measures
+        lines += [
+            f"- (c) one file without AOTI token within 2x of `python -c pass`: "
+            f"{verdict(m['aoti-lint, no AOTI token'], m['python -c pass'], 2)}",
+            f"- (c) one file with findings within 15x of `python -c pass`: "
+            f"{verdict(m['aoti-lint, findings, cold'], m['python -c pass'], 15)} cold, "
+            f"{verdict(m['aoti-lint, findings, warm'], m['python -c pass'], 15)} cached",
+        ]
+    return lines
+
+
+def write_results(trees: dict[str, Tree], versions: dict[str, str], profile: str, args: argparse.Namespace) -> None:
+    analysis = ""
+    if RESULTS.exists():
+        text = RESULTS.read_text()
+        if ANALYSIS_START in text and ANALYSIS_END in text:
+            analysis = text[text.index(ANALYSIS_START) : text.index(ANALYSIS_END) + len(ANALYSIS_END)]
+    analysis = analysis or f"{ANALYSIS_START}\n(no analysis written yet)\n{ANALYSIS_END}"
+    lines = [
+        "# aoti-lint benchmark results",
+        "",
+        f"Written by `python benchmarks/run.py{' --quick' if args.quick else ''}` on "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: medians of up to {args.runs} runs, each a fresh "
+        f"process; a command past {args.bound:.0f} s is stopped and shown as `> bound`. Peak RSS is that of the "
+        "largest process of the command's tree (os.wait4).",
+        "",
+        "## Machine",
+        *machine(versions),
+        "",
+        "## Targets",
+        *targets(trees),
+        "",
+    ]
+    for key, tree in trees.items():
+        floor = "python -c pass" if key == "c" else "grep"
+        lines += [f"## ({key}) {tree.name}: {tree.files} files, {tree.mbytes:.1f} MB", "", *table(tree, floor), ""]
+    lines += [
+        "## Where the time goes",
+        "",
+        analysis,
+        "",
+        "### Profile of a cold serial run on tree (a)",
+        "",
+        profile,
+        "",
+    ]
+    output = PEERS / "RESULTS-quick.md" if args.quick else RESULTS
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("\n".join(lines))
+    print(f"\nwrote {output}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small trees, one run, no peers")
+    parser.add_argument("--runs", type=int, help="runs per command (default 5; 1 with --quick)")
+    parser.add_argument("--bound", type=float, help="seconds before a run is stopped (default 100; 20 with --quick)")
+    parser.add_argument("--torchfix-bound", type=float, default=240.0, help="bound for TorchFix on tree (a)")
+    parser.add_argument("--files", type=int, help="files in the generated monorepo (default 20000)")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--no-peers", action="store_true", help="skip ruff, TorchFix and Fixit")
+    args = parser.parse_args()
+    args.runs = args.runs or (1 if args.quick else 5)
+    args.bound = args.bound or (20.0 if args.quick else 100.0)
+    args.files = args.files or (2000 if args.quick else 20000)
+    peers = not (args.quick or args.no_peers)
+    sys.path.insert(0, str(REPO))
+    versions = install_peers() if peers else {}
+    versions["load"] = [" ".join(f"{x:.2f}" for x in os.getloadavg())]
+    work = Path(tempfile.mkdtemp(prefix="aoti-lint-bench-"))
+    trees: dict[str, Tree] = {}
+    try:
+        torch_root = copy_torch(work)
+        if torch_root is None:
+            print("torch is not installed in this interpreter: tree (a) skipped")
+        else:
+            trees["a"] = Tree("the installed torch package's sources", torch_root, *tree_stats(torch_root))
+        mono = generate_monorepo(work / "monorepo", args.files, args.seed)
+        trees["b"] = Tree(f"generated monorepo (seed {args.seed})", mono, *tree_stats(mono))
+        if not args.quick:
+            small = generate_monorepo(work / "monorepo_quarter", args.files // 4, args.seed)
+            trees["b/4"] = Tree("the same monorepo, a quarter of the files", small, *tree_stats(small))
+        for key, tree in trees.items():
+            # The quarter tree only shows how aoti-lint scales; the peers are compared on the full one.
+            # TorchFix gets a longer bound on the torch tree: target (a) is stated against its time there.
+            torchfix_bound = args.torchfix_bound if key == "a" else args.bound
+            bench_tree(tree, args.runs, args.bound, peers and key != "b/4", work / "caches", torchfix_bound)
+        trees["c"] = bench_single_files(work, max(args.runs * 2, 3), args.bound, peers)
+        profile = profile_cold(trees["a"], work) if "a" in trees else "(tree (a) not measured)"
+        versions["load"].append(" ".join(f"{x:.2f}" for x in os.getloadavg()))
+        write_results(trees, versions, profile, args)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,225 @@
+"""The migration off torch._export.aot_compile / aot_load, as used by ``aoti-lint --fix`` and libcst's tool.
+
+``python -m libcst.tool codemod aoti_lint.codemods.migrate_aoti.MigrateAotiCommand PATH [--unsafe]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import libcst as cst
+from libcst.codemod import CodemodCommand, CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from aoti_lint.codemods.analysis import MigrationPlan
+from aoti_lint.codemods.aot_compile import MigrateAotCompile
+from aoti_lint.codemods.aot_load import MigrateAotLoad
+from aoti_lint.dataflow import ModuleFacts
+from aoti_lint.diagnostics import Applicability
+from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+
+
+class _Chain(cst.CSTTransformer):
+    """One traversal for several transformers: each sees the original node, so node identity holds."""
+
+    def __init__(self, *transformers: cst.CSTTransformer) -> None:
+        super().__init__()
+        self.transformers = transformers
+
+    def on_leave(self, original_node, updated_node):
+        for transformer in self.transformers:
+            method = getattr(transformer, f"leave_{type(original_node).__name__}", None)
+            if method is not None:
+                updated_node = method(original_node, updated_node)
+                if not isinstance(updated_node, cst.CSTNode):
+                    return updated_node
+        return updated_node
+
+
+def torch_binding(module: cst.Module) -> str | None:
+    """The name a module-level ``import torch[.x] [as t]`` binds to the torch package, if any."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
+                if alias.asname is None and dotted.split(".")[0] == "torch":
+                    return "torch"
+                if dotted == "torch" and isinstance(alias.asname.name, cst.Name):
+                    return alias.asname.name.value
+    return None
+
+
+def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]:
+    """(module, obj, asname) of every import of the deprecated API, for libcst's RemoveImportsVisitor."""
+    found = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            source = cst.helpers.get_full_name_for_node(node.module) if node.module else None
+            if node.relative or isinstance(node.names, cst.ImportStar):
+                return
+            for alias in node.names:
+                name = cst.helpers.get_full_name_for_node(alias.name)
+                asname = alias.asname.name.value if alias.asname else None
+                if (source, name) in (
+                    ("torch._export", "aot_compile"),
+                    ("torch._export", "aot_load"),
+                    ("torch", "_export"),
+                ):
+                    found.append((source, name, asname))
+
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                if cst.helpers.get_full_name_for_node(alias.name) == "torch._export" and alias.asname:
+                    found.append(("torch._export", None, alias.asname.name.value))
+
+    module.visit(Finder())
+    return found
+
+
+class _DropBareExportImport(cst.CSTTransformer):
+    """``import torch._export`` binds ``torch``: once ``torch._export`` is unused, keep only ``import torch``."""
+
+    def __init__(self, keep_torch: bool) -> None:
+        super().__init__()
+        self.keep_torch = keep_torch
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        names = [
+            alias
+            for alias in updated_node.names
+            if not (alias.asname is None and cst.helpers.get_full_name_for_node(alias.name) == "torch._export")
+        ]
+        if len(names) == len(updated_node.names):
+            return updated_node
+        if self.keep_torch:
+            self.keep_torch = False
+            names.append(cst.ImportAlias(name=cst.Name("torch")))
+        if not names:
+            return cst.RemovalSentinel.REMOVE
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=names)
+
+
+def migrate(plan: MigrationPlan, targets: set[int]) -> str:
+    """The module's code with the given sites (keys of plan.compiles / plan.loads) migrated."""
+    module = plan.module
+    binding = torch_binding(module)
+    chain = _Chain(
+        MigrateAotCompile(plan, targets, binding or "torch"), MigrateAotLoad(plan, targets, binding or "torch")
+    )
+    new = module.visit(chain)
+    if binding is None:
+        new = _add_torch_import(new)
+    return tidy_imports(new).code
+
+
+def _is_old_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and bool(_old_imports(cst.Module(body=[statement])))
+
+
+def _add_torch_import(module: cst.Module) -> cst.Module:
+    """``import torch`` where the old import stood (taking over its blank lines), else at the top."""
+    body = list(module.body)
+    for index, statement in enumerate(body):
+        if _is_old_import(statement):
+            new_import = cst.parse_statement("import torch\n", module.config_for_parsing)
+            body[index : index + 1] = [
+                new_import.with_changes(leading_lines=statement.leading_lines),
+                statement.with_changes(leading_lines=()),
+            ]
+            return module.with_changes(body=body)
+    context = CodemodContext()
+    AddImportsVisitor.add_needed_import(context, "torch")
+    return AddImportsVisitor(context).transform_module(module)
+
+
+def tidy_imports(module: cst.Module) -> cst.Module:
+    """Remove imports of the deprecated API that nothing uses any more; keep aliases still in use."""
+    body = _code_without_imports(module.code)
+    # A name still written somewhere keeps its import: skip libcst's (costly) scope check for it.
+    unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(_bound_name(e))}\b", body)]
+    if unused:
+        context = CodemodContext()
+        for source, obj, asname in unused:
+            RemoveImportsVisitor.remove_unused_import(context, source, obj, asname)
+        module = RemoveImportsVisitor(context).transform_module(module)
+    bare = re.search(r"^\s*import[^#\n]*\btorch\._export\b(?!\s+as)", module.code, flags=re.MULTILINE)
+    if bare and not re.search(r"\btorch\._export\b", _code_without_imports(module.code)):
+        only_binding = torch_binding(module) == "torch" and not _has_plain_torch_import(module)
+        module = module.visit(_DropBareExportImport(keep_torch=only_binding))
+    return module
+
+
+def _bound_name(entry: tuple[str, str | None, str | None]) -> str:
+    source, obj, asname = entry
+    return asname or obj or source.split(".")[0]
+
+
+def _code_without_imports(code: str) -> str:
+    """The code minus its import statements, roughly: enough to tell whether a name is still written."""
+    return re.sub(
+        r"^[ \t]*(?:from[ \t]+\S+[ \t]+import[ \t]*\([^)]*\)|(?:from[ \t]+\S+[ \t]+)?import[ \t][^\n]*)",
+        "",
+        code,
+        flags=re.MULTILINE,
+    )
+
+
+def _has_plain_torch_import(module: cst.Module) -> bool:
+    return bool(re.search(r"^\s*import torch\s*(#.*)?$", module.code, flags=re.MULTILINE))
+
+
+def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
+    allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+    sites = {**plan.compiles, **plan.loads}
+    return {key for key, site in sites.items() if site.verdict.applicability in allowed}
+
+
+class MigrateAotiCommand(CodemodCommand):
+    """libcst codemod command: migrate a module off torch._export.aot_compile / aot_load."""
+
+    DESCRIPTION = "Migrate torch._export.aot_compile/aot_load to aoti_compile_and_package/aoti_load_package."
+
+    def __init__(self, context: CodemodContext, unsafe: bool = False, target_torch: str = "2.6") -> None:
+        super().__init__(context)
+        self.unsafe = unsafe
+        major, minor = (int(part) for part in target_torch.split(".")[:2])
+        self.target_torch = (major, minor) if target_torch else DEFAULT_TARGET_TORCH
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument("--unsafe", action="store_true", help="also apply unsafe fixes")
+        arg_parser.add_argument("--target-torch", default="2.6", help="oldest torch the code must run on")
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)
+        targets = selected_sites(plan, self.unsafe)
+        if not targets:
+            return tree
+        return cst.parse_module(migrate(plan, targets))
+
+
+def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
+    """The lint fix of one site: its applicability, a title, and the edits that migrate it alone."""
+    from aoti_lint.diagnostics import Fix
+    from aoti_lint.edits import edits_between
+
+    site = plan.compiles.get(key) or plan.loads.get(key)
+    verdict = site.verdict
+    if verdict.applicability is Applicability.DISPLAY_ONLY:
+        return Fix(Applicability.DISPLAY_ONLY, f"Migrate by hand: {verdict.reason}")
+    title = (
+        "Export with `torch.export.export` and compile with `aoti_compile_and_package`"
+        if site.kind == "compile"
+        else "Load the package with `aoti_load_package`"
+    )
+    if verdict.applicability is Applicability.UNSAFE:
+        title += f" (unsafe: {verdict.reason})"
+    return Fix(verdict.applicability, title, edits_between(original_code, migrate(plan, {key})))

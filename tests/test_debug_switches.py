@@ -1,0 +1,378 @@
+"""AOTI201 / AOTI202: the switch table, file kinds, the fixture tree, and --fix end to end through the CLI."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
+from aoti_lint.engine import FixOptions, check_source, fix_source, process_source
+from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
+from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
+from aoti_lint.scanners import yaml as yaml_scanner
+from aoti_lint.source import SourceFile, file_kind
+from tests.conftest import FIXTURES, REPO
+
+SELECT = ("--isolated", "--select", "AOTI201,AOTI202")
+TREE = FIXTURES / "debug_switches"
+FIXED_TREE = FIXTURES / "debug_switches_fixed"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+# The table
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "on"),
+    [
+        ("CUDA_LAUNCH_BLOCKING", "1", True),
+        ("CUDA_LAUNCH_BLOCKING", "0", False),
+        ("CUDA_LAUNCH_BLOCKING", "", False),
+        ("CUDA_LAUNCH_BLOCKING", "False", False),
+        ("CUDA_LAUNCH_BLOCKING", "off", False),
+        ("TORCH_LOGS", "+inductor,output_code", True),
+        ("TORCH_LOGS", "graph_breaks", True),
+        ("TORCH_LOGS", "-dynamo", False),
+        ("TORCH_LOGS", "-dynamo, -inductor", False),
+        ("TORCH_LOGS", "", False),
+        ("TORCHINDUCTOR_NAN_ASSERTS", "1", True),
+        ("TORCHINDUCTOR_NAN_ASSERTS", "true", False),  # torch compares with "1"
+        ("PYTORCH_NO_CUDA_MEMORY_CACHING", "1", True),
+        ("PYTORCH_NO_CUDA_MEMORY_CACHING", "yes", False),  # c10::utils::check_env: "1" only
+        ("TORCH_SHOW_CPP_STACKTRACES", "true", False),
+        ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "3", True),
+        ("AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "0", False),
+        ("AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT", "triton_poi_fused_0", True),
+    ],
+)
+def test_on_values(name, value, on):
+    assert SWITCHES_BY_ENV_VAR[name].is_on_value(value) is on
+
+
+def test_config_values_are_judged_as_python_values():
+    nan_asserts = SWITCHES_BY_CONFIG_KEY["nan_asserts"]
+    assert nan_asserts.is_on_value(True)
+    assert not nan_asserts.is_on_value(False)
+    assert not nan_asserts.is_on_value(None)
+    printer = SWITCHES_BY_CONFIG_KEY["aot_inductor.debug_intermediate_value_printer"]
+    assert printer.is_on_value("2")
+    assert not printer.is_on_value("0")
+
+
+def test_table_covers_the_issue_and_nothing_that_is_not_debugging():
+    env_vars = {s.env_var for s in DEBUG_SWITCHES if s.env_var}
+    config_keys = {s.config_key for s in DEBUG_SWITCHES if s.config_key}
+    assert len(env_vars) == 14
+    assert {"AOTI_RUNTIME_CHECK_INPUTS", "CUDA_LAUNCH_BLOCKING", "TORCH_LOGS", "TORCH_USE_CUDA_DSA"} <= env_vars
+    assert {"nan_asserts", "trace.enabled", "aot_inductor.debug_compile", "triton.debug_sync_kernel"} <= config_keys
+    for name in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_COMPILE_THREADS"):
+        assert name not in env_vars
+    assert not {key for key in config_keys if "autotune" in key or "cache" in key or "threads" in key}
+
+
+# File kinds
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("train.sh", "shell"),
+        ("run.bash", "shell"),
+        ("Dockerfile", "dockerfile"),
+        ("Dockerfile.gpu", "dockerfile"),
+        ("serve.dockerfile", "dockerfile"),
+        ("Containerfile", "dockerfile"),
+        ("ci.yml", "yaml"),
+        ("compose.yaml", "yaml"),
+        (".env", "env"),
+        ("prod.env", "env"),
+        ("README.md", None),
+        ("setup.cfg", None),
+    ],
+)
+def test_file_kind_by_name(name, kind):
+    assert file_kind(Path(name)) == kind
+
+
+@pytest.mark.parametrize(
+    ("first_line", "kind"),
+    [
+        ("#!/bin/sh", "shell"),
+        ("#!/bin/bash -e", "shell"),
+        ("#!/usr/bin/env bash", "shell"),
+        ("#!/usr/bin/env -S bash -eu", "shell"),
+        ("#!/usr/bin/env python3", None),
+        ("#!/bin/zsh", None),
+        ("export CUDA_LAUNCH_BLOCKING=1", None),
+    ],
+)
+def test_file_kind_by_shebang(tmp_path, first_line, kind):
+    path = tmp_path / "launch"
+    path.write_text(first_line + "\nexport CUDA_LAUNCH_BLOCKING=1\n")
+    assert file_kind(path) == kind
+
+
+# The fixture tree: every form, with the traps that must stay silent
+
+
+def test_fixture_tree_output(cli):
+    """One run over the tree: discovery of every kind, findings, positions, messages, trailing noqa."""
+    result = cli(*SELECT, "--quiet", ".", cwd=TREE)
+    assert result.stdout == (TREE / "expected.txt").read_text()
+    assert result.returncode == 1, result.stderr
+    reported = {line.split(":")[0] for line in result.stdout.splitlines()}
+    assert reported == {
+        ".env", "Dockerfile", "build_package.py", "ci.yml", "compose.yaml", "k8s.yaml", "launch", "serve.env",
+        "train.sh",
+    }  # fmt: skip
+
+
+def _copy_tree(tmp_path: Path) -> Path:
+    target = tmp_path / "project"
+    shutil.copytree(TREE, target)
+    for name in ("expected.txt", "notes", "README.md"):
+        (target / name).unlink()
+    return target
+
+
+def _assert_valid(root: Path) -> None:
+    for path in root.rglob("*"):
+        kind = file_kind(path)
+        if kind == "python":
+            ast.parse(path.read_text())
+        elif kind == "shell" and shutil.which("bash"):
+            checked = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+            assert checked.returncode == 0, (path.name, checked.stderr)
+        elif kind == "yaml":
+            try:
+                import yaml
+            except ImportError:  # no PyYAML in this environment: the scanner must still read it
+                list(yaml_scanner.scan(path.read_text()))
+            else:
+                assert isinstance(yaml.safe_load(path.read_text()), dict), path.name
+
+
+def test_unsafe_fixes_end_to_end(cli, tmp_path):
+    project = _copy_tree(tmp_path)
+    assert cli(*SELECT, "--fix", ".", cwd=project).returncode == 1  # unsafe fixes need --unsafe-fixes
+    result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    reported = len((TREE / "expected.txt").read_text().splitlines())
+    assert f"{reported} fixed, 0 remaining" in result.stdout
+    for expected in sorted(FIXED_TREE.iterdir()):
+        assert (project / expected.name).read_text() == expected.read_text(), expected.name
+    _assert_valid(project)
+    again = cli(*SELECT, ".", cwd=project)
+    assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
+
+
+def test_safe_fix_run_changes_nothing(cli, tmp_path):
+    project = _copy_tree(tmp_path)
+    result = cli(*SELECT, "--fix", ".", cwd=project)
+    assert result.returncode == 1
+    for original in TREE.iterdir():
+        if (project / original.name).exists():
+            assert (project / original.name).read_bytes() == original.read_bytes(), original.name
+
+
+def test_fixes_never_leave_an_empty_body(cli, tmp_path):
+    """Two removals from one block are applied in separate rounds; the last one leaves a placeholder."""
+    write(
+        tmp_path,
+        {
+            "build.py": """
+                import os
+
+                if cuda:
+                    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+                    os.environ["TORCH_LOGS"] = "+dynamo"
+                """,
+            "run.sh": """
+                if [ -f model.pt2 ]; then
+                  export CUDA_LAUNCH_BLOCKING=1
+                  export TORCH_LOGS=+dynamo
+                fi
+                """,
+            "ci.yml": """
+                jobs:
+                  test:
+                    env:
+                      CUDA_LAUNCH_BLOCKING: 1
+                      TORCH_LOGS: +dynamo
+                    steps:
+                      - run: pytest
+                """,
+            "Dockerfile": """
+                FROM python:3.11
+                ENV CUDA_LAUNCH_BLOCKING=1 \\
+                    TORCH_LOGS=+dynamo
+                """,
+        },
+    )
+    result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "build.py").read_text() == "import os\n\nif cuda:\n    pass\n"
+    assert (tmp_path / "run.sh").read_text() == "if [ -f model.pt2 ]; then\n  :\nfi\n"
+    assert "    env: {}\n" in (tmp_path / "ci.yml").read_text()
+    assert (tmp_path / "Dockerfile").read_text() == "FROM python:3.11\n"
+    _assert_valid(tmp_path)
+
+
+def test_findings_in_other_file_kinds_use_every_output_format(cli, tmp_path):
+    write(tmp_path, {"ci.yml": "env:\n  CUDA_LAUNCH_BLOCKING: 1\n  PIP_CACHE_DIR: /tmp/pip\n"})
+    result = cli(*SELECT, "--output-format", "json", cwd=tmp_path)
+    (item,) = json.loads(result.stdout)
+    assert item["code"] == "AOTI201"
+    assert item["location"] == {"row": 2, "column": 3}
+    assert item["fix"]["applicability"] == "unsafe"
+    assert result.returncode == 1
+
+
+def test_undecodable_text_file_is_one_error_and_the_run_goes_on(cli, tmp_path):
+    (tmp_path / "bad.sh").write_bytes(b"export CUDA_LAUNCH_BLOCKING=1 # \xff\n")
+    write(tmp_path, {"good.sh": "export CUDA_LAUNCH_BLOCKING=1\n"})
+    result = cli(*SELECT, ".", cwd=tmp_path)
+    assert "good.sh:1:8: AOTI201" in result.stdout
+    assert [line for line in result.stderr.splitlines() if "bad.sh" in line], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_text_files_never_import_libcst(tmp_path):
+    write(
+        tmp_path,
+        {"ci.yml": "env:\n  CUDA_LAUNCH_BLOCKING: 1\n", "run.sh": "export TORCH_LOGS=+dynamo\n", "a.py": "x = 1\n"},
+    )
+    code = (
+        "import sys\nfrom aoti_lint.cli import main\n"
+        "rc = main(['--quiet', '--isolated', '.'])\nassert 'libcst' not in sys.modules, 'libcst imported'\nprint(rc)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert result.stdout.strip().endswith("1"), result.stderr
+
+
+@pytest.mark.parametrize("rule", [DebugEnvVar, DebugInductorConfig], ids=lambda rule: rule.code)
+def test_examples_fixed_text(rule):
+    for example in rule.INVALID:
+        if example.fixed_source is None:
+            continue
+        kind = file_kind(Path(example.filename)) or "python"
+        source = SourceFile(Path(example.filename), example.filename, kind, example.source.encode())
+        fixed, count, _ = fix_source(source, [rule], check_source(source, [rule]), unsafe=True)
+        assert count >= 1
+        assert fixed.text == example.fixed_source
+
+
+def test_crlf_and_bom_files_keep_their_line_endings(cli, tmp_path):
+    (tmp_path / "Dockerfile").write_bytes(
+        b"FROM x\r\nENV A=1 \\\r\n    CUDA_LAUNCH_BLOCKING=1\r\nRUN TORCH_LOGS=+dynamo \\\r\n  python x.py\r\n"
+    )
+    (tmp_path / ".env").write_bytes(b"\xef\xbb\xbfCUDA_LAUNCH_BLOCKING=1\r\nB=2\r\n")
+    result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "Dockerfile").read_bytes() == b"FROM x\r\nENV A=1\r\nRUN python x.py\r\n"
+    assert (tmp_path / ".env").read_bytes() == b"\xef\xbb\xbfB=2\r\n"
+
+
+def test_rows_count_newlines_only():
+    """A form feed or a Unicode line separator in a comment must not shift the rows of what follows."""
+    for scan, text in (
+        (yaml_scanner.scan, "# a\x0cb\u2028c\nenv:\n  CUDA_LAUNCH_BLOCKING: 1\n"),
+        (DebugEnvVar._scanner("dockerfile"), "# a\x0cb\nFROM x\nENV CUDA_LAUNCH_BLOCKING=1\n"),
+        (DebugEnvVar._scanner("env"), "# a\x0cb\nCUDA_LAUNCH_BLOCKING=1\n"),
+    ):
+        (setting,) = scan(text)
+        assert setting.start.row == text.count("\n")
+
+
+def test_a_fix_that_breaks_python_is_not_written_even_without_aoti000(tmp_path):
+    """The engine re-parses fixed Python whatever the selection (`--select AOTI201` leaves AOTI000 out)."""
+
+    class BreaksTheFile(DebugEnvVar):
+        def _report_setting(self, key_node, value_node, edits):
+            broken = (Edit("(", Position(1, 1), Position(1, 1)),)
+            self.report(key_node, "breaks", fix=Fix(Applicability.UNSAFE, "break", broken))
+
+    path = tmp_path / "a.py"
+    path.write_text('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n')
+    source = SourceFile(path, "a.py", "python", path.read_bytes())
+    outcome = process_source(source, [BreaksTheFile], FixOptions(apply=True, unsafe=True))
+    (error,) = outcome.errors
+    assert error.message.startswith("fixes would break the file ("), error.message
+    assert path.read_text() == 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'
+
+
+_READ_CONFIG = """
+import json, sys
+from torch._inductor import config
+keys = json.loads(sys.argv[1])
+values = {}
+for key in keys:
+    node = config
+    for part in key.split("."):
+        node = getattr(node, part)
+    values[key] = node
+print(json.dumps(values))
+"""
+
+
+def _inductor_configs(keys: list[str], envs: list[dict[str, str]]) -> list[dict[str, object]]:
+    """Read torch's own config values, in one fresh process per ``env`` (set before torch is imported); the
+    processes run side by side."""
+    clean = {k: v for k, v in os.environ.items() if k not in SWITCHES_BY_ENV_VAR}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _READ_CONFIG, json.dumps(keys)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**clean, **env},
+            cwd=REPO,
+        )
+        for env in envs
+    ]
+    values = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=300)
+        assert process.returncode == 0, stderr
+        values.append(json.loads(stdout.splitlines()[-1]))
+    return values
+
+
+@pytest.mark.torch
+def test_table_agrees_with_torch_inductor_config():
+    """Every config key exists in torch 2.13, and an env var of the table sets its key exactly for the values
+    the table calls on (`TORCHINDUCTOR_NAN_ASSERTS=true` does not; `=1` does)."""
+    paired = [s for s in DEBUG_SWITCHES if s.env_var and s.config_key]
+    keys = sorted(SWITCHES_BY_CONFIG_KEY)
+    on_value = {s.env_var: "3" if "PRINTER" in s.env_var else "1" for s in paired}
+    # TORCH_COMPILE_DEBUG=true makes `import torch._inductor.config` itself fail (int("true")).
+    spelled = [s for s in paired if s.env_var != "TORCH_COMPILE_DEBUG"]
+    defaults, switched, spelled_out = _inductor_configs(keys, [{}, on_value, {s.env_var: "true" for s in spelled}])
+    for switch in paired:
+        key = switch.config_key
+        assert not switch.is_on_value(defaults[key]), key
+        assert switch.is_on_value(switched[key]), key
+    for switch in spelled:
+        assert switch.is_on_value("true") == switch.is_on_value(spelled_out[switch.config_key]), switch.env_var
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_discovery_never_opens_a_named_pipe(cli, tmp_path):
+    os.mkfifo(tmp_path / "pipe")
+    write(tmp_path, {"run.sh": "export CUDA_LAUNCH_BLOCKING=1\n"})
+    result = cli(*SELECT, ".", cwd=tmp_path)
+    assert result.stdout.startswith("run.sh:1:8: AOTI201"), result.stderr

@@ -1,0 +1,182 @@
+"""AOTI101-AOTI103 on fixture projects (several files per run), the project pass, and one real torch run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import pickle
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoti_lint.config import Settings
+from aoti_lint.engine import RuleSet, check_project
+from aoti_lint.files import Candidate
+from aoti_lint.runner import Execution, run_files
+from tests.conftest import FIXTURES
+
+PROJECTS = sorted(path for path in (FIXTURES / "device_flow").iterdir() if path.is_dir())
+SELECT = ("--select", "AOTI101,AOTI102,AOTI103")
+
+
+@pytest.mark.parametrize("project", PROJECTS, ids=[p.name for p in PROJECTS])
+def test_project_output(cli, project: Path):
+    result = cli("--quiet", "--isolated", *SELECT, ".", cwd=project)
+    expected = (project / "expected.txt").read_text()
+    assert result.stdout == expected
+    assert result.returncode == (1 if expected else 0), result.stderr
+
+
+def test_precision_corpus_is_silent(cli):
+    result = cli("--quiet", "--isolated", ".", cwd=FIXTURES / "device_flow" / "precision")
+    assert [line for line in result.stdout.splitlines() if " AOTI10" in line] == []
+
+
+def test_link_needs_the_compiling_file_in_the_run(cli):
+    project = FIXTURES / "device_flow" / "cuda_export_cpu_serve"
+    assert cli("--quiet", "--isolated", *SELECT, "serve.py", cwd=project).stdout == ""
+    assert "AOTI102" in cli("--quiet", "--isolated", *SELECT, "serve.py", "export.py", cwd=project).stdout
+
+
+def _copy(project: str, tmp_path: Path) -> Path:
+    target = tmp_path / project
+    shutil.copytree(FIXTURES / "device_flow" / project, target)
+    return target
+
+
+def test_noqa_suppresses_project_findings(cli, tmp_path):
+    project = _copy("cuda_export_cpu_serve", tmp_path)
+    serve = project / "serve.py"
+    serve.write_text(serve.read_text().replace("  # noqa: AOTI102", ""))
+    lines = cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout.splitlines()
+    assert [line.split(" ")[0:2] for line in lines] == [
+        ["serve.py:19:9:", "AOTI102"],
+        ["serve.py:21:9:", "AOTI103"],
+        ["serve.py:22:9:", "AOTI102"],
+    ]
+    serve.write_text("# aoti-lint: noqa: AOTI102, AOTI103\n" + serve.read_text())
+    assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == ""
+
+
+def test_per_file_ignores_apply_to_project_findings(cli):
+    project = FIXTURES / "device_flow" / "old_api"
+    result = cli("--quiet", "--isolated", *SELECT, "--per-file-ignores", "infer.py:AOTI103", ".", cwd=project)
+    assert [line.split(" ")[1] for line in result.stdout.splitlines()] == ["AOTI101", "AOTI102"]
+    # Ignoring the rules where the compile is does not hide what the loading file does wrong.
+    result = cli("--quiet", "--isolated", *SELECT, "--per-file-ignores", "compile_so.py:AOTI1", ".", cwd=project)
+    assert len(result.stdout.splitlines()) == 4
+
+
+def test_project_parts_are_plain_data(tmp_path):
+    """What the project pass needs survives pickling (a worker process, a cache)."""
+    project = FIXTURES / "device_flow" / "old_api"
+    settings = Settings(root=project).with_enabled()
+    ruleset = RuleSet(settings)
+    candidates = [Candidate(path, "python", explicit=True) for path in sorted(project.glob("*.py"))]
+    outcomes = run_files(candidates, ruleset, project, _no_fix(), Execution(cache_dir=None, jobs=1))
+    parts = [outcome.project for outcome in outcomes if outcome.project is not None]
+    assert len(parts) == 2
+    copied = pickle.loads(pickle.dumps(parts))
+    findings, errors = check_project(ruleset.rules, copied)
+    assert not errors
+    assert [(f.code, f.start.row) for f in sorted(findings, key=lambda f: f.sort_key())] == [
+        ("AOTI101", 4),
+        ("AOTI102", 5),
+        ("AOTI103", 5),
+        ("AOTI103", 9),
+    ]
+    assert check_project(ruleset.rules, parts)[0] == findings
+
+
+def _no_fix():
+    from aoti_lint.engine import FixOptions
+
+    return FixOptions()
+
+
+# -- a real run: what AOTI101 and AOTI103 prevent -----------------------------------------------------------
+
+BATCH_SCRIPT = FIXTURES / "device_flow" / "torch_run" / "batch_mismatch.py"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def _run_script(mode: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run(
+        [sys.executable, str(BATCH_SCRIPT), mode],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture(scope="session")
+def batch2_package(tmp_path_factory) -> Path:
+    """The package batch_mismatch.py compiles for batch 2 (one compile per session)."""
+    workdir = tmp_path_factory.mktemp("batch_mismatch")
+    compiled = _run_script("compile", workdir)
+    assert compiled.returncode == 0, compiled.stderr[-3000:]
+    assert (workdir / "batch_mismatch.pt2").is_file()
+    return workdir
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_batch_mismatch_runs_silently_with_wrong_rows(batch2_package):
+    result = _run_script("run", batch2_package, env={"AOTI_RUNTIME_CHECK_INPUTS": "0"})
+    assert result.returncode == 0, result.stderr[-3000:]
+    facts = json.loads(result.stdout.strip().splitlines()[-1])
+    # No error: a [3, 4] result whose first two rows are right and whose third row skipped the ReLU.
+    assert facts["shape"] == [3, 4]
+    assert facts["rows_equal_to_eager"] == [True, True, False]
+    assert facts["third_row_is_pre_relu"] is True
+    assert facts["min"] < 0
+    # The only sign of trouble is ATen's resize warning, quoted in AOTI103's docs.
+    assert (
+        "An output with one or more elements was resized since it had shape [2, 4], which does not match "
+        "the required output shape [3, 4]"
+    ) in result.stderr
+    # AOTI101: a CPU package loaded with device_index=0 fails, after a misleading warning.
+    assert facts["wrong_index_error"] == "Incorrect device passed to aoti_runner_cpu"
+    assert "Loading outdated pt2 file. Please regenerate your package." in result.stderr
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
+def test_batch_mismatch_fails_under_runtime_input_checks(batch2_package):
+    result = _run_script("run", batch2_package, env={"AOTI_RUNTIME_CHECK_INPUTS": "1"})
+    assert result.returncode != 0
+    assert "RuntimeError: input_handles[0]: unmatched dim value at 0, expected: 2, but got: 3" in result.stderr
+
+
+def test_batch_mismatch_script_is_reported(cli):
+    """The script the real run executes is the one AOTI101 and AOTI103 report, at the load and the call."""
+    result = cli("--quiet", "--isolated", *SELECT, BATCH_SCRIPT.name, cwd=BATCH_SCRIPT.parent)
+    reported = [line.split(" ", 2)[:2] for line in result.stdout.splitlines()]
+    assert reported == [["batch_mismatch.py:38:9:", "AOTI101"], ["batch_mismatch.py:43:11:", "AOTI103"]]
+    lines = BATCH_SCRIPT.read_text().splitlines()
+    assert "device_index=0" in lines[37]
+    assert "loaded(batch)" in lines[42]
+
+
+def test_docs_quote_the_real_run():
+    from aoti_lint.rules.device_flow import CrossDeviceLoad, InputShapeMismatch
+
+    assert '"Incorrect device passed to aoti_runner_cpu"' in " ".join(CrossDeviceLoad.explanation().split())
+    docs = " ".join(InputShapeMismatch.explanation().split())
+    assert "An output with one or more elements was resized since it had shape [2, 4]" in docs
+    assert "input_handles[0]: unmatched dim value at 0, expected: 2, but got: 3" in docs
+
+
+def test_imported_constant_from_an_ambiguous_module_links_nothing(cli, tmp_path):
+    project = _copy("shared_config", tmp_path)
+    assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == (project / "expected.txt").read_text()
+    (project / "vendor" / "app").mkdir(parents=True)
+    shutil.copy(project / "app" / "settings.py", project / "vendor" / "app" / "settings.py")
+    assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == ""

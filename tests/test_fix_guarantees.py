@@ -1,0 +1,32 @@
+"""What --fix promises whatever a rule's fix does: never a broken file, never a write when nothing changed."""
+
+from __future__ import annotations
+
+from aoti_lint.cli import main
+from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
+from aoti_lint.rules.deprecated_api import DeprecatedAotCompile
+
+SOURCE = "import torch\n\nso = torch._export.aot_compile(model, (x,))\n"
+
+
+def test_a_fix_that_breaks_the_file_is_not_written(tmp_path, monkeypatch, capsys):
+    target = tmp_path / "a.py"
+    target.write_text(SOURCE)
+    other = tmp_path / "b.py"
+    other.write_text(SOURCE)
+    real_leave = DeprecatedAotCompile.leave_Module
+
+    def broken_fix(self, node):
+        real_leave(self, node)
+        if self.context.source.display_path == "a.py":
+            for finding in self.context.findings:
+                # Deletes the closing parenthesis: the result does not parse.
+                finding.fix = Fix(Applicability.SAFE, "break it", (Edit("", Position(3, 43), Position(3, 44)),))
+
+    monkeypatch.setattr(DeprecatedAotCompile, "leave_Module", broken_fix)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--isolated", "--fix", "."]) == 2
+    _, err = capsys.readouterr()
+    assert "a.py: fixes would break the file ('(' was never closed); nothing written" in err
+    assert target.read_text() == SOURCE
+    assert "aoti_compile_and_package" in other.read_text()

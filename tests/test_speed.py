@@ -1,0 +1,232 @@
+"""Speed machinery: the cache, the process pool and the second prefilter stage keep the output identical."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from aoti_lint import cache as cache_module
+from aoti_lint.config import Settings
+from aoti_lint.engine import FixOptions, lint_paths
+from aoti_lint.runner import Execution
+from tests.conftest import REPO
+from tests.helpers import lint_text
+
+OLD_COMPILE = "import torch\n\nso = torch._export.aot_compile(model, (x,))\n"
+OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n"
+MENTIONS_ONLY = '"""Was torch._export.aot_compile; see aot_load."""\n# torch._export.aot_compile(m, args)\nx = 1\n'
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def run(root: Path, execution: Execution, settings: Settings | None = None, fix: FixOptions | None = None):
+    settings = settings or Settings(root=root).with_enabled()
+    return lint_paths([root], settings, root, fix, execution)
+
+
+def shown(result) -> list[tuple[str, int, int, str, str]]:
+    return [(f.path, f.start.row, f.start.column, f.code, f.message) for f in result.findings]
+
+
+def entries(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob("*.json"))
+
+
+def tamper(cache_dir: Path, message: str) -> None:
+    """Rewrite every entry's messages: a run that prints them read the cache."""
+    for entry in entries(cache_dir):
+        data = json.loads(entry.read_text())
+        for finding in data["findings"]:
+            finding["message"] = message
+        entry.write_text(json.dumps(data))
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return project(tmp_path / "src", {"a.py": OLD_COMPILE, "b.py": OLD_LOAD, "clean.py": "import torch\n"})
+
+
+def test_cache_hit_miss_and_invalidation(tree, tmp_path, monkeypatch):
+    cache_dir = tmp_path / "cache"
+    execution = Execution(cache_dir=cache_dir)
+    fresh = shown(run(tree, execution))
+    assert [code for *_, code, _ in fresh] == ["AOTI001", "AOTI002"]
+    # Only files passing the prefilter are cached.
+    assert len(entries(cache_dir)) == 2
+    assert (cache_dir / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (cache_dir / "CACHEDIR.TAG").exists()
+
+    tamper(cache_dir, "from the cache")
+    assert {message for *_, message in shown(run(tree, execution))} == {"from the cache"}
+    assert shown(run(tree, Execution())) == fresh, "no cache: nothing read"
+
+    # Changed content, changed settings, another version: misses.
+    (tree / "a.py").write_text(OLD_COMPILE + "# edited\n")
+    after_edit = shown(run(tree, execution))
+    assert after_edit[0][4] != "from the cache" and after_edit[1][4] == "from the cache"
+    target = replace(Settings(root=tree), target_torch=(2, 7)).with_enabled()
+    assert "from the cache" not in {message for *_, message in shown(run(tree, execution, target))}
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    assert shown(run(tree, execution)) == fresh
+
+
+def test_per_file_ignores_are_part_of_the_key(tree, tmp_path):
+    cache_dir = tmp_path / "cache"
+    run(tree, Execution(cache_dir=cache_dir))
+    settings = replace(Settings(root=tree), per_file_ignores=(("a.py", ("AOTI001",)),)).with_enabled()
+    assert [code for *_, code, _ in shown(run(tree, Execution(cache_dir=cache_dir), settings))] == ["AOTI002"]
+
+
+def test_no_cache_flag_writes_nothing(cli, tree):
+    default_location = {"AOTI_LINT_CACHE_DIR": ""}
+    assert cli("--no-cache", "--isolated", ".", cwd=tree, env=default_location).returncode == 1
+    assert not (tree / ".aoti_lint_cache").exists()
+    assert cli("--isolated", ".", cwd=tree, env=default_location).returncode == 1
+    assert len(entries(tree / ".aoti_lint_cache")) == 2
+
+
+def test_cache_dir_from_environment(cli, tree, tmp_path):
+    elsewhere = tmp_path / "elsewhere" / "cache"
+    assert cli("--isolated", ".", cwd=tree, env={"AOTI_LINT_CACHE_DIR": str(elsewhere)}).returncode == 1
+    assert len(entries(elsewhere)) == 2 and not (tree / ".aoti_lint_cache").exists()
+
+
+def test_concurrent_runs_share_the_cache_safely(tree):
+    expected = subprocess.run(
+        [sys.executable, "-m", "aoti_lint", "--isolated", "--no-cache", "."], cwd=tree, capture_output=True, text=True
+    ).stdout
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "aoti_lint", "--isolated", "."], cwd=tree, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=120)[0] for process in runs]
+    assert outputs == [expected] * 4
+    cache_dir = tree / ".aoti_lint_cache"
+    assert all(json.loads(entry.read_text()) for entry in entries(cache_dir))
+    assert not [name for name in os.listdir(cache_dir) if name.endswith(".tmp")]
+
+
+def test_symlink_planted_at_cache_dir_is_not_followed(tree, tmp_path):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    cache_dir = tmp_path / "cache"
+    cache_dir.symlink_to(victim)
+    assert [code for *_, code, _ in shown(run(tree, Execution(cache_dir=cache_dir)))] == ["AOTI001", "AOTI002"]
+    assert list(victim.iterdir()) == []
+
+
+def test_symlink_planted_at_an_entry_is_neither_read_nor_written_through(tree, tmp_path):
+    cache_dir = tmp_path / "cache"
+    fresh = shown(run(tree, Execution(cache_dir=cache_dir)))
+    tamper(cache_dir, "planted")
+    planted = tmp_path / "planted.json"
+    entry = entries(cache_dir)[0]
+    planted.write_bytes(entry.read_bytes())
+    for each in entries(cache_dir):
+        each.unlink()
+    entry.symlink_to(planted)
+    assert shown(run(tree, Execution(cache_dir=cache_dir))) == fresh
+    assert "planted" in planted.read_text(), "the run wrote through the symlink"
+    assert not entry.is_symlink(), "the entry was replaced, not followed"
+
+
+def test_fixes_are_never_taken_from_the_cache(tree, tmp_path):
+    cache_dir = tmp_path / "cache"
+    run(tree, Execution(cache_dir=cache_dir))
+    for entry in entries(cache_dir):
+        data = json.loads(entry.read_text())
+        for finding in data["findings"]:
+            finding["fix"] = {"applicability": "safe", "message": "evil", "edits": [["import os\n", 1, 1, 1, 1]]}
+        entry.write_text(json.dumps(data))
+    uncached = tmp_path / "uncached"
+    shutil.copytree(tree, uncached)
+    run(uncached, Execution(cache_dir=None), fix=FixOptions(apply=True))
+    run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(apply=True))
+    # The fixes applied are the ones computed afresh, never the planted ones.
+    for path in sorted(uncached.rglob("*.py")):
+        fixed = (tree / path.relative_to(uncached)).read_text()
+        assert fixed == path.read_text()
+        assert "import os" not in fixed
+
+
+def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
+    files = {f"pkg{i}/m{i}.py": (OLD_COMPILE if i % 2 else OLD_LOAD) * (i + 1) for i in range(6)}
+    files["broken.py"] = "import torch._export\ndef f(:\n    torch._export.aot_load\n"
+    files["mentions.py"] = MENTIONS_ONLY
+    tree = project(tmp_path, files)
+    serial = run(tree, Execution(jobs=1))
+    cache_dir = tmp_path.parent / f"{tmp_path.name}-cache"
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0, cache_dir=cache_dir))
+    assert shown(pooled) == shown(serial) and len(serial.findings) == 22
+    # Each worker's outcome was stored under its own file's key.
+    assert shown(run(tree, Execution(jobs=1, cache_dir=cache_dir))) == shown(serial)
+    assert pooled.files_checked == serial.files_checked == 8
+    # Findings that crossed a process boundary lost their libcst payload: the pool really ran.
+    assert all(f.data is None for f in pooled.findings)
+    assert any(f.data is not None for f in serial.findings)
+
+
+def test_pre_commit_runs_serially(tree, monkeypatch):
+    monkeypatch.setenv("PRE_COMMIT", "1")
+    result = run(tree, Execution(jobs=None, pool_min_seconds=0))
+    assert all(f.data is not None for f in result.findings)
+
+
+def test_token_free_and_mention_only_files_start_no_pool_and_no_libcst(tmp_path):
+    files = {f"m{i}.py": "import torch\nprint(torch.ones(1))\n" for i in range(20)}
+    project(tmp_path, {**files, "doc.py": MENTIONS_ONLY})
+    code = (
+        "import sys\nfrom aoti_lint.cli import main\n"
+        "rc = main(['--quiet', '--jobs', '2', '.'])\n"
+        "assert 'libcst' not in sys.modules, 'libcst imported'\n"
+        "assert 'concurrent.futures.process' not in sys.modules, 'pool started'\n"
+        "print(rc)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.stdout.strip().endswith("0"), result.stderr
+
+
+def test_second_stage_skips_names_mentioned_only_in_strings_and_comments():
+    assert not lint_text(MENTIONS_ONLY).parsed
+    assert lint_text(OLD_COMPILE).parsed
+    # ast cannot parse it: libcst still runs and reports the syntax error.
+    assert [f.code for f in lint_text("import torch._export\ndef f(:\n    aot_compile\n").findings] == ["AOTI000"]
+
+
+def test_jobs_must_be_positive(cli):
+    result = cli("--jobs", "0", ".")
+    assert result.returncode == 2 and "positive integer" in result.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["gen/", "*.pyi", "/top.py", "a/**/b"], ["!keep", "keep/inner"]])
+def test_fast_exclude_matcher_agrees_with_pathspec(extra):
+    import random
+
+    import pathspec
+
+    from aoti_lint.config import DEFAULT_EXCLUDE
+    from aoti_lint.files import fast_matcher
+
+    spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *extra])
+    matches = fast_matcher(spec)
+    parts = ["a", "b", "gen", "build", ".venv", "x.py", "y.pyi", "top.py", "node_modules", "keep", "dist2", ".git"]
+    rng = random.Random(8)
+    for _ in range(3000):
+        path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
+        for entry in (path, path + "/"):
+            assert matches(entry) == spec.match_file(entry), entry

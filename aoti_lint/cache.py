@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aoti_lint import __version__
+from aoti_lint import __version__, plaindata
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
 
 if TYPE_CHECKING:
@@ -82,6 +82,8 @@ class Cache:
             self._prefix = _run_fingerprint(self._settings)
         digest = hashlib.blake2b(self._prefix, digest_size=20)
         digest.update(f"\0{source.kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
+        # Project summaries hold the file's paths (display path, directory): a moved file is another entry.
+        digest.update(f"{source.display_path}\0{source.path.resolve().parent}\0".encode())
         digest.update(source.data)
         return digest.hexdigest()
 
@@ -244,7 +246,8 @@ def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
                 "url": finding.url,
             }
             for finding in outcome.findings
-        ]
+        ],
+        "project": None if outcome.project is None else plaindata.encode(outcome.project),
     }
 
 
@@ -277,4 +280,5 @@ def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
                 url=item["url"],
             )
         )
-    return FileOutcome(path=display_path, findings=findings, checked=True)
+    project = None if entry.get("project") is None else plaindata.decode(entry["project"])
+    return FileOutcome(path=display_path, findings=findings, checked=True, project=project)

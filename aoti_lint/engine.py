@@ -129,9 +129,10 @@ def check_source(
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
         return result
     if prefilter:
-        from aoti_lint.prefilter import refine
+        from aoti_lint.prefilter import refine, refine_summaries
 
         python_rules = refine(text, python_rules)
+        project_rules = refine_summaries(text, project_rules)
         if not python_rules and not project_rules:
             return result
     module = _parse(source, text, result, report_syntax)

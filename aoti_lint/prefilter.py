@@ -31,6 +31,10 @@ class CodeIndex:
     imported_modules: frozenset[str]
     # (module, name) for each ``from module import name [as c]``; relative imports keep their dots.
     imported_names: frozenset[tuple[str, str]]
+    # Every name and attribute the code spells (``x``, ``y`` in ``x.y``), and imported names.
+    identifiers: frozenset[str] = frozenset()
+    # The file suffixes string constants end with (".pt2", ".so", ...): artifact paths.
+    string_suffixes: frozenset[str] = frozenset()
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
@@ -44,8 +48,15 @@ def code_index(text: str) -> CodeIndex | None:
     pairs: set[tuple[str, str]] = set()
     modules: set[str] = set()
     names: set[tuple[str, str]] = set()
+    identifiers: set[str] = set()
+    suffixes: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            identifiers.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value[-8:]:
+            suffixes.add(node.value[node.value.rindex(".") :])
         if isinstance(node, ast.Attribute):
+            identifiers.add(node.attr)
             inner = node.value
             if isinstance(inner, ast.Attribute):
                 pairs.add((inner.attr, node.attr))
@@ -56,7 +67,10 @@ def code_index(text: str) -> CodeIndex | None:
         elif isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             names.update((module, alias.name) for alias in node.names)
-    return CodeIndex(frozenset(pairs), frozenset(modules), frozenset(names))
+            identifiers.update(alias.name for alias in node.names)
+    return CodeIndex(
+        frozenset(pairs), frozenset(modules), frozenset(names), frozenset(identifiers), frozenset(suffixes)
+    )
 
 
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
@@ -69,13 +83,23 @@ def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     return [rule for rule in rules if rule.could_match_code(index)]
 
 
-def needs_parse(source: SourceFile, rules: Sequence[type[Rule]]) -> bool:
-    """Whether ``check_source`` would parse this file with libcst: some Python rule passes both stages."""
+def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
+    """The project rules that still want the file's summary once its code has been looked at."""
+    index = code_index(text)
+    if index is None:
+        return list(rules)
+    return [rule for rule in rules if rule.wants_summary_code(index)]
+
+
+def needs_parse(source: SourceFile, rules: Sequence[type[Rule]], summary_rules: Sequence[type[Rule]] = ()) -> bool:
+    """Whether ``check_source`` would parse this file with libcst: some Python rule passes both stages, or
+    some project rule wants the file's summary."""
     python_rules = [rule for rule in rules if issubclass(rule, PythonRule) and rule.could_match(source.data)]
-    if not python_rules:
+    summaries = [rule for rule in summary_rules if rule.wants_summary(source.data)]
+    if not python_rules and not summaries:
         return False
     try:
         text = source.text
     except DecodeError:
         return False
-    return bool(refine(text, python_rules))
+    return bool(refine(text, python_rules)) or bool(refine_summaries(text, summaries))

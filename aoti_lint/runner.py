@@ -90,7 +90,7 @@ def run_files(
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
                 continue
-            key = cache.key(source, rules) if cache and not summarise else None
+            key = cache.key(source, rules) if cache else None
             cached = cache.load(key, source.display_path) if cache and key else None
             # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache.
             if cached is not None and not (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings)):
@@ -98,7 +98,7 @@ def run_files(
                 continue
             from aoti_lint.prefilter import needs_parse  # imports ast: only once some file passes stage one
 
-            if summarise or needs_parse(source, rules):
+            if needs_parse(source, rules, summary_rules):
                 pending.append(_Pending(index, source, rules, key, summary_rules))
                 continue
             # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
@@ -111,9 +111,8 @@ def run_files(
 
 
 def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> None:
-    # A fixed file's findings belong to its new bytes, not to the key; errors may be transient; project
-    # summaries (files that compile or load packages, a few per project) are recomputed every run.
-    if cache is not None and key is not None and not outcome.errors and not outcome.fixed and outcome.project is None:
+    # A fixed file's findings belong to its new bytes, not to the key; errors may be transient.
+    if cache is not None and key is not None and not outcome.errors and not outcome.fixed:
         cache.store(key, outcome)
 
 

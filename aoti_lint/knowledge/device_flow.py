@@ -127,6 +127,10 @@ ARTIFACT_SUFFIXES = (".pt2", ".so")
 # Summary collection needs compile sites, load sites and artifact path constants; findings need a load in the
 # file they are in.
 LOAD_TOKENS = ((b"aot_load",), (b"load_package",))
+# The same, as names the code must spell (second prefilter stage, over the ast).
+SUMMARY_IDENTIFIERS = frozenset(
+    {"aot_compile", "aoti_compile_and_package", "aot_load", "aoti_load_package", "load_package"}
+)
 SUMMARY_TOKENS = (
     (b"aot_compile",),
     (b"aoti_compile_and_package",),

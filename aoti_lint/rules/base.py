@@ -147,6 +147,11 @@ class ProjectRule(Rule):
         return any(all(token in data for token in group) for group in cls.summary_triggers)
 
     @classmethod
+    def wants_summary_code(cls, code: CodeIndex) -> bool:
+        """Second stage of ``wants_summary``, over the names the code uses; must be sound."""
+        return True
+
+    @classmethod
     def summarize(cls, context: PythonContext) -> object:
         raise NotImplementedError
 

@@ -26,6 +26,12 @@ class DeviceFlowRule(ProjectRule):
     severity = Severity.ERROR
 
     @classmethod
+    def wants_summary_code(cls, code: Any) -> bool:
+        # A summary holds compile sites, load sites and artifact-path constants: the code must spell one
+        # of the API names, or hold a string constant with an artifact's suffix.
+        return bool(code.identifiers & K.SUMMARY_IDENTIFIERS) or bool(code.string_suffixes & set(K.ARTIFACT_SUFFIXES))
+
+    @classmethod
     def summarize(cls, context: Any) -> FlowSummary:
         from aoti_lint.analysis.devices import summarize
 

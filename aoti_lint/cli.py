@@ -15,6 +15,10 @@ SUBCOMMANDS = ("check", "rule", "rules", "validate", "explain")
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 
 
+class OutputError(Exception):
+    """The report (-o FILE) could not be written; the message names the file and why."""
+
+
 def _codes(value: str) -> list[str]:
     return [code.strip() for code in value.split(",") if code.strip()]
 
@@ -109,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("aoti-lint: interrupted", file=sys.stderr)
         return 130
+    except OutputError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
     except BrokenPipeError:
         # The reader went away (e.g. `| head`); nothing left to say.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -315,4 +322,7 @@ def _write_output(text: str, output_file: Path | None) -> None:
         return
     from aoti_lint.fsutil import atomic_write_text
 
-    atomic_write_text(output_file, text)
+    try:
+        atomic_write_text(output_file, text)
+    except OSError as exc:
+        raise OutputError(f"{output_file}: cannot write the report: {exc.strerror or exc}") from None

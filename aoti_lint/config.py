@@ -215,6 +215,8 @@ def load_settings(
         config_path = find_config(cwd)
     if config_path is None:
         return Settings(root=cwd)
-    config_path = config_path.resolve()
+    # Named as the user has it; a symlinked config file still roots the project where the link sits.
+    config_path = config_path.absolute()
     table = read_table(config_path) or {}
-    return replace(settings_from_table(table, config_path.parent, str(config_path), formats), config_path=config_path)
+    root = config_path.parent.resolve()
+    return replace(settings_from_table(table, root, str(config_path), formats), config_path=config_path)

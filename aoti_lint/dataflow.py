@@ -17,6 +17,9 @@ class ModuleFacts:
         self.scopes = wrapper.resolve(ScopeProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
         self._scopes = self.scopes
+        # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
+        # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
+        self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
 
     def names(self, node: cst.CSTNode) -> set[str]:
         value = self._qualified.get(node, ())
@@ -45,7 +48,13 @@ class ModuleFacts:
         scope = self._scopes.get(name)
         if scope is None:
             return None
-        assignments = [a for a in scope.assignments[name.value] if getattr(a, "node", None) is name]
+        key = (id(scope), name.value)
+        if key not in self._assignments_by_node:
+            index: dict[int, list] = {}
+            for assignment in scope.assignments[name.value]:
+                index.setdefault(id(getattr(assignment, "node", None)), []).append(assignment)
+            self._assignments_by_node[key] = index
+        assignments = self._assignments_by_node[key].get(id(name), [])
         if len(assignments) != 1:
             return None
         nodes = []

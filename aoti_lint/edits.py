@@ -8,13 +8,13 @@ from collections.abc import Iterable
 
 from aoti_lint.diagnostics import Edit, Position
 
+# Line ends as Python's tokenizer and libcst count them: a lone "\r" ends a line too (old Mac files, mixed
+# newlines), so a finding's row must be mapped with the same rule or an edit lands on the wrong text.
+_LINE_END = re.compile(r"\r\n?|\n")
+
 
 def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for index, char in enumerate(text):
-        if char == "\n":
-            starts.append(index + 1)
-    return starts
+    return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def offset(text: str, position: Position, starts: list[int] | None = None) -> int:

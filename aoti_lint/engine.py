@@ -56,10 +56,16 @@ class RuleSet:
         if settings.per_file_ignores:
             import pathspec  # slow to import; a run on one named file usually needs none of it
 
-            self._per_file = [
-                (pathspec.GitIgnoreSpec.from_lines([pattern]), selection.resolve(codes, (), ()))
-                for pattern, codes in settings.per_file_ignores
-            ]
+            # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs)
+            # stay one pass per file. A negated pattern keeps its own spec: in a shared one it would undo others.
+            groups: dict[frozenset[str], list[str]] = {}
+            for pattern, codes in settings.per_file_ignores:
+                resolved = frozenset(selection.resolve(codes, (), ()))
+                if pattern.startswith("!"):
+                    self._per_file.append((pathspec.GitIgnoreSpec.from_lines([pattern]), resolved))
+                else:
+                    groups.setdefault(resolved, []).append(pattern)
+            self._per_file += [(pathspec.GitIgnoreSpec.from_lines(group), codes) for codes, group in groups.items()]
 
     def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
         """The enabled project rules for files of ``kind``, per-file-ignores left aside."""
@@ -190,6 +196,8 @@ def _parse(source: SourceFile, text: str, result: FileResult, report_syntax: boo
     try:
         if "\x00" in text:
             raise ValueError("source code contains NUL bytes")
+        if _too_deep_for_python(text):
+            raise RecursionError
         return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         message, row, column = _python_syntax_error(text) or (
@@ -204,6 +212,23 @@ def _parse(source: SourceFile, text: str, result: FileResult, report_syntax: boo
     if report_syntax:
         result.findings.append(syntax_error_finding(source, message, row, column))
     return None
+
+
+def _too_deep_for_python(text: str) -> bool:
+    """Whether CPython's own parser gives up on the nesting (thousands of chained attributes or operators).
+
+    libcst takes minutes on such files, or overflows the C stack; ast.parse refuses them in milliseconds,
+    and a file Python cannot compile needs no further analysis. It compiles nothing and runs nothing.
+    """
+    import ast
+
+    try:
+        ast.parse(text)
+    except (RecursionError, MemoryError):
+        return True
+    except (SyntaxError, ValueError):
+        return False
+    return False
 
 
 def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
@@ -262,14 +287,32 @@ def _check_python(
 def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
     shown = display_path(candidate.path, cwd)
     try:
-        data = candidate.path.read_bytes()
+        data = _read_regular_file(candidate.path)
     except IsADirectoryError:
         return FileError(shown, "is a directory")
+    except _NotRegularFile:
+        return FileError(shown, "is not a regular file (a FIFO, socket or device); not read")
     except FileNotFoundError:
         return FileError(shown, "file disappeared before it could be read")
     except OSError as exc:
         return FileError(shown, f"cannot read file: {exc.strerror or exc}")
     return SourceFile(path=candidate.path, display_path=shown, kind=candidate.kind, data=data)
+
+
+class _NotRegularFile(Exception):
+    pass
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The file's bytes; a FIFO or device (named `x.py`, or linked there) is refused, not waited on forever."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise _NotRegularFile
+        return handle.read()
 
 
 @dataclass(frozen=True)
@@ -362,11 +405,13 @@ def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
 
     from aoti_lint.fsutil import atomic_write_bytes
 
-    path = original.path
+    # A symlinked file is fixed where it lives; replacing the link by a copy would lose it.
+    path = original.path.resolve() if original.path.is_symlink() else original.path
     try:
         if path.read_bytes() != original.data:
             return FileError(original.display_path, "changed on disk while it was being fixed; not written")
-        if not os.access(path, os.W_OK):
+        # No write bit counts as read-only even for root, whom os.access lets write anything not immutable.
+        if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
             return FileError(original.display_path, "is read-only; fixes not written")
         atomic_write_bytes(path, fixed.data)
     except OSError as exc:

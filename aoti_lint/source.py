@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import codecs
-import io
 import os
 import re
 import stat
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,9 +84,18 @@ class SourceFile:
         return SourceFile(self.path, self.display_path, self.kind, data, _text=text, encoding=self.encoding)
 
 
+# A line as CPython's tokenizer reads one: a lone "\r" ends it too, so a coding cookie in a CR-only file is
+# found on its own first line (BytesIO.readline would hand over the whole file as one line).
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
+def _lines(data: bytes) -> Iterator[bytes]:
+    return (match.group() for match in _LINE.finditer(data))
+
+
 def decode_python(data: bytes) -> tuple[str, str]:
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(_lines(data).__next__)
     except SyntaxError as exc:
         raise DecodeError(str(exc)) from None
     try:

@@ -64,7 +64,8 @@ def python_suppressions(text: str) -> Suppressions:
     """Read comments with Python's tokenizer, so ``"# noqa"`` inside a string is not a suppression."""
     result = Suppressions()
     try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        # newline=None: a lone "\r" ends a line, as it does for the parser that numbered the findings.
+        for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
             if token.type == tokenize.COMMENT:
                 result.add_comment(token.start[0], token.string)
     except (tokenize.TokenError, SyntaxError, IndentationError):

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
+
+# `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
+_AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
 
 
 class DeprecatedReference(PythonRule):
@@ -37,6 +41,7 @@ class DeprecatedReference(PythonRule):
         super().__init__(context)
         self._in_import = 0
         self._reported_attr_names: set[int] = set()
+        self._aliases: set[str] | None = None
 
     def visit_Import(self, node: Any) -> None:
         self._in_import += 1
@@ -62,9 +67,25 @@ class DeprecatedReference(PythonRule):
             self._report(node)
 
     def _resolves_to_symbol(self, node: Any) -> bool:
+        if not self._could_be_symbol(node):
+            return False
         # The provider gives a set: a conditional import can bind one name to several targets. Any
         # deprecated target is a reason to report; whether the fix may rewrite is decided separately.
         return self.symbol.qualified_name in self.qualified_names(node)
+
+    def _could_be_symbol(self, node: Any) -> bool:
+        """A necessary condition, checked before libcst's qualified-name lookup, which is quadratic in the
+        assignments to one name (a generated file of 10,000 `x = ...` lines took minutes). An attribute
+        must end in the symbol's name; a bare name can only resolve to it through an import, so it is that
+        name or an `as` alias written somewhere in the file."""
+        value = getattr(node, "attr", node).value
+        if value == self.symbol.short_name:
+            return True
+        if hasattr(node, "attr"):
+            return False
+        if self._aliases is None:
+            self._aliases = set(_AS_ALIAS.findall(self.context.source.text))
+        return value in self._aliases
 
     def _report(self, node: Any) -> None:
         self.report(

@@ -1,0 +1,26 @@
+"""The real command, with AOTI002 swapped for the test-only fixing rule (tests/reliability_sources.py).
+
+Tests of --fix under faults (concurrent runs, interrupts, read-only and symlinked files, newline styles) need
+findings that have fixes; this gives them one whose edits are known, whatever the real codemod does.
+Run as ``python -m tests.reliability_cli [aoti-lint arguments]``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from aoti_lint import cli, engine
+from aoti_lint.rules import ALL_RULES
+from tests.reliability_sources import RenameDeprecatedLoad
+
+FIXING_RULES = tuple(RenameDeprecatedLoad if rule.code == RenameDeprecatedLoad.code else rule for rule in ALL_RULES)
+
+
+class FixingRuleSet(engine.RuleSet):
+    def __init__(self, settings, rules=FIXING_RULES) -> None:
+        super().__init__(settings, rules)
+
+
+if __name__ == "__main__":
+    engine.RuleSet = FixingRuleSet
+    sys.exit(cli.main())

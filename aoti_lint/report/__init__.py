@@ -16,6 +16,11 @@ FORMATS = {
     "full": "aoti_lint.report.full",
     "json": "aoti_lint.report.json_format",
     "json-lines": "aoti_lint.report.json_format",
+    "github": "aoti_lint.report.github",
+    "gitlab": "aoti_lint.report.gitlab",
+    "junit": "aoti_lint.report.junit",
+    "pylint": "aoti_lint.report.pylint",
+    "sarif": "aoti_lint.report.sarif",
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
 from aoti_lint.rules.base import ProjectRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
-from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile, display_path
+from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile, display_path, file_kind
 
 if TYPE_CHECKING:
     from aoti_lint.runner import Execution
@@ -301,6 +301,7 @@ class FileOutcome:
     # Set when fixes changed the text (and, without --diff, were written).
     original_text: str | None = None
     fixed_text: str | None = None
+    fixed_data: bytes | None = None
     checked: bool = False
     project: ProjectPart | None = None
 
@@ -416,6 +417,7 @@ def process_source(
             else:
                 outcome.fixed = fixed
                 outcome.original_text, outcome.fixed_text = source.diff_text, fixed_source.diff_text
+                outcome.fixed_data = fixed_source.data
                 result, shown = after, fixed_source
     outcome.findings = shown.locate(result.findings)
     outcome.errors.extend(result.errors)
@@ -497,3 +499,23 @@ def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> 
             if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
                 findings.append(finding)
     return findings, errors
+
+
+def lint_stdin(
+    data: bytes, path: Path | None, settings: Settings, cwd: Path, fix: FixOptions
+) -> tuple[RunResult, bytes]:
+    """Lint code read from stdin as the file ``path`` would be (its kind, its per-file-ignores, its name in
+    the report); nothing is written. Returns the run and the code after fixes."""
+    run = RunResult()
+    path = path or Path("-")
+    absolute = path if path.is_absolute() else cwd / path
+    kind = file_kind(path) or "python"
+    source = make_source(absolute, display_path(absolute, cwd) if path != Path("-") else "-", kind, data)
+    if isinstance(source, FileError):
+        run.errors.append(source)
+        return run, data
+    rules = RuleSet(settings).for_file(absolute, kind)
+    outcome = process_source(source, rules, replace(fix, write=False), settings.target_torch)
+    run.add(outcome)
+    run.sort()
+    return run, outcome.fixed_data if outcome.fixed_data is not None else data

@@ -21,9 +21,9 @@ _MARKER_LINE = re.compile(r"^# aoti-lint: notebook cell (\d+)\n", re.MULTILINE)
 
 # Cell magics whose body is Python; any other (%%bash, %%writefile, %%html...) makes the cell not Python.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
-# A line IPython transforms before Python sees it: a magic, a shell escape, a help request, or an
-# assignment from one of those (`files = !ls`).
-_IPYTHON_LINE = re.compile(r"^\s*(?:[%!?]|[\w.]+\s*=\s*[%!])|\?\s*$")
+# A line IPython transforms before Python sees it: a magic, a shell escape, a help request (`?obj`,
+# `obj.attr??`), or an assignment from a magic or shell escape (`files = !ls`).
+_IPYTHON_LINE = re.compile(r"^\s*(?:[%!?]|[\w.]+\s*=\s*[%!]|[\w.*]+\?{1,2}\s*$)")
 
 
 class NotebookError(ValueError):

@@ -60,9 +60,10 @@ def test_directories_include_notebooks(cli, tmp_path):
 
 
 def test_magics_become_pass_statements_on_the_same_rows():
-    source = "x = 1\n    !ls \\\n  -la\nhelp?\n%%capture not first\n# a comment?\n"
+    source = "x = 1\n    !ls \\\n  -la\ntorch.compile??\n%%capture not first\n# a comment?\ny = f(x)  # why?\n"
     assert python_text(source) == (
-        "x = 1\n    pass  # !ls \\\n    pass  # -la\npass  # help?\npass  # %%capture not first\n# a comment?\n"
+        "x = 1\n    pass  # !ls \\\n    pass  # -la\npass  # torch.compile??\npass  # %%capture not first\n"
+        "# a comment?\ny = f(x)  # why?\n"
     )
     assert python_text("%%writefile a.py\nimport torch\n") is None
     assert python_text("%%timeit\nf()\n") == "pass  # %%timeit\nf()\n"

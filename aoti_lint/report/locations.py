@@ -6,12 +6,14 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.report import ReportContext
 
 
+@lru_cache(maxsize=8)
 def repository_root(cwd: Path) -> Path:
     """The enclosing git checkout (code scanning resolves URIs against it), else the working directory."""
     for directory in (cwd, *cwd.parents):

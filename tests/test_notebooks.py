@@ -202,3 +202,21 @@ def test_a_fix_across_a_cell_boundary_is_refused():
     assert source.text == "a = 1\n# aoti-lint: notebook cell 2\nb = 2\n"
     with pytest.raises(ValueError, match="cell boundary"):
         source.with_text("a = 1\nb = 2\n")
+
+
+def test_fixed_text_that_grows_a_cell_goes_back_to_that_cell():
+    """A fix that adds an import at the top (as the migration codemod does) lands in the first code cell."""
+    document = notebook(code(["%load_ext autoreload\n", "import torch"]), code("so = torch._export.aot_compile(m)"))
+    data = (json.dumps(document, indent=1) + "\n").encode()
+    source = NotebookSource.from_bytes(Path("nb.ipynb"), "nb.ipynb", data)
+    assert source.text == (
+        "pass  # %load_ext autoreload\nimport torch\n# aoti-lint: notebook cell 2\nso = torch._export.aot_compile(m)\n"
+    )
+    fixed = source.with_text(
+        "pass  # %load_ext autoreload\nimport torch\nimport torch._inductor\n"
+        "# aoti-lint: notebook cell 2\nso = aoti_compile_and_package(m)\nprint(so)\n"
+    )
+    document["cells"][0]["source"] = ["%load_ext autoreload\n", "import torch\n", "import torch._inductor"]
+    document["cells"][1]["source"] = "so = aoti_compile_and_package(m)\nprint(so)"
+    assert fixed.data == (json.dumps(document, indent=1) + "\n").encode()
+    assert fixed.with_text(fixed.text).data == fixed.data

@@ -220,3 +220,12 @@ def test_fixed_text_that_grows_a_cell_goes_back_to_that_cell():
     document["cells"][1]["source"] = "so = aoti_compile_and_package(m)\nprint(so)"
     assert fixed.data == (json.dumps(document, indent=1) + "\n").encode()
     assert fixed.with_text(fixed.text).data == fixed.data
+
+
+def test_debug_switches_in_cells_are_found(cli, tmp_path):
+    document = notebook(
+        code(["%env TORCH_LOGS=+dynamo\n", "import os\n", 'os.environ["AOTI_RUNTIME_CHECK_INPUTS"] = "1"\n'])
+    )
+    write_notebook(tmp_path / "nb.ipynb", document)
+    result = cli("--output-format", "pylint", "nb.ipynb", cwd=tmp_path)
+    assert result.stdout.startswith("nb.ipynb:cell 1:3: [AOTI201] debug switch `AOTI_RUNTIME_CHECK_INPUTS` is on")

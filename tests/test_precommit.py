@@ -99,12 +99,20 @@ def _pre_commit(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProces
 
 def test_try_repo_fails_on_a_finding(tmp_path, pre_commit_home):
     _checkout_head()
-    project = _project(tmp_path / "p", {"a.py": OLD_COMPILE, "clean.py": "import torch\n", "README.md": "# x\n"})
+    files = {
+        "a.py": OLD_COMPILE,
+        "clean.py": "import torch\n",
+        "README.md": "# x\n",
+        ".env": "AOTI_RUNTIME_CHECK_INPUTS=1\n",  # identify gives it no kind tag; the hook must still hand it over
+        "ci.yml": "steps:\n  - run: pytest\n",  # not Python: read as YAML, no syntax error
+    }
+    project = _project(tmp_path / "p", files)
     result = _pre_commit("try-repo", str(REPO), "aoti-lint", "--all-files", cwd=project, home=pre_commit_home)
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"^aoti-lint\.+Failed$", result.stdout, re.MULTILINE)
-    assert "a.py:3:6: AOTI001 [*] `torch._export.aot_compile` is deprecated" in result.stdout
-    assert "Found 1 error.\n[*] 1 fixable with the `--fix` option." in result.stdout
+    reported = [line.split(" ")[0:2] for line in result.stdout.splitlines() if ": AOTI" in line]
+    assert reported == [[".env:1:1:", "AOTI201"], ["a.py:3:6:", "AOTI001"]]
+    assert "Found 2 errors." in result.stdout
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,7 @@ def _check_parser() -> argparse.ArgumentParser:
         prog="aoti-lint check",
         description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
     )
-    parser.add_argument("paths", nargs="*", type=Path, help="files or directories to check (default: .)")
+    parser.add_argument("paths", nargs="*", type=Path, help="files or directories to check (default: .); - for stdin")
     rules = parser.add_argument_group("rule selection")
     rules.add_argument("--select", type=_codes, action="append", metavar="CODES", help="codes, prefixes or ALL")
     rules.add_argument("--extend-select", type=_codes, action="append", metavar="CODES")
@@ -47,6 +47,9 @@ def _check_parser() -> argparse.ArgumentParser:
     files.add_argument("--extend-exclude", type=_codes, action="append", metavar="PATTERNS")
     files.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
     files.add_argument("--no-force-exclude", action="store_false", dest="force_exclude")
+    files.add_argument(
+        "--stdin-filename", type=Path, metavar="PATH", help="the file that code read from stdin stands for"
+    )
     files.add_argument("--respect-gitignore", action="store_true", default=None)
     files.add_argument("--no-respect-gitignore", action="store_false", dest="respect_gitignore")
     fixes = parser.add_argument_group("fixes")
@@ -239,15 +242,31 @@ def _check_command(argv: list[str]) -> int:
     fix = FixOptions(
         apply=bool(args.fix) or args.fix_only or args.diff, unsafe=bool(args.unsafe_fixes), write=not args.diff
     )
-    from aoti_lint.runner import Execution
+    stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
+    stdin_code = b""
+    if stdin:
+        from aoti_lint.engine import lint_stdin
+        from aoti_lint.files import force_excluded
 
-    cache_dir = None
-    if not args.no_cache:
-        from aoti_lint.cache import default_cache_dir
+        if len(args.paths) > 1:
+            parser.error("`-` (stdin) cannot be combined with other paths")
+        stdin_code = sys.stdin.buffer.read()
+        if args.stdin_filename is not None and force_excluded(cwd / args.stdin_filename, settings):
+            # An editor or pre-commit passed an excluded file: hand the code back untouched, report nothing.
+            if fix.apply and not args.diff:
+                sys.stdout.buffer.write(stdin_code)
+            return EXIT_CLEAN
+        run, stdin_code = lint_stdin(stdin_code, args.stdin_filename, settings, cwd, fix)
+    else:
+        from aoti_lint.runner import Execution
 
-        cache_dir = args.cache_dir or default_cache_dir(settings)
-    paths = args.paths or [Path(".")]
-    run = lint_paths(paths, settings, cwd, fix, Execution(jobs=args.jobs, cache_dir=cache_dir))
+        cache_dir = None
+        if not args.no_cache:
+            from aoti_lint.cache import default_cache_dir
+
+            cache_dir = args.cache_dir or default_cache_dir(settings)
+        paths = args.paths or [Path(".")]
+        run = lint_paths(paths, settings, cwd, fix, Execution(jobs=args.jobs, cache_dir=cache_dir))
 
     for error in run.errors:
         _error(f"{error.path}: {error.message}")
@@ -270,6 +289,13 @@ def _check_command(argv: list[str]) -> int:
         fix_mode=fix.apply,
         unsafe_fixes=fix.unsafe,
     )
+    if stdin:
+        context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}
+    # With --fix on stdin, as with ruff, stdout carries the fixed code and the report goes to stderr.
+    code_to_stdout = stdin and fix.apply
+    if code_to_stdout:
+        sys.stdout.buffer.write(stdin_code)
+        sys.stdout.flush()
     findings = [] if args.fix_only else run.findings
     if args.fix_only:
         text = "" if args.quiet else f"Fixed {fixed} error{'s' if fixed != 1 else ''}.\n"
@@ -277,7 +303,10 @@ def _check_command(argv: list[str]) -> int:
         text = _statistics(findings, fix.unsafe)
     else:
         text = render(findings, context)
-    _write_output(text, args.output_file)
+    if code_to_stdout and args.output_file is None:
+        sys.stderr.write(text)
+    else:
+        _write_output(text, args.output_file)
 
     if run.errors:
         return EXIT_ERROR

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,7 @@ from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.rules import ALL_RULES, PythonRule, Rule
 from aoti_lint.rules.base import ProjectRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
-from aoti_lint.source import DecodeError, SourceFile, display_path
+from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile, display_path, file_kind
 
 if TYPE_CHECKING:
     from aoti_lint.runner import Execution
@@ -119,14 +119,14 @@ def check_source(
     per-file-ignored here still needs the file's summary to check the other files.
     """
     result = FileResult()
-    wanted = [rule for rule in rules if not prefilter or rule.could_match(source.data)]
-    if source.kind != "python":
+    wanted = [rule for rule in rules if not prefilter or rule.could_match(source.prefilter_data)]
+    if source.kind not in PYTHON_KINDS:
         return _check_text(source, [rule for rule in wanted if issubclass(rule, TextRule)])
     python_rules = [rule for rule in wanted if issubclass(rule, PythonRule)]
     project_rules = [
         rule
         for rule in (rules if summary_rules is None else summary_rules)
-        if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.data))
+        if issubclass(rule, ProjectRule) and (not prefilter or rule.wants_summary(source.prefilter_data))
     ]
     if not python_rules and not project_rules:
         return result
@@ -284,6 +284,17 @@ def _check_python(
     return context.findings, summaries
 
 
+def make_source(path: Path, shown: str, kind: str, data: bytes) -> SourceFile | FileError:
+    if kind == "jupyter":
+        from aoti_lint.notebook import NotebookError, NotebookSource
+
+        try:
+            return NotebookSource.from_bytes(path, shown, data)
+        except NotebookError as exc:
+            return FileError(shown, str(exc))
+    return SourceFile(path=path, display_path=shown, kind=kind, data=data)
+
+
 def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
     shown = display_path(candidate.path, cwd)
     try:
@@ -296,7 +307,7 @@ def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
         return FileError(shown, "file disappeared before it could be read")
     except OSError as exc:
         return FileError(shown, f"cannot read file: {exc.strerror or exc}")
-    return SourceFile(path=candidate.path, display_path=shown, kind=candidate.kind, data=data)
+    return make_source(candidate.path, shown, candidate.kind, data)
 
 
 class _NotRegularFile(Exception):
@@ -333,6 +344,7 @@ class FileOutcome:
     # Set when fixes changed the text (and, without --diff, were written).
     original_text: str | None = None
     fixed_text: str | None = None
+    fixed_data: bytes | None = None
     checked: bool = False
     project: ProjectPart | None = None
 
@@ -386,7 +398,7 @@ def fix_source(
 
 def _parse_error(source: SourceFile) -> str | None:
     """Why the fixed text of a Python file does not parse, or None. Re-parsed whatever the prefilter says."""
-    if source.kind != "python":
+    if source.kind not in PYTHON_KINDS:
         return None
     import libcst as cst
 
@@ -429,8 +441,15 @@ def process_source(
     """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
     outcome = FileOutcome(path=source.display_path, checked=True)
     result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
+    shown = source
     if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
-        fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch, summary_rules)
+        try:
+            fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch, summary_rules)
+        except ValueError as exc:  # edits that cannot be applied, e.g. across notebook cells
+            outcome.errors.append(
+                FileError(source.display_path, f"fixes could not be applied ({exc}); nothing written")
+            )
+            fixed_source, fixed, after = source, 0, result
         broken = _parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:
             outcome.errors.append(
@@ -442,9 +461,10 @@ def process_source(
                 outcome.errors.append(error)
             else:
                 outcome.fixed = fixed
-                outcome.original_text, outcome.fixed_text = source.text, fixed_source.text
-                result = after
-    outcome.findings = result.findings
+                outcome.original_text, outcome.fixed_text = source.diff_text, fixed_source.diff_text
+                outcome.fixed_data = fixed_source.data
+                result, shown = after, fixed_source
+    outcome.findings = shown.locate(result.findings)
     outcome.errors.extend(result.errors)
     outcome.project = result.project
     return outcome
@@ -524,3 +544,23 @@ def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> 
             if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
                 findings.append(finding)
     return findings, errors
+
+
+def lint_stdin(
+    data: bytes, path: Path | None, settings: Settings, cwd: Path, fix: FixOptions
+) -> tuple[RunResult, bytes]:
+    """Lint code read from stdin as the file ``path`` would be (its kind, its per-file-ignores, its name in
+    the report); nothing is written. Returns the run and the code after fixes."""
+    run = RunResult()
+    path = path or Path("-")
+    absolute = path if path.is_absolute() else cwd / path
+    kind = file_kind(path) or "python"
+    source = make_source(absolute, display_path(absolute, cwd) if path != Path("-") else "-", kind, data)
+    if isinstance(source, FileError):
+        run.errors.append(source)
+        return run, data
+    rules = RuleSet(settings).for_file(absolute, kind)
+    outcome = process_source(source, rules, replace(fix, write=False), settings.target_torch)
+    run.add(outcome)
+    run.sort()
+    return run, outcome.fixed_data if outcome.fixed_data is not None else data

@@ -124,6 +124,16 @@ def _gitignore_bases(directory: Path) -> tuple[Path, ...]:
     return ()
 
 
+def force_excluded(path: Path, settings: Settings, ignores: _Ignores | None = None) -> bool:
+    """Whether ``--force-exclude`` drops ``path`` (absolute) although it was named explicitly."""
+    if not settings.force_exclude:
+        return False
+    ignores = ignores or _Ignores(settings)
+    is_dir = path.is_dir()
+    bases = _gitignore_bases(path) if is_dir else (*_gitignore_bases(path.parent), path.parent)
+    return ignores.excluded(path, is_dir) or ignores.gitignored(path, is_dir, bases)
+
+
 def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | MissingPath]:
     """Yield the files to lint under ``paths``, in a stable order."""
     ignores = _Ignores(settings)
@@ -134,17 +144,10 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
         if not os.path.lexists(path):
             yield MissingPath(given, "No such file or directory")
             continue
-        if path.is_dir():
-            if settings.force_exclude and (
-                ignores.excluded(path, True) or ignores.gitignored(path, True, _gitignore_bases(path))
-            ):
-                continue
-            yield from _walk(path, ignores, (*_gitignore_bases(path), path), seen)
+        if force_excluded(path, settings, ignores):
             continue
-        if settings.force_exclude and (
-            ignores.excluded(path, False)
-            or ignores.gitignored(path, False, (*_gitignore_bases(path.parent), path.parent))
-        ):
+        if path.is_dir():
+            yield from _walk(path, ignores, (*_gitignore_bases(path), path), seen)
             continue
         if path not in seen:
             seen.add(path)

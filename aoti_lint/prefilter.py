@@ -94,8 +94,8 @@ def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
 def needs_parse(source: SourceFile, rules: Sequence[type[Rule]], summary_rules: Sequence[type[Rule]] = ()) -> bool:
     """Whether ``check_source`` would parse this file with libcst: some Python rule passes both stages, or
     some project rule wants the file's summary."""
-    python_rules = [rule for rule in rules if issubclass(rule, PythonRule) and rule.could_match(source.data)]
-    summaries = [rule for rule in summary_rules if rule.wants_summary(source.data)]
+    python_rules = [rule for rule in rules if issubclass(rule, PythonRule) and rule.could_match(source.prefilter_data)]
+    summaries = [rule for rule in summary_rules if rule.wants_summary(source.prefilter_data)]
     if not python_rules and not summaries:
         return False
     try:

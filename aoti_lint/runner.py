@@ -85,8 +85,8 @@ def run_files(
                 continue
             rules = ruleset.for_file(source.path, source.kind)
             summary_rules = ruleset.project_rules(source.kind)
-            summarise = any(rule.wants_summary(source.data) for rule in summary_rules)
-            if not summarise and not any(rule.could_match(source.data) for rule in rules):
+            summarise = any(rule.wants_summary(source.prefilter_data) for rule in summary_rules)
+            if not summarise and not any(rule.could_match(source.prefilter_data) for rule in rules):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
                 continue

@@ -11,11 +11,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aoti_lint.diagnostics import Finding
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
 YAML_SUFFIXES = (".yml", ".yaml")
 # `#!/bin/sh`, `#!/usr/bin/bash`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`.
 _SHELL_SHEBANG = re.compile(rb"#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba)?sh(?:[ \t]|\r?$)")
+# Kinds whose text is Python that the Python rules read (a notebook's text is its code cells).
+PYTHON_KINDS = frozenset({"python", "jupyter"})
 
 
 def file_kind(path: Path) -> str | None:
@@ -23,6 +27,8 @@ def file_kind(path: Path) -> str | None:
     suffix = path.suffix
     if suffix in PYTHON_SUFFIXES:
         return "python"
+    if suffix == ".ipynb":
+        return "jupyter"
     if suffix in SHELL_SUFFIXES:
         return "shell"
     if suffix in YAML_SUFFIXES:
@@ -77,6 +83,20 @@ class SourceFile:
     @property
     def had_bom(self) -> bool:
         return self.data.startswith(codecs.BOM_UTF8)
+
+    @property
+    def prefilter_data(self) -> bytes:
+        """The bytes the rules' token prefilter looks at."""
+        return self.data
+
+    @property
+    def diff_text(self) -> str:
+        """The text ``--diff`` compares."""
+        return self.text
+
+    def locate(self, findings: list[Finding]) -> list[Finding]:
+        """The findings as users should read their locations (a notebook makes rows cell-relative)."""
+        return findings
 
     def with_text(self, text: str) -> SourceFile:
         """The same file with new text, encoded as the original was (encoding cookie, BOM)."""

@@ -16,6 +16,11 @@ FORMATS = {
     "full": "aoti_lint.report.full",
     "json": "aoti_lint.report.json_format",
     "json-lines": "aoti_lint.report.json_format",
+    "github": "aoti_lint.report.github",
+    "gitlab": "aoti_lint.report.gitlab",
+    "junit": "aoti_lint.report.junit",
+    "pylint": "aoti_lint.report.pylint",
+    "sarif": "aoti_lint.report.sarif",
 }
 
 
@@ -35,19 +40,30 @@ class ReportContext:
     def absolute(self, path: str) -> str:
         return os.path.normpath(os.path.join(self.cwd, path))
 
-    def lines(self, path: str) -> list[str]:
+    def lines(self, path: str, cell: int | None = None) -> list[str]:
+        """The file's lines, or with ``cell`` the lines of that notebook cell."""
         if path in self.texts:
-            return self.texts[path].splitlines()
-        return _read_lines(self.absolute(path))
+            text = self.texts[path]
+            if cell is not None:
+                from aoti_lint.notebook import cell_source
+
+                text = cell_source(text.encode("utf-8"), cell)
+            return text.splitlines()
+        return _read_lines(self.absolute(path), cell)
 
 
 @lru_cache(maxsize=64)
-def _read_lines(path: str) -> list[str]:
+def _read_lines(path: str, cell: int | None) -> list[str]:
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            return handle.read().splitlines()
+        with open(path, "rb") as handle:
+            data = handle.read()
     except OSError:
         return []
+    if cell is not None:
+        from aoti_lint.notebook import cell_source
+
+        return cell_source(data, cell).splitlines()
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def render(findings: list[Finding], context: ReportContext) -> str:

@@ -10,7 +10,7 @@ CONTEXT_LINES = 1
 
 
 def _snippet(finding: Finding, context: ReportContext) -> list[str]:
-    lines = context.lines(finding.path)
+    lines = context.lines(finding.path, finding.cell)
     row = finding.start.row
     if not lines or row > len(lines):
         return []

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+from aoti_lint.source import PYTHON_KINDS
 
 if TYPE_CHECKING:
     from aoti_lint.prefilter import CodeIndex
@@ -114,7 +115,7 @@ class PythonRule(Rule):
     All enabled rules share one traversal. Metadata is resolved once per file and only when a rule asks.
     """
 
-    file_kinds = frozenset({"python"})
+    file_kinds = PYTHON_KINDS
 
     def __init__(self, context: PythonContext) -> None:
         self.context = context

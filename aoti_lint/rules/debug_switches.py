@@ -19,6 +19,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, TextRule, Valid
+from aoti_lint.source import PYTHON_KINDS
 
 if TYPE_CHECKING:
     from aoti_lint.scanners import EnvSetting
@@ -205,7 +206,7 @@ class DebugEnvVar(_PythonSwitches, TextRule):
     name = "debug-env-var"
     summary = "A debug environment variable is switched on"
     fix_availability = "sometimes"
-    file_kinds = frozenset({"python", "shell", "dockerfile", "yaml", "env"})
+    file_kinds = PYTHON_KINDS | {"shell", "dockerfile", "yaml", "env"}
     triggers = tuple((name.encode(),) for name in SWITCHES_BY_ENV_VAR)
 
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aoti_lint.diagnostics import Severity
 from aoti_lint.rules.base import Invalid, Rule, Valid
+from aoti_lint.source import PYTHON_KINDS
 
 
 class SyntaxErrorRule(Rule):
@@ -24,6 +25,7 @@ class SyntaxErrorRule(Rule):
     name = "syntax-error"
     summary = "The file could not be parsed; no other rule could check it"
     severity = Severity.ERROR
+    file_kinds = PYTHON_KINDS
     # Any file might be broken, but only a file some other rule wants to parse is parsed at all.
     triggers = ()
 

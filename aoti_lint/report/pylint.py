@@ -1,0 +1,14 @@
+"""pylint's parseable line, ``path:line: [CODE] message``, for tools that read pylint output."""
+
+from __future__ import annotations
+
+from aoti_lint.diagnostics import Finding
+from aoti_lint.report import ReportContext
+
+
+def render(findings: list[Finding], context: ReportContext) -> str:
+    lines = []
+    for finding in findings:
+        where = f"cell {finding.cell}:" if finding.cell is not None else ""
+        lines.append(f"{finding.path}:{where}{finding.start.row}: [{finding.code}] {finding.message}\n")
+    return "".join(lines)

@@ -220,28 +220,19 @@ def _too_deep_for_python(text: str) -> bool:
     libcst takes minutes on such files, or overflows the C stack; ast.parse refuses them in milliseconds,
     and a file Python cannot compile needs no further analysis. It compiles nothing and runs nothing.
     """
-    import ast
+    from aoti_lint.pyast import parse
 
-    try:
-        ast.parse(text)
-    except (RecursionError, MemoryError):
-        return True
-    except (SyntaxError, ValueError):
-        return False
-    return False
+    return isinstance(parse(text), (RecursionError, MemoryError))
 
 
 def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
     """CPython's own wording of a syntax error (clearer than libcst's), found by ast.parse: it compiles
     nothing and runs nothing."""
-    import ast
+    from aoti_lint.pyast import parse
 
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return f"SyntaxError: {exc.msg}", exc.lineno or 1, exc.offset or 1
-    except (ValueError, RecursionError, MemoryError):
-        return None
+    outcome = parse(text)
+    if isinstance(outcome, SyntaxError):
+        return f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
     return None
 
 

@@ -41,9 +41,10 @@ class CodeIndex:
 @functools.lru_cache(maxsize=1)
 def code_index(text: str) -> CodeIndex | None:
     """None when ``ast`` cannot parse the text (libcst may still, or reports the syntax error)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    from aoti_lint.pyast import parse
+
+    tree = parse(text)
+    if isinstance(tree, BaseException):
         return None
     pairs: set[tuple[str, str]] = set()
     modules: set[str] = set()

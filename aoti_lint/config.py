@@ -13,6 +13,7 @@ from typing import Any
 
 from aoti_lint import selection
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+from aoti_lint.report import FORMATS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,7 +53,7 @@ DEFAULT_EXCLUDE = (
     "venv",
 )
 
-OUTPUT_FORMATS = ("concise", "full", "json", "json-lines")
+OUTPUT_FORMATS = tuple(FORMATS)
 
 
 class ConfigError(Exception):

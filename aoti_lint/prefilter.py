@@ -35,6 +35,12 @@ class CodeIndex:
     identifiers: frozenset[str] = frozenset()
     # The file suffixes string constants end with (".pt2", ".so", ...): artifact paths.
     string_suffixes: frozenset[str] = frozenset()
+    # The last name of every callee (``f`` in ``f(...)`` and ``a.b.f(...)``).
+    called: frozenset[str] = frozenset()
+    # The suffixes of string constants in module-level assignments (``PACKAGE = "out/model.pt2"``).
+    module_string_suffixes: frozenset[str] = frozenset()
+    # Keyword argument names of every call (``options`` in ``torch.compile(m, options=...)``).
+    keywords: frozenset[str] = frozenset()
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
@@ -51,7 +57,16 @@ def code_index(text: str) -> CodeIndex | None:
     names: set[tuple[str, str]] = set()
     identifiers: set[str] = set()
     suffixes: set[str] = set()
+    called: set[str] = set()
+    keywords: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            keywords.update(keyword.arg for keyword in node.keywords if keyword.arg)
+            callee = node.func
+            if isinstance(callee, ast.Name):
+                called.add(callee.id)
+            elif isinstance(callee, ast.Attribute):
+                called.add(callee.attr)
         if isinstance(node, ast.Name):
             identifiers.add(node.id)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value[-8:]:
@@ -69,8 +84,22 @@ def code_index(text: str) -> CodeIndex | None:
             module = "." * node.level + (node.module or "")
             names.update((module, alias.name) for alias in node.names)
             identifiers.update(alias.name for alias in node.names)
+    module_suffixes = {
+        item.value[item.value.rindex(".") :]
+        for statement in tree.body
+        if isinstance(statement, (ast.Assign, ast.AnnAssign))
+        for item in ast.walk(statement)
+        if isinstance(item, ast.Constant) and isinstance(item.value, str) and "." in item.value[-8:]
+    }
     return CodeIndex(
-        frozenset(pairs), frozenset(modules), frozenset(names), frozenset(identifiers), frozenset(suffixes)
+        frozenset(pairs),
+        frozenset(modules),
+        frozenset(names),
+        frozenset(identifiers),
+        frozenset(suffixes),
+        frozenset(called),
+        frozenset(module_suffixes),
+        frozenset(keywords),
     )
 
 

@@ -510,6 +510,18 @@ class DebugInductorConfig(_PythonSwitches):
         for context in (b"_inductor", b"compile")
     )
 
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # Keys are set through torch._inductor.config (attribute, patch) or passed in a dict as
+        # `inductor_configs=` / `options=`: a file that does neither cannot set one ("debug" and "compile"
+        # are in most files' bytes).
+        uses_config = (
+            ("_inductor", "config") in code.attribute_pairs
+            or any("_inductor" in module.split(".") for module in code.imported_modules)
+            or any("_inductor" in source.split(".") for source, _ in code.imported_names)
+        )
+        return uses_config or bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values()))
+
     def __init__(self, context: Any) -> None:
         super().__init__(context)
         self._scopes: list[_Scope] = [_Scope()]

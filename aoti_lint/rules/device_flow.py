@@ -27,9 +27,12 @@ class DeviceFlowRule(ProjectRule):
 
     @classmethod
     def wants_summary_code(cls, code: Any) -> bool:
-        # A summary holds compile sites, load sites and artifact-path constants: the code must spell one
-        # of the API names, or hold a string constant with an artifact's suffix.
-        return bool(code.identifiers & K.SUMMARY_IDENTIFIERS) or bool(code.string_suffixes & set(K.ARTIFACT_SUFFIXES))
+        # A summary holds compile and load sites (calls of the API, or of a name imported from it) and
+        # artifact paths in module-level constants that other files may import.
+        imported = {name for _, name in code.imported_names}
+        return bool((code.called | imported) & K.SUMMARY_IDENTIFIERS) or bool(
+            code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES)
+        )
 
     @classmethod
     def summarize(cls, context: Any) -> FlowSummary:

@@ -41,6 +41,9 @@ class CodeIndex:
     module_string_suffixes: frozenset[str] = frozenset()
     # Keyword argument names of every call (``options`` in ``torch.compile(m, options=...)``).
     keywords: frozenset[str] = frozenset()
+    # Names written to: attributes (``nan_asserts`` in ``config.nan_asserts = True``) and subscripted
+    # objects (``environ`` in ``os.environ["X"] = "1"``).
+    assigned: frozenset[str] = frozenset()
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
@@ -59,7 +62,16 @@ def code_index(text: str) -> CodeIndex | None:
     suffixes: set[str] = set()
     called: set[str] = set()
     keywords: set[str] = set()
+    assigned: set[str] = set()
     for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Subscript):
+                    target = target.value
+                if isinstance(target, ast.Attribute):
+                    assigned.add(target.attr)
+                elif isinstance(target, ast.Name):
+                    assigned.add(target.id)
         if isinstance(node, ast.Call):
             keywords.update(keyword.arg for keyword in node.keywords if keyword.arg)
             callee = node.func
@@ -100,6 +112,7 @@ def code_index(text: str) -> CodeIndex | None:
         frozenset(called),
         frozenset(module_suffixes),
         frozenset(keywords),
+        frozenset(assigned),
     )
 
 

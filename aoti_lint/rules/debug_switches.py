@@ -210,6 +210,16 @@ class DebugEnvVar(_PythonSwitches, TextRule):
     triggers = tuple((name.encode(),) for name in SWITCHES_BY_ENV_VAR)
 
     @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # In Python a switch is set by writing to environ, by setdefault/update/putenv, or by an `env=`
+        # mapping; reads (os.environ.get, os.getenv) are the common case and settle nothing here.
+        return (
+            "environ" in code.assigned
+            or bool(code.called & {"setdefault", "update", "putenv"})
+            or "env" in code.keywords
+        )
+
+    @classmethod
     def check(cls, source: SourceFile) -> list[Finding]:
         findings = []
         for setting in cls._scanner(source.kind)(source.text):
@@ -512,7 +522,7 @@ class DebugInductorConfig(_PythonSwitches):
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
-        # Keys are set through torch._inductor.config (attribute, patch) or passed in a dict as
+        # Keys are set through torch._inductor.config (an attribute written, patch) or passed in a dict as
         # `inductor_configs=` / `options=`: a file that does neither cannot set one ("debug" and "compile"
         # are in most files' bytes).
         uses_config = (
@@ -520,7 +530,9 @@ class DebugInductorConfig(_PythonSwitches):
             or any("_inductor" in module.split(".") for module in code.imported_modules)
             or any("_inductor" in source.split(".") for source, _ in code.imported_names)
         )
-        return uses_config or bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values()))
+        keys = {key.rsplit(".", 1)[-1] for key in SWITCHES_BY_CONFIG_KEY}
+        sets_config = bool(code.assigned & keys) or "patch" in code.called
+        return (uses_config and sets_config) or bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values()))
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)

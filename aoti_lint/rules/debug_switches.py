@@ -532,7 +532,10 @@ class DebugInductorConfig(_PythonSwitches):
         )
         keys = {key.rsplit(".", 1)[-1] for key in SWITCHES_BY_CONFIG_KEY}
         sets_config = bool(code.assigned & keys) or "patch" in code.called
-        return (uses_config and sets_config) or bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values()))
+        compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
+        reached = code.called | {name for _, name in code.imported_names}
+        passes_dict = bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values())) and bool(reached & compilers)
+        return (uses_config and sets_config) or passes_dict
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)

@@ -11,7 +11,6 @@ from pathlib import Path
 from aoti_lint import __version__
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-SUBCOMMANDS = ("check", "rule", "rules", "validate", "explain")
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 
 

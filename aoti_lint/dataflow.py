@@ -16,7 +16,6 @@ class ModuleFacts:
         self._qualified = wrapper.resolve(QualifiedNameProvider)
         self.scopes = wrapper.resolve(ScopeProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
-        self._scopes = self.scopes
         # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
         # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
         self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
@@ -45,7 +44,7 @@ class ModuleFacts:
 
     def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
         """Every read of the variable bound at ``name``; None when other assignments may reach them too."""
-        scope = self._scopes.get(name)
+        scope = self.scopes.get(name)
         if scope is None:
             return None
         key = (id(scope), name.value)
@@ -66,7 +65,7 @@ class ModuleFacts:
 
     def single_value(self, name: cst.Name) -> cst.BaseExpression | None:
         """The value of a variable read at ``name`` when exactly one plain assignment reaches it."""
-        scope = self._scopes.get(name)
+        scope = self.scopes.get(name)
         if scope is None or name not in scope.accesses:
             return None
         accesses = [a for a in scope.accesses[name] if a.node is name]

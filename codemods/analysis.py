@@ -198,7 +198,6 @@ class MigrationPlan:
         self.facts = facts
         self.module = facts.module
         self.target_torch = target_torch
-        self._scopes = facts.scopes
         self.compiles: dict[int, CompileSite] = {}
         self.loads: dict[int, LoadSite] = {}
         self._collect()
@@ -286,7 +285,7 @@ class MigrationPlan:
             )
             return
         if isinstance(f, cst.Name):
-            scope = self._scopes.get(f)
+            scope = self.facts.scopes.get(f)
             if scope is not None and f in scope.accesses:
                 for access in scope.accesses[f]:
                     if any(isinstance(getattr(a, "node", None), cst.FunctionDef) for a in access.referents):
@@ -363,7 +362,7 @@ class MigrationPlan:
             if key is None:
                 return None
             keys.add(key)
-        scope = self._scopes.get(name)
+        scope = self.facts.scopes.get(name)
         for access in scope.accesses[name.value]:
             node = access.node
             parent = self.parent(node)

@@ -7,6 +7,8 @@ from aoti_lint.rules.base import PythonRule, Rule
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
 from aoti_lint.rules.device_flow import CrossDeviceLoad, InputDeviceMismatch, InputShapeMismatch
+from aoti_lint.rules.fake_kernel_concrete_size import FakeKernelConcreteSize
+from aoti_lint.rules.fake_kernel_shape_branch import FakeKernelShapeBranch
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -19,6 +21,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     InputShapeMismatch,
     DebugEnvVar,
     DebugInductorConfig,
+    FakeKernelConcreteSize,
+    FakeKernelShapeBranch,
 )
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -6,6 +6,7 @@ from aoti_lint.rules.api_misuse import AotiApiMisuse
 from aoti_lint.rules.base import PythonRule, Rule
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
+from aoti_lint.rules.deprecated_impl_abstract import DeprecatedImplAbstract
 from aoti_lint.rules.device_flow import CrossDeviceLoad, InputDeviceMismatch, InputShapeMismatch
 from aoti_lint.rules.fake_kernel_concrete_size import FakeKernelConcreteSize
 from aoti_lint.rules.fake_kernel_shape_branch import FakeKernelShapeBranch
@@ -23,6 +24,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DebugInductorConfig,
     FakeKernelConcreteSize,
     FakeKernelShapeBranch,
+    DeprecatedImplAbstract,
 )
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

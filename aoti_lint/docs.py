@@ -11,6 +11,7 @@ from pathlib import Path
 
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.base import Rule
+from aoti_lint.source import file_kind
 
 FIX_AVAILABILITY = {
     "never": "Fix is not available.",
@@ -33,12 +34,14 @@ def _example(rule: type[Rule]) -> list[str]:
     if not rule.INVALID:
         return []
     first = rule.INVALID[0]
-    out = ["## Example", "```python", first.source.rstrip(), "```"]
+    # The examples' language, for the code fences: C++ rules' examples are C++ files.
+    fence = "```cpp" if file_kind(Path(first.filename)) == "cpp" else "```python"
+    out = ["## Example", fence, first.source.rstrip(), "```"]
     use_instead = first.fixed_source
     if use_instead is None and rule.VALID:
         use_instead = rule.VALID[0].source
     if use_instead is not None and use_instead.strip():
-        out += ["", "Use instead:", "```python", use_instead.rstrip(), "```"]
+        out += ["", "Use instead:", fence, use_instead.rstrip(), "```"]
     return out
 
 

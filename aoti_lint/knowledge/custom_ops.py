@@ -30,8 +30,9 @@ IMPL_ABSTRACT_WARNING = (
 # register_fake's op and func are positional-only: a call naming them cannot be renamed as is.
 IMPL_ABSTRACT_KEYWORDS = frozenset({"qualname", "func"})
 
-# Python builtins that turn a SymInt into a Python number (a guard that specialises the size).
-CONCRETE_BUILTINS = frozenset({"builtins.int", "builtins.float", "builtins.bool"})
+# Python builtins that turn a SymInt into a Python number (a guard that specialises the size). Not `bool`:
+# `bool(s)` asks `s != 0`, which export decides from the range alone (sizes 0 and 1 are specialised anyway).
+CONCRETE_BUILTINS = frozenset({"builtins.int", "builtins.float"})
 # Tensor methods that read the data of a tensor, which a fake kernel does not have.
 DATA_METHODS = frozenset({"item", "tolist", "numpy"})
 # Tensor methods that return a tensor computed from the receiver (so ``x.sum().item()`` reads ``x``'s data).

@@ -132,6 +132,9 @@ class DeprecatedImplAbstract(PythonRule):
         self._attribute_names: set[int] = set()
         self._keyword_calls: set[int] = set()
         self._aliases: list[Any] = []
+        # `register_fake` already imported from torch.library (alias, its import's names), and other uses of it.
+        self._new_imports: list[tuple[Any, Any]] = []
+        self._other_new_names = 0
 
     def visit_Import(self, node: Any) -> None:
         self._in_import += 1
@@ -146,6 +149,9 @@ class DeprecatedImplAbstract(PythonRule):
             return
         if self.context.module.code_for_node(module) == LIBRARY:
             self._aliases += [alias for alias in node.names if alias.evaluated_name == OLD]
+            self._new_imports += [
+                (alias, node.names) for alias in node.names if alias.evaluated_name == NEW and alias.asname is None
+            ]
 
     def leave_ImportFrom(self, node: Any) -> None:
         self._in_import -= 1
@@ -162,6 +168,8 @@ class DeprecatedImplAbstract(PythonRule):
     def visit_Name(self, node: Any) -> None:
         if self._in_import or id(node) in self._attribute_names:
             return
+        if node.value == NEW and REGISTER_FAKE not in self.qualified_names(node):
+            self._other_new_names += 1
         if IMPL_ABSTRACT in self.qualified_names(node):
             self.report(node, self._message(), data=node)
 
@@ -180,30 +188,65 @@ class DeprecatedImplAbstract(PythonRule):
         mine = [finding for finding in self.context.findings if finding.code == self.code]
         if not mine:
             return
-        blocked = self._why_no_fix(mine)
+        attributes = [f for f in mine if not isinstance(f.data, cst.Name)]
+        bare = [f for f in mine if isinstance(f.data, cst.Name)]
+        for finding in attributes:
+            blocked = self._why_no_fix([finding])
+            if blocked is None:
+                edit = Edit(NEW, finding.start, finding.end)
+                finding.fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", (edit,))
+            else:
+                finding.message += f"; not fixed automatically: {blocked}"
+        if not bare:
+            return
+        blocked = self._why_no_fix(bare)
+        if blocked is None and not self._aliases:
+            blocked = "the name is not bound by `from torch.library import impl_abstract` in this module"
+        renames_uses = any(alias.asname is None for alias in self._aliases)
+        edits: list[Edit] = []
+        if blocked is None:
+            edits, blocked = self._import_edits(renames_uses)
         if blocked is not None:
-            for finding in mine:
+            for finding in bare:
                 finding.message += f"; not fixed automatically: {blocked}"
             return
-        # A bare `impl_abstract` bound by the import is renamed together with that import: one fix renames
-        # them all, so the file is never left with uses and an import that disagree.
-        bare = [f for f in mine if isinstance(f.data, cst.Name)]
-        shared: list[Edit] = [Edit(NEW, *self._span(alias.name)) for alias in self._aliases]
-        if any(alias.asname is None for alias in self._aliases):
-            shared += [Edit(NEW, f.start, f.end) for f in bare if f.data.value == OLD]
-        for finding in mine:
-            edits = shared if isinstance(finding.data, cst.Name) else [Edit(NEW, finding.start, finding.end)]
+        # A bare `impl_abstract` is renamed together with the import that binds it: every such finding gets
+        # the same edits, so the file is never left with uses and an import that disagree.
+        if renames_uses:
+            edits += [Edit(NEW, f.start, f.end) for f in bare if f.data.value == OLD]
+        for finding in bare:
             finding.fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", tuple(edits))
+
+    def _import_edits(self, renames_uses: bool) -> tuple[list[Edit], str | None]:
+        """Rename each ``impl_abstract`` import to ``register_fake``; where ``register_fake`` is already
+        imported from torch.library beside it, drop the old name instead."""
+        if not renames_uses:
+            return [Edit(NEW, *self._span(alias.name)) for alias in self._aliases], None
+        if not re.search(rf"\b{NEW}\b", self.context.source.text):
+            return [Edit(NEW, *self._span(alias.name)) for alias in self._aliases], None
+        if self._other_new_names or not self._new_imports:
+            return [], f"the module already uses the name `{NEW}`"
+        edits = []
+        for alias in self._aliases:
+            names = next((names for _, names in self._new_imports if any(a is alias for a in names)), None)
+            if alias.asname is not None or names is None:
+                return [], f"the module already imports `{NEW}` in a form the fix does not rewrite"
+            names = list(names)
+            index = next(i for i, item in enumerate(names) if item is alias)
+            if index + 1 < len(names):
+                start, end = self._span(alias.name)[0], self._span(names[index + 1].name)[0]
+            else:
+                previous = names[index - 1]
+                start, end = (
+                    self._span(previous.asname.name if previous.asname else previous.name)[1],
+                    self._span(alias.name)[1],
+                )
+            edits.append(Edit("", start, end))
+        return edits, None
 
     def _why_no_fix(self, findings: list[Any]) -> str | None:
         if self.context.target_torch < REGISTER_FAKE_SINCE:
             return f"`register_fake` needs torch {REGISTER_FAKE_SINCE[0]}.{REGISTER_FAKE_SINCE[1]}+ (target-torch)"
         if any(id(finding.data) in self._keyword_calls for finding in findings):
             return "a call passes `qualname=` or `func=` by keyword, which `register_fake` takes positionally only"
-        bare = [f for f in findings if isinstance(f.data, cst.Name)]
-        if bare and not self._aliases:
-            return "the name is not bound by `from torch.library import impl_abstract` in this module"
-        renames_uses = any(alias.asname is None for alias in self._aliases)
-        if bare and renames_uses and re.search(rf"\b{NEW}\b", self.context.source.text):
-            return f"the module already uses the name `{NEW}`"
         return None

@@ -33,7 +33,7 @@ class FakeKernelConcreteSize(PythonRule):
     `@torch.library.impl("ns::op", "Meta")` (or the legacy `@torch.library.impl(lib, "op", "Meta")`),
     `Library(...).impl("op", fn, "Meta")`, and the call forms `torch.library.register_fake("ns::op", fn)` /
     `my_op.register_fake(fn)`. Reported inside them:
-    - `int(...)`, `float(...)`, `bool(...)` of a size (`x.shape[0]`, `x.size(1)`, `x.numel()`, `x.stride(0)`,
+    - `int(...)` or `float(...)` of a size (`x.shape[0]`, `x.size(1)`, `x.numel()`, `x.stride(0)`,
       arithmetic on them, or a local name bound once to one);
     - a `math.*` function applied to a size (`math.ceil(x.shape[0] / 2)`);
     - `.item()` on a size (a `SymInt` has no `.item()`);

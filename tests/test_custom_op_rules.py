@@ -231,6 +231,14 @@ SILENT_CPP = {
         at::Tensor op_cpu(const at::Tensor& x) { return at::empty({x.size(0)}, x.options()); }
         TORCH_LIBRARY_IMPL(mylib, CPU, m) { m.impl("op", &op_cpu); }
         """,
+    "sizes inside checks": """
+        at::Tensor verify_meta(const at::Tensor& key, const at::Tensor& sig) {
+          TORCH_CHECK(key.dim() == 1 && key.size(0) == 32, "key must be 32 bytes");
+          TORCH_INTERNAL_ASSERT(sig.numel() == 64);
+          return at::empty({}, key.options());
+        }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("verify", &verify_meta); }
+        """,
     "file-level noqa": """
         // aoti-lint: noqa: AOTI304
         at::Tensor op_meta(const at::Tensor& x) { return at::empty({x.size(0)}, x.options()); }
@@ -242,6 +250,21 @@ SILENT_CPP = {
 @pytest.mark.parametrize("case", list(SILENT_CPP))
 def test_cpp_precision(case):
     assert _codes(SILENT_CPP[case], "ops.cpp") == []
+
+
+def test_cpp_op_named_by_a_constant():
+    text = """
+        namespace kernel {
+        constexpr const char* kOp = "quant";
+        std::tuple<at::Tensor, at::Tensor> quant_meta(const at::Tensor& x) {
+          return {at::empty({x.size(0), x.size(1)}, x.options()), at::empty({x.size(0), 1}, x.options())};
+        }
+        }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl(kernel::kOp, kernel::quant_meta); }
+        """
+    result = lint_text(textwrap.dedent(text).lstrip("\n"), "quant.cpp")
+    assert [f.code for f in result.findings] == ["AOTI304"] * 3
+    assert "Meta kernel of `kernel::kOp`" in result.findings[0].message
 
 
 def test_cpp_reads_cuda_sources_and_broken_code():

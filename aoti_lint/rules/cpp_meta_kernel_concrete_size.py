@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
     from aoti_lint.source import SourceFile
 
-_FUNCTIONS = ("function_definition", "lambda_expression")
+# Validation macros: a size read inside one is a check the author wants, not a size that flows on.
+CHECK_MACROS = ("TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "TORCH_SYM_CHECK", "AT_ASSERT", "assert")
 # `op(Tensor x, SymInt n) -> Tensor` and `ns::op.overload(...)`: the name, then the arguments.
 _SCHEMA = re.compile(r"\s*(?:[\w]+::)?(?P<name>[\w.]+)\s*\((?P<args>.*)\)\s*->", re.DOTALL)
 
@@ -109,10 +110,32 @@ def _schema_arguments(schema: str) -> tuple[str, list[str]] | None:
 
 
 def _op_name(node: Node | None) -> str | None:
-    from aoti_lint.cpp import string_value
+    """The op a registration names: a string literal's op, or the expression as written (a constant or a
+    macro), which then only names the op in messages."""
+    from aoti_lint.cpp import string_value, text
 
-    value = string_value(node) if node is not None else None
+    if node is None:
+        return None
+    value = string_value(node)
+    if value is None:
+        return text(node) if node.type in ("identifier", "qualified_identifier", "call_expression") else None
     return value.rsplit("::", 1)[-1].split(".", 1)[0] if value else None
+
+
+def _in_check(node: Node, body: Node) -> bool:
+    """Inside ``TORCH_CHECK(...)``, ``TORCH_INTERNAL_ASSERT(...)`` or ``assert(...)``: a validation, whose
+    guard is what the author wants (like a Python ``if ...: raise``)."""
+    from aoti_lint.cpp import text
+
+    parent = node.parent
+    while parent is not None and parent != body:
+        if parent.type == "call_expression":
+            function = parent.child_by_field_name("function")
+            name = text(function) if function is not None and function.type == "identifier" else ""
+            if name.startswith(CHECK_MACROS):
+                return True
+        parent = parent.parent
+    return False
 
 
 class CppMetaKernelConcreteSize(TextRule):
@@ -148,8 +171,10 @@ class CppMetaKernelConcreteSize(TextRule):
 
     ## Known problems
     Only kernels registered in the file that defines them are read; a kernel declared here and defined in
-    another file is not followed. An `int64_t` parameter is reported only when the schema is in the same file.
-    C++ comments `// noqa: AOTI304` (same line) and `// aoti-lint: noqa: AOTI304` (whole file) suppress it.
+    another file is not followed. An `int64_t` parameter is reported only when the schema is in the same
+    file. Sizes read inside `TORCH_CHECK(...)`, `TORCH_INTERNAL_ASSERT(...)` or `assert(...)` are not
+    reported: a check that a dimension is 32 pins it on purpose. C++ comments `// noqa: AOTI304` (same line)
+    and `// aoti-lint: noqa: AOTI304` (whole file) suppress it.
 
     ## References
     - [The Custom Operators Manual: Meta kernels and SymInt](https://pytorch.org/tutorials/advanced/cpp_custom_ops.html)
@@ -439,6 +464,8 @@ class CppMetaKernelConcreteSize(TextRule):
                 continue
             method, variable = text(field), text(receiver)
             if method not in CPP_SYMINT_METHODS or variable not in tensors or variable in assigned:
+                continue
+            if _in_check(call, body):
                 continue
             arguments = call.child_by_field_name("arguments")
             args_text = text(arguments) if arguments is not None else "()"

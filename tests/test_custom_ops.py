@@ -86,9 +86,15 @@ CASES = {
         ["AOTI302"],
         CONSTRAINTS_VIOLATED,
     ),
+    "loop_over_size": (
+        "for i in range(x.shape[0]):\n    pass\nreturn x.new_empty(x.shape[0] * 2, *x.shape[1:])",
+        ["AOTI302"],
+        CONSTRAINTS_VIOLATED,
+    ),
     # SymInt-aware kernels: silent, and the export keeps the batch dynamic over [2, 64].
     "symbolic_arithmetic": ("return x.new_empty(x.shape[0] * 2, *x.shape[1:])", [], None),
     "sym_max": ("return x.new_empty(torch.sym_max(x.shape[0], 8), *x.shape[1:])", [], None),
+    "math_prod_of_shape": ("return x.new_empty(math.prod(x.shape), 3)", [], None),
     "sym_float": ("return x.new_empty(torch.sym_int(torch.sym_float(x.shape[0]) * 1.5), 3)", [], None),
     "check": ("torch._check(x.shape[0] >= 2)\nreturn x.new_empty(x.shape[0] * 2, *x.shape[1:])", [], None),
     "new_dynamic_size": ("n = torch.library.get_ctx().new_dynamic_size()\nreturn x.new_empty(n, 3)", [], None),

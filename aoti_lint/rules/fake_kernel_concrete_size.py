@@ -224,7 +224,7 @@ class FakeKernelConcreteSize(PythonRule):
         if math_function is not None:
             return (
                 f"`{math_function}` on the size `{code(sizes[0])}` turns it into a Python number in {where}: "
-                "export specialises the op to the example's size; keep the size symbolic (integer arithmetic "
-                "on it, `torch.sym_float`/`torch.sym_int`/`torch.sym_max`/`torch.sym_min`)"
+                "export specialises the op to the example's size; keep the size symbolic "
+                "(`torch.sym_float`/`torch.sym_int`/`torch.sym_max`/`torch.sym_min` take SymInts)"
             )
         return None

@@ -32,7 +32,8 @@ class FakeKernelShapeBranch(PythonRule):
     ## What it does
     Finds `if` statements and conditional expressions in fake and meta kernels of custom ops (registered as
     for [AOTI301](AOTI301.md)) whose condition compares a size of a tensor argument with a number:
-    `if x.shape[0] > 8:`, `a if x.size(1) % 16 == 0 else b`.
+    `if x.shape[0] > 8:`, `a if x.size(1) % 16 == 0 else b`; and Python loops over a size:
+    `for i in range(x.shape[0]):`, `[... for i in range(x.size(1))]`.
 
     Comparisons of a plain size with 0 or 1 (`if x.numel() == 0:`) are not reported: export specialises
     those sizes anyway. Neither is an `if` whose body only raises (a validation), nor a comparison between two
@@ -47,6 +48,9 @@ class FakeKernelShapeBranch(PythonRule):
       `UserError: Constraints violated (b)! For more information, run with TORCH_LOGS="+dynamic".`;
     - with `Dim.DYNAMIC` or `Dim.AUTO` it succeeds silently with the range narrowed to `{s77: VR[2, 8]}`:
       the AOTI package rejects every batch above 8.
+
+    A loop `for i in range(x.shape[0])` fails the same way (measured: `Constraints violated (b)!`), even
+    when its body does not touch the result: the loop runs in Python for the example's count.
 
     Write one formula for every size (`torch.sym_max(x.shape[0], 8)`, `torch.sym_min`, `torch.sym_ite`), or,
     when the kernel only supports some sizes, state it with `torch._check(x.shape[0] <= 8)` so export reports
@@ -130,6 +134,19 @@ class FakeKernelShapeBranch(PythonRule):
             line=5,
             column=33,
         ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.register_fake("mylib::offsets")
+            def _(x):
+                starts = [i * x.shape[1] for i in range(x.shape[0])]
+                return x.new_empty(len(starts))
+            """,
+            line=5,
+            column=39,
+            message_contains="loops over a symbolic size",
+        ),
     ]
 
     @classmethod
@@ -141,6 +158,9 @@ class FakeKernelShapeBranch(PythonRule):
 
         for kernel in kernel_index(self.context).kernels.values():
             for item in children(kernel.function.body):
+                if isinstance(item, (cst.For, cst.CompFor)):
+                    self._check_loop(kernel, item.iter, is_size)
+                    continue
                 branch = isinstance(item, cst.IfExp) or (isinstance(item, cst.If) and not _raises_only(item.body))
                 if not branch:
                     continue
@@ -149,6 +169,18 @@ class FakeKernelShapeBranch(PythonRule):
                     if isinstance(comparison, cst.Comparison) and self._specialises(kernel, comparison, is_size):
                         self.report(comparison, self._message(kernel, comparison))
                         break
+
+    def _check_loop(self, kernel: Any, iterable: Any, is_size: Any) -> None:
+        if not isinstance(iterable, cst.Call) or "builtins.range" not in self.qualified_names(iterable.func):
+            return
+        if any(not arg.star and is_size(kernel, arg.value) for arg in iterable.args):
+            self.report(
+                iterable,
+                f"`{self.context.module.code_for_node(iterable)}` loops over a symbolic size in the fake kernel "
+                f"`{kernel.name}` ({kernel.registration}): Python runs the loop for the example's size and export "
+                "pins it ('Constraints violated' for a `Dim`); compute the result with tensor operations on the "
+                "symbolic size instead",
+            )
 
     @staticmethod
     def _specialises(kernel: Any, comparison: Any, is_size: Any) -> bool:

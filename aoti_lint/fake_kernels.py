@@ -70,7 +70,7 @@ def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 @dataclass
 class Kernel:
-    function: cst.FunctionDef
+    function: cst.FunctionDef | cst.Lambda
     # How it is registered, for messages: "register_fake", "impl_abstract", "a Meta impl".
     registration: str
     tensors: frozenset[str] = frozenset()
@@ -80,7 +80,13 @@ class Kernel:
 
     @property
     def name(self) -> str:
-        return self.function.name.value
+        return self.function.name.value if isinstance(self.function, cst.FunctionDef) else "<lambda>"
+
+    def nodes(self) -> Iterator[cst.CSTNode]:
+        """The kernel's body and everything under it, nested functions and classes left out."""
+        body = self.function.body
+        yield body
+        yield from children(body)
 
 
 class KernelIndex:
@@ -105,7 +111,9 @@ class KernelIndex:
             if found is None:
                 continue
             function, registration = found
-            if isinstance(function, cst.Name) and len(definitions.get(function.value, ())) == 1:
+            if isinstance(function, cst.Lambda):
+                self._add(function, registration)
+            elif isinstance(function, cst.Name) and len(definitions.get(function.value, ())) == 1:
                 (definition,) = definitions[function.value]
                 # The name must be that very function where the registration reads it.
                 if self._binds(function, definition):
@@ -121,7 +129,7 @@ class KernelIndex:
                 return len(referents) == 1 and getattr(referents[0], "node", None) is definition
         return False
 
-    def _add(self, function: cst.FunctionDef, registration: str) -> None:
+    def _add(self, function: cst.FunctionDef | cst.Lambda, registration: str) -> None:
         if id(function) not in self.kernels:
             self.kernels[id(function)] = _analyse(Kernel(function, registration))
 
@@ -191,7 +199,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 
 # -- inside one kernel --------------------------------------------------------------------------------------
-def _parameters(function: cst.FunctionDef) -> list[cst.Param]:
+def _parameters(function: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
     params = function.params
     return [*params.posonly_params, *params.params, *params.kwonly_params]
 
@@ -207,11 +215,11 @@ def _bound_names(node: cst.CSTNode) -> Iterator[str]:
         yield from _bound_names(node.value)
 
 
-def _assignments(function: cst.FunctionDef) -> tuple[dict[str, int], list[cst.Assign]]:
+def _assignments(function: cst.FunctionDef | cst.Lambda) -> tuple[dict[str, int], list[cst.Assign]]:
     """How often each name is bound in the kernel (nested scopes aside), and its plain assignments."""
     counts: dict[str, int] = {}
     assigns: list[cst.Assign] = []
-    for node in children(function.body):
+    for node in [function.body, *children(function.body)]:
         targets: list[cst.CSTNode] = []
         if isinstance(node, cst.Assign):
             targets = [target.target for target in node.targets]

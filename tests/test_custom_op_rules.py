@@ -180,6 +180,16 @@ REPORTED_PYTHON = {
         """,
         ["AOTI301"],
     ),
+    "lambda kernels": (
+        """
+        import torch.library as tl
+
+        tl.register_fake("mylib::a", lambda x: x.new_empty(int(x.shape[0])))
+        tl.register_fake("mylib::b", lambda x: x.new_empty(x.shape[0] * 2) if x.shape[0] > 8 else x)
+        tl.register_fake("mylib::c", lambda x: x.new_empty(x.shape[0] * 2))
+        """,
+        ["AOTI301", "AOTI302"],
+    ),
     "meta among several device types": (
         """
         import torch

@@ -180,10 +180,10 @@ class FakeKernelConcreteSize(PythonRule):
         return could_hold_kernel(code)
 
     def visit_Module(self, node: Any) -> None:
-        from aoti_lint.fake_kernels import children, is_size, is_tensor, kernel_index
+        from aoti_lint.fake_kernels import is_size, is_tensor, kernel_index
 
         for kernel in kernel_index(self.context).kernels.values():
-            for item in children(kernel.function.body):
+            for item in kernel.nodes():
                 if not isinstance(item, cst.Call):
                     continue
                 message = self._defect(kernel, item, is_size, is_tensor)

@@ -157,7 +157,7 @@ class FakeKernelShapeBranch(PythonRule):
         from aoti_lint.fake_kernels import children, is_size, kernel_index
 
         for kernel in kernel_index(self.context).kernels.values():
-            for item in children(kernel.function.body):
+            for item in kernel.nodes():
                 if isinstance(item, (cst.For, cst.CompFor)):
                     self._check_loop(kernel, item.iter, is_size)
                     continue

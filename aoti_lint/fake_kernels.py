@@ -52,10 +52,11 @@ def _argument(call: cst.Call, position: int | None, keyword: str) -> cst.BaseExp
 
 
 def _is_meta(node: cst.BaseExpression | None) -> bool:
-    """``"Meta"``, ``"meta"``, or a list/tuple of dispatch keys or device types holding one."""
+    """``"Meta"``, ``"meta"``, or a list/tuple of dispatch keys or device types holding one. Only a plain
+    literal counts, spelled as it reads (the prefilter looks for the quoted key in the file's bytes)."""
     if isinstance(node, (cst.List, cst.Tuple)):
-        return any(_string(element.value) in META_KEYS for element in node.elements)
-    return _string(node) in META_KEYS
+        return any(_is_meta(element.value) for element in node.elements)
+    return isinstance(node, cst.SimpleString) and node.raw_value in META_KEYS
 
 
 def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -288,9 +288,9 @@ def test_cpp_reads_cuda_sources_and_broken_code():
 
 
 def test_prefilter_skips_files_that_only_mention_the_words():
-    """`impl`, "metadata" and "library" in a module that registers no kernel: the second stage drops the
-    Python rules, so the file is never parsed with libcst."""
-    quiet = 'import json\n"""Library metadata."""\n\ndef impl(meta):\n    return json.dumps(meta)\n\nimpl({})\n'
+    """`impl`, a `"meta"` string and "Library" in a module that registers no kernel: the second stage drops
+    the Python rules, so the file is never parsed with libcst."""
+    quiet = 'import json\n"""Library."""\n\ndef impl(m):\n    return json.dumps(m)\n\nimpl({"meta": 1})\n'
     kernel = 'import torch\n\n@torch.library.impl("a::b", "Meta")\ndef meta(x):\n    return x\n'
     for text, parsed in ((quiet, False), (kernel, True)):
         source = SourceFile(Path("m.py"), "m.py", "python", text.encode())

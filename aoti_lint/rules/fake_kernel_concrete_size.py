@@ -9,7 +9,12 @@ from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
 # Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
-KERNEL_TRIGGERS = ((b"register_fake",), (b"impl_abstract",), (b"impl", b"eta", b"ibrary"))
+# A Meta impl names its key in a plain string literal (see ``fake_kernels._is_meta``), quotes included.
+KERNEL_TRIGGERS = (
+    (b"register_fake",),
+    (b"impl_abstract",),
+    *((b"impl", quote + key + quote) for key in (b"Meta", b"meta") for quote in (b'"', b"'")),
+)
 
 
 def could_hold_kernel(code: Any) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aoti_lint.diagnostics import Severity
 from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
@@ -54,7 +55,7 @@ class FakeKernelConcreteSize(PythonRule):
       `UserError: Constraints violated (b)! For more information, run with TORCH_LOGS="+dynamic".`;
       `float(...)` and `math.ceil(x.shape[0] / 2)` fail the same way;
     - exported with `Dim.AUTO` it succeeds silently, with the input's size collapsed to the example's
-      (`torch.Size([4, 3])`, no range constraint): the AOTI package then refuses every other batch size;
+      (`torch.Size([4, 3])`, no range constraint): an AOTI package compiled from it is built for that size only;
     - written `x.new_empty(x.shape[0] * 2, *x.shape[1:])` it exports with `{s77: VR[2, 64]}`.
 
     A fake kernel has no data: `x.sum().item()` fails with `GuardOnDataDependentSymNode: Could not extract
@@ -62,7 +63,7 @@ class FakeKernelConcreteSize(PythonRule):
     data-dependent expression`, `.numpy()` with `RuntimeError: .numpy() is not supported for tensor
     subclasses.`, and `x.shape[0].item()` with `AttributeError: 'SymInt' object has no attribute 'item'`.
 
-    Keep sizes symbolic: do arithmetic on them directly, use `torch.sym_max` / `torch.sym_min` /
+    Keep sizes symbolic: compute with them directly (`x.shape[0] * 2`), use `torch.sym_max` / `torch.sym_min` /
     `torch.sym_float` / `torch.sym_int` where a Python builtin would force a number, and for an output size
     that depends on data allocate a new symbol with `torch.library.get_ctx().new_dynamic_size()`.
 
@@ -78,6 +79,7 @@ class FakeKernelConcreteSize(PythonRule):
     """
 
     code = "AOTI301"
+    severity = Severity.ERROR
     name = "fake-kernel-concrete-size"
     summary = "A fake/meta kernel forces a symbolic size to a Python number or reads tensor data"
     triggers = KERNEL_TRIGGERS

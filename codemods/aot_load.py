@@ -28,5 +28,7 @@ class MigrateAotLoad(cst.CSTTransformer):
         args = [cst.Arg(path)]
         if site.device_index is not None:
             args.append(keyword("device_index", cst.Integer(str(site.device_index))))
+        elif site.device_index_expr is not None:
+            args.append(keyword("device_index", site.device_index_expr))
         func = cst.parse_expression(f"{self.torch}._inductor.aoti_load_package")
         return updated_node.with_changes(func=func, args=arrange(list(original_node.args), args))

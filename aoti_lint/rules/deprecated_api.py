@@ -117,7 +117,10 @@ class DeprecatedReference(PythonRule):
         from aoti_lint.diagnostics import Applicability, Fix
 
         context = self.context
-        plan = context.memo("migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch))
+        # With a project plan (``context.flow``), each call gets its artifact flow's verdict.
+        plan = context.memo(
+            "migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch, context.flow)
+        )
         for finding in mine:
             site = plan.site_for_reference(finding.data)
             if site is None:

@@ -827,16 +827,18 @@ class ModuleFlow:
                 if arg.star:
                     break
                 path = _path(self.eval(arg.value))
-                if path is not None and path.endswith(".so"):
+                so_name = _so_name(arg.value)
+                if (path is not None and path.endswith(".so")) or so_name is not None:
                     new = replace_suffix(arg.value, ".so", ".pt2")
                     found.append(
                         PathArgument(
                             tuple(sorted(self.names(call.func))),
                             None if arg.keyword else position,
                             arg.keyword.value if arg.keyword else None,
-                            path,
+                            path if path is not None and path.endswith(".so") else None,
                             self.span(arg.value),
                             None if new is None else self.module.code_for_node(new),
+                            so_name or posixpath.basename(path or ""),
                         )
                     )
                 position += arg.keyword is None
@@ -931,6 +933,7 @@ class ModuleFlow:
                     rewrites_path=site.kind == "load" and site.path_literal is not None,
                     param=self._parameter_of(path) if site.kind == "load" else None,
                     suppressed=suppressed,
+                    so_name=_so_name(path),
                 )
             )
         return tuple(sites)
@@ -975,6 +978,21 @@ class ModuleFlow:
                     if path is not None and path.endswith(K.ARTIFACT_SUFFIXES):
                         constants.append((target.value, path))
         return tuple(constants)
+
+
+def _so_name(node: Any) -> str | None:
+    """The `.so` file name a path expression ends with: "m.so", join(d, "m.so"), d / "m.so", f"{d}/m.so"."""
+    if node is None:
+        return None
+    from aoti_lint.codemods.analysis import _suffix_literal, string_value
+
+    tail = _suffix_literal(node)
+    text = string_value(tail)
+    if text is None and type(tail).__name__ == "FormattedString" and tail.parts:
+        text = getattr(tail.parts[-1], "value", None)
+    if isinstance(text, str) and text.strip().endswith(".so"):
+        return posixpath.basename(text.strip())
+    return None
 
 
 def _tuple(items: list | None) -> tuple | None:

@@ -117,6 +117,9 @@ class MigrationSite:
     param: tuple[str, int, str] | None = None
     # Its finding is switched off by a noqa comment: no fix may change it.
     suppressed: bool = False
+    # The `.so` file name its path expression ends with ("m.so" in os.path.join(d, "m.so")), known even
+    # when the directory is not.
+    so_name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -136,9 +139,10 @@ class PathArgument:
     callees: tuple[str, ...]  # qualified names of the called function
     position: int | None
     keyword: str | None
-    path: str
+    path: str | None
     span: Span
     replacement: str | None
+    so_name: str | None = None
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ class _Member:
     link: Link | None = None
     returned_from: int | None = None  # a load of the path a compile of its own file returned
     span: Span | None = None  # the call, or the constant's value
+    so_name: str | None = None  # the `.so` file name its path ends with
 
     @property
     def where(self) -> str:
@@ -138,18 +139,35 @@ def plan_flows(
             if site.kind == "compile":
                 flow_site = summary.compiles[site.index]
                 artifact = resolve(flow_site.artifact, flow_site.artifact_ref)
-                member = _Member(summary.path, "compile", site.row, artifact, site, ordinal, span=flow_site.span)
+                member = _Member(
+                    summary.path,
+                    "compile",
+                    site.row,
+                    artifact,
+                    site,
+                    ordinal,
+                    span=flow_site.span,
+                    so_name=site.so_name,
+                )
             else:
                 load = summary.loads[site.index]
                 artifact = resolve(load.artifact, load.artifact_ref)
-                member = _Member(summary.path, "load", site.row, artifact, site, ordinal, span=load.span)
+                member = _Member(
+                    summary.path, "load", site.row, artifact, site, ordinal, span=load.span, so_name=site.so_name
+                )
                 member.link = links.get((summary.path, site.index))
                 member.returned_from = load.compile_index
             members.append(member)
         for constant in summary.constant_sites:
             members.append(
                 _Member(
-                    summary.path, "constant", constant.span.row, constant.path, constant=constant, span=constant.span
+                    summary.path,
+                    "constant",
+                    constant.span.row,
+                    constant.path,
+                    constant=constant,
+                    span=constant.span,
+                    so_name=posixpath.basename(constant.path),
                 )
             )
         for index in range(first, len(members)):
@@ -180,13 +198,20 @@ def plan_flows(
                                 argument.path,
                                 constant=argument,
                                 span=argument.span,
+                                so_name=argument.so_name,
                             )
                         )
-                        by_artifact.setdefault(argument.path, []).append(len(members) - 1)
+                        if argument.path is not None:
+                            by_artifact.setdefault(argument.path, []).append(len(members) - 1)
                         joined.append((load, len(members) - 1))
     groups = _Groups(len(members))
     for a, b in joined:
         groups.union(a, b)
+    # The same `.so` file name, where a directory is unknown, may be the same artifact: it migrates with it.
+    by_name: dict[str, int] = {}
+    for index, member in enumerate(members):
+        if member.so_name:
+            groups.union(index, by_name.setdefault(member.so_name, index))
     for indices in by_artifact.values():
         for index in indices[1:]:
             groups.union(indices[0], index)
@@ -313,9 +338,8 @@ def _decide(
     return value, reason
 
 
-def _stray_mention(artifact: str, group: list[_Member], mentions: dict[str, list]) -> str | None:
+def _stray_mention(name: str, group: list[_Member], mentions: dict[str, list]) -> str | None:
     """A string naming the artifact's file outside every site and constant of its flow, as ``file:row``."""
-    name = posixpath.basename(artifact)
     for path, row, column in mentions.get(name, ()):
         inside = any(
             member.path == path

@@ -29,9 +29,13 @@ class DeviceFlowRule(ProjectRule):
     def wants_summary_code(cls, code: Any) -> bool:
         # A summary holds compile and load sites (calls of the API, or of a name imported from it) and
         # artifact paths in module-level constants that other files may import.
+        # Any string naming a `.so` counts too: the migration plan must see every reader of an artifact (a
+        # path passed to a load helper, a file deleted or copied) before it rewrites the artifact's format.
         imported = {name for _, name in code.imported_names}
-        return bool((code.called | imported) & K.SUMMARY_IDENTIFIERS) or bool(
-            code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES)
+        return (
+            bool((code.called | imported) & K.SUMMARY_IDENTIFIERS)
+            or bool(code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES))
+            or ".so" in code.string_suffixes
         )
 
     @classmethod

@@ -169,10 +169,17 @@ class ModuleFlow:
         self.calls = collector.calls
         self.changed_in_place = collector.changed_in_place
         # A factory in a function may run inside a caller's ``with torch.device(...)`` (or an unknown context
-        # object that may be one): with any such block in the module, its device is unknown.
-        self.device_contexts = any(
-            not isinstance(item, cst.Call) or K.TORCH_DEVICE in self.names(item.func) for item in collector.with_items
-        )
+        # object that may be one): the blocks that may set a device, and (lazily) the functions they may call.
+        self.device_blocks = [
+            block
+            for block in collector.withs
+            if any(
+                not isinstance(item.item, cst.Call) or K.TORCH_DEVICE in self.names(item.item.func)
+                for item in block.items
+            )
+        ]
+        self.device_contexts = bool(self.device_blocks)
+        self._under_device: set[str] | None = None
         self.compile_calls: list[Any] = []
         self.load_calls: list[Any] = []
         self.setter_calls: list[Any] = []
@@ -591,9 +598,55 @@ class ModuleFlow:
                         value = self.eval(item.item)
                         return value.device if isinstance(value, DeviceValue) else None
             current = self.parent(current)
-        if self.device_contexts and self._enclosing(node, self.cst.FunctionDef) is not None:
+        if self.device_contexts and self._may_run_under_device_block(node):
             return None
         return self._module_default_device(node)
+
+    def _may_run_under_device_block(self, node: Any) -> bool:
+        """Whether the function around ``node`` may be called inside a ``with torch.device(...)`` of this module:
+        its name (or a function's that calls it) is used in such a block. A lambda is not followed."""
+        if self._enclosing(node, self.cst.Lambda) is not None:
+            return True
+        functions = []
+        current = self._enclosing(node, self.cst.FunctionDef)
+        while current is not None:
+            functions.append(current)
+            current = self._enclosing(current, self.cst.FunctionDef)
+        if not functions:
+            return False
+        if self._under_device is None:
+            self._under_device = self._names_reached_from(self.device_blocks)
+        return any(function.name.value in self._under_device for function in functions)
+
+    def _names_reached_from(self, blocks: list[Any]) -> set[str]:
+        """Names used in ``blocks`` (bare names and attribute names, so methods count), and transitively the
+        names used in the bodies of the functions so named."""
+        cst = self.cst
+        bodies: dict[str, list[Any]] = {}
+
+        class Definitions(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: Any) -> None:
+                bodies.setdefault(node.name.value, []).append(node.body)
+
+        self.module.visit(Definitions())
+
+        class Names(cst.CSTVisitor):
+            def __init__(self) -> None:
+                super().__init__()
+                self.found: set[str] = set()
+
+            def visit_Name(self, node: Any) -> None:
+                self.found.add(node.value)
+
+        reached: set[str] = set()
+        pending = [block.body for block in blocks]
+        while pending:
+            finder = Names()
+            pending.pop().visit(finder)
+            for name in finder.found - reached:
+                reached.add(name)
+                pending.extend(bodies.get(name, ()))
+        return reached
 
     def _module_default_device(self, node: Any) -> Device | None:
         if not self.setter_calls:
@@ -1054,6 +1107,7 @@ def _collect(cst: Any, module: Any) -> Any:
             self.self_attributes: dict[tuple[int, str], list[Any]] = {}
             self.calls: list[Any] = []
             self.with_items: list[Any] = []
+            self.withs: list[Any] = []
             self.changed_in_place: set[str] = set()
             self.classes: list[Any] = []
 
@@ -1076,6 +1130,9 @@ def _collect(cst: Any, module: Any) -> Any:
 
         def visit_WithItem(self, node: Any) -> None:
             self.with_items.append(node.item)
+
+        def visit_With(self, node: Any) -> None:
+            self.withs.append(node)
 
         def _bind(self, target: Any, value: Any) -> None:
             if isinstance(target, (cst.Tuple, cst.List)):

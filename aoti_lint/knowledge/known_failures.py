@@ -207,8 +207,8 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         pattern=r"Failed to initialize zip archive",
         diagnosis=(
             "`aoti_load_package` (and the C++ `AOTIModelPackageLoader`) read a `.pt2` package, which is a zip "
-            "archive. \"not a ZIP archive\": the path is a bare `.so` from the deprecated `aot_compile` (or another "
-            "file); \"file open failed\": nothing is there, often because the export still writes the `.so` path "
+            'archive. "not a ZIP archive": the path is a bare `.so` from the deprecated `aot_compile` (or another '
+            'file); "file open failed": nothing is there, often because the export still writes the `.so` path '
             "while the loader was migrated to read a `.pt2`."
         ),
         checks=(

@@ -400,6 +400,25 @@ class InputDeviceMismatch(DeviceFlowRule):
             line=8,
             message_contains='`batch.to("cuda")` (on cuda)',
         ),
+        # A `with torch.device(...)` elsewhere in the module does not reach a function it never calls.
+        Invalid(
+            """
+            import torch
+
+            def warm_up():
+                with torch.device("cuda"):
+                    return torch.zeros(1)
+
+            def serve():
+                return loaded(torch.randn(8, 16))
+
+            x = torch.randn(8, 16, device="cuda")
+            path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
+            loaded = torch._inductor.aoti_load_package(path)
+            """,
+            line=8,
+            message_contains="`torch.randn(8, 16)` (on cpu)",
+        ),
     ]
     VALID: ClassVar[list[Valid]] = [
         Valid(

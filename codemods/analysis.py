@@ -87,6 +87,8 @@ class CompileSite:
     # Why the output path cannot become a package path here (a name bound elsewhere); the project plan
     # lifts it when it rewrites that constant where it is defined.
     path_blocked: str | None = None
+    # Comments trailing the options entries the fix removes: they move to the package path.
+    removed_comments: list[str] = field(default_factory=list)
 
     kind = "compile"
 
@@ -405,6 +407,47 @@ class MigrationPlan:
             self._pair_package_aoti(site)
         if kept:
             site.options = options.with_changes(elements=_reflow(options.elements, kept))
+        self._keep_dict_comments(site, options, kept)
+
+    def _keep_dict_comments(self, site: CompileSite, options: cst.Dict, kept: list[Any]) -> None:
+        """A removed entry's trailing comment goes with the package path; the comment lines after it stay in
+        front of the next entry that is kept."""
+        lines: list[cst.EmptyLine] = []
+        elements = list(site.options.elements) if kept and isinstance(site.options, cst.Dict) else []
+        kept_ids = {id(element) for element in kept}
+        position = 0
+        for element in options.elements:
+            if id(element) in kept_ids:
+                if lines and elements:
+                    if position == 0:
+                        brace = site.options.lbrace
+                        whitespace = brace.whitespace_after
+                        if isinstance(whitespace, cst.ParenthesizedWhitespace):
+                            brace = brace.with_changes(
+                                whitespace_after=whitespace.with_changes(empty_lines=[*whitespace.empty_lines, *lines])
+                            )
+                            site.options = site.options.with_changes(lbrace=brace)
+                    else:
+                        before = elements[position - 1]
+                        whitespace = before.comma.whitespace_after if isinstance(before.comma, cst.Comma) else None
+                        if isinstance(whitespace, cst.ParenthesizedWhitespace):
+                            elements[position - 1] = before.with_changes(
+                                comma=before.comma.with_changes(
+                                    whitespace_after=whitespace.with_changes(
+                                        empty_lines=[*whitespace.empty_lines, *lines]
+                                    )
+                                )
+                            )
+                            site.options = site.options.with_changes(elements=elements)
+                    lines = []
+                position += 1
+                continue
+            after = element.comma.whitespace_after if isinstance(element.comma, cst.Comma) else None
+            if isinstance(after, cst.ParenthesizedWhitespace):
+                if after.first_line.comment is not None:
+                    site.removed_comments.append(after.first_line.comment.value)
+                lines += [line for line in after.empty_lines if line.comment is not None]
+        site.removed_comments += [line.comment.value for line in lines]
 
     def _literal_keys_of_variable(self, name: cst.Name) -> set[str] | None:
         """All keys a dict variable can hold, when every write to it in its scope is a literal-keyed dict."""

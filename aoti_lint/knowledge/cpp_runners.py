@@ -10,7 +10,8 @@ Facts read from the headers of the installed torch 2.13.0 (``torch/include/torch
   const std::string& device_str = "cuda", const std::string& cubin_dir = "", const bool run_single_threaded
   = false)``, under "Following APIs are subject to change due to active development. We provide NO BC
   guarantee for these APIs".
-- ``aoti_runner/model_container_runner_xpu.h`` / ``_mps.h``: the same shape as CUDA / CPU.
+- ``aoti_runner/model_container_runner_xpu.h``: as CUDA, with ``device_str = "xpu"`` and ``kernel_bin_dir``.
+- ``aoti_runner/model_container_runner_mps.h``: as CPU (no device string).
 - ``aoti_package/model_package_loader.h``:
   ``AOTIModelPackageLoader(const std::string& model_package_path, const std::string& model_name = "model",
   const bool run_single_threaded = false, const size_t num_runners = 1,
@@ -32,11 +33,4 @@ RUNNER_CLASSES = frozenset(
 # The loader of `.pt2` packages (torch >= 2.6): its first argument is the package path.
 PACKAGE_LOADER = "AOTIModelPackageLoader"
 REPLACEMENT = "torch::inductor::AOTIModelPackageLoader(path, model_name)"
-HEADER_DIR = "torch/csrc/inductor"
-RUNNER_HEADERS = {
-    "AOTIModelContainerRunnerCpu": "aoti_runner/model_container_runner_cpu.h",
-    "AOTIModelContainerRunnerCuda": "aoti_runner/model_container_runner_cuda.h",
-    "AOTIModelContainerRunnerXpu": "aoti_runner/model_container_runner_xpu.h",
-    "AOTIModelContainerRunnerMps": "aoti_runner/model_container_runner_mps.h",
-}
-PACKAGE_LOADER_HEADER = "aoti_package/model_package_loader.h"
+PACKAGE_LOADER_HEADER = "torch/csrc/inductor/aoti_package/model_package_loader.h"

@@ -201,9 +201,10 @@ def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResu
         except Exception as exc:  # a bug in a rule must not stop the run
             result.errors.append(internal_error(source, exc))
     if result.findings:
-        from aoti_lint.suppressions import hash_comment_suppressions
+        from aoti_lint.suppressions import cpp_suppressions, hash_comment_suppressions
 
-        result.findings = hash_comment_suppressions(text).filter(result.findings)
+        suppressions = cpp_suppressions(text.encode()) if source.kind == "cpp" else hash_comment_suppressions(text)
+        result.findings = suppressions.filter(result.findings)
     return result
 
 

@@ -562,7 +562,10 @@ def lint_paths(
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
     outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), execution)
-    flows = plan_migrations([outcome.project for outcome in outcomes if outcome.project is not None])
+    flows = plan_migrations(
+        [outcome.project for outcome in outcomes if outcome.project is not None],
+        lambda: _cpp_artifact_loads(candidates, cwd),
+    )
     again = [
         index
         for index, outcome in enumerate(outcomes)
@@ -605,8 +608,11 @@ def lint_paths(
     return run
 
 
-def plan_migrations(parts: Sequence[ProjectPart]) -> dict[str, Any]:
-    """The migration planned per artifact flow over the files of a run (empty without deprecated calls)."""
+def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict[str, Any]:
+    """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
+
+    ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed).
+    """
     summaries = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
         return {}
@@ -614,7 +620,37 @@ def plan_migrations(parts: Sequence[ProjectPart]) -> dict[str, Any]:
     from aoti_lint.rules.device_flow import CrossDeviceLoad
 
     enabled = {part.path: part.codes for part in parts}
-    return plan_flows(summaries, CrossDeviceLoad.check_load, enabled=lambda path, code: code in enabled[path])
+    loaded_from_cpp = cpp_loads()
+
+    def foreign(name: str) -> str | None:
+        places = loaded_from_cpp.get(name)
+        if not places:
+            return None
+        return f"loaded from C++ at {places[0]}: migrate it to AOTIModelPackageLoader"
+
+    return plan_flows(summaries, CrossDeviceLoad.check_load, foreign, enabled=lambda path, code: code in enabled[path])
+
+
+def _cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str, list[str]]:
+    """``file:row`` of each C/C++ construction of an AOTI runner from a literal `.so` path, by file name."""
+    import posixpath
+
+    found: dict[str, list[str]] = {}
+    for candidate in candidates:
+        if candidate.kind != "cpp":
+            continue
+        try:
+            data = _read_regular_file(candidate.path)
+            from aoti_lint.analysis.cpp_consumers import find_artifact_loads
+
+            loads = find_artifact_loads(data)
+        except Exception:  # unreadable or unparsable: the C++ rules report it; the plan sees no load there
+            continue
+        for load in loads:
+            if load.path.endswith(".so"):
+                where = f"{display_path(candidate.path, cwd)}:{load.start.row}"
+                found.setdefault(posixpath.basename(load.path), []).append(where)
+    return found
 
 
 def _settle_flows(outcomes: list[FileOutcome], flows: dict[str, Any], fix: FixOptions, recheck: Any) -> None:

@@ -218,3 +218,21 @@ def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     assert "aot_load" not in target.read_text().replace("aoti_load_package", "")
     assert counts["tidy"] == 1
     assert counts["check"] <= 3
+
+
+def test_a_cpp_consumer_keeps_the_flow_display_only(cli, tmp_path):
+    root = tmp_path / "cpp_consumer"
+    shutil.copytree(FIXTURES / "pipelines_cpp" / "cpp_consumer", root)
+    before = (root / "export.py").read_text()
+    result = cli(*FIX, ".", cwd=root)
+    assert (root / "export.py").read_text() == before
+    assert result.returncode == 1
+    deprecated = [f for f in _findings(cli, root) if f["code"] in ("AOTI001", "AOTI002")]
+    assert len(deprecated) == 2
+    for finding in deprecated:
+        assert finding["fix"]["applicability"] == "display-only"
+        assert "loaded from C++ at serve.cpp:6: migrate it to AOTIModelPackageLoader" in finding["message"]
+        assert "export.py:9 (compile), export.py:10 (load), export.py:5 (constant `ARTIFACT`)" in finding["message"]
+    # Without the C++ file in the run, nothing tells the fix about it: the Python flow migrates.
+    cli(*FIX, "export.py", cwd=root)
+    assert 'ARTIFACT = "artifacts/ranker.pt2"' in (root / "export.py").read_text()

@@ -116,8 +116,8 @@ def plan_flows(
     """One plan per file with deprecated calls or path constants of a flow that has deprecated calls.
 
     ``cross_device`` tells why a linked load is reported by AOTI101 (such a load gets no fix);
-    ``foreign_loads`` where an artifact path is read outside Python (e.g. a C++ runner), which the fix cannot
-    migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
+    ``foreign_loads(file name)`` where a `.so` of that name is read outside Python (a C++ runner), which the
+    fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
     comment, no fix may change its calls).
     """
     from aoti_lint.analysis.flow_summary import _ArtifactResolver
@@ -280,13 +280,13 @@ def _decide(
     group = [member for member in group if member.site is None or not member.site.suppressed]
     if not any(member.site is not None for member in group):
         return Applicability.DISPLAY_ONLY, "its finding is suppressed"
-    for artifact in sorted(
-        {member.artifact for member in group if member.artifact and member.artifact.endswith(".so")}
-    ):
-        stray = _stray_mention(artifact, everyone_seen, mentions)
+    artifacts = {member.artifact for member in group if member.artifact and member.artifact.endswith(".so")}
+    names = {posixpath.basename(path) for path in artifacts} | {m.so_name for m in everyone_seen if m.so_name}
+    for name in sorted(names):
+        stray = _stray_mention(name, everyone_seen, mentions)
         if stray is not None:
-            blockers.append(f"{stray} also names `{posixpath.basename(artifact)}`, where the fix cannot follow it")
-        where = foreign_loads(artifact)
+            blockers.append(f"{stray} also names `{name}`, where the fix cannot follow it")
+        where = foreign_loads(name)
         if where is not None:
             blockers.append(where)
     for member in group:
@@ -321,7 +321,7 @@ def _decide(
         everyone = ", ".join(member.where for member in group)
         return (
             Applicability.DISPLAY_ONLY,
-            f"its artifact flow ({everyone}) migrates whole or not at all, and {'; '.join(blockers)}",
+            f"its artifact flow ({everyone}) migrates whole or not at all: {'; '.join(blockers)}",
         )
     sites = [member for member in group if member.site is not None]
     value = min((Applicability(member.site.applicability) for member in sites), key=_RANK.__getitem__)

@@ -569,7 +569,8 @@ def lint_paths(
     again = [
         index
         for index, outcome in enumerate(outcomes)
-        if outcome.path in flows or (fix.apply and any(f.fix_applies(fix.unsafe) for f in outcome.findings))
+        if (outcome.path in flows and (flows[outcome.path].changed or fix.apply))
+        or (fix.apply and any(f.fix_applies(fix.unsafe) for f in outcome.findings))
     ]
     if again:
         redone = run_files(

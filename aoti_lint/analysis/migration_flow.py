@@ -55,6 +55,9 @@ class FileFlow:
     group_applicability: dict[int, Applicability] = field(default_factory=dict)
     # The groups whose fix has been applied to the text the codemod now reads.
     applied_groups: frozenset[int] = frozenset()
+    # Whether the plan tells this file something its own analysis does not (another verdict or reason, a
+    # constant to rewrite): only then does a run without fixes read the file again.
+    changed: bool = True
 
     def decisions(self, count: int) -> tuple[SiteDecision, ...] | None:
         """The decisions for a text with ``count`` deprecated calls; None when the text is not the planned one."""
@@ -66,7 +69,9 @@ class FileFlow:
         return frozenset(group for group, value in self.group_applicability.items() if value in allowed)
 
     def after(self, groups: frozenset[int]) -> FileFlow:
-        return FileFlow(self.path, self.sites, self.constants, self.group_applicability, self.applied_groups | groups)
+        return FileFlow(
+            self.path, self.sites, self.constants, self.group_applicability, self.applied_groups | groups, self.changed
+        )
 
 
 @dataclass
@@ -260,7 +265,21 @@ def plan_flows(
             continue
         used = {decision.group for decision in sites} | {rewrite.group for rewrite in constants}
         used.discard(-1)
-        plans[summary.path] = FileFlow(summary.path, sites, constants, {group: applicability[group] for group in used})
+        changed = bool(constants) or any(
+            members[index].site.path_blocked
+            or (
+                not members[index].site.suppressed
+                and (
+                    decisions[index].applicability.value != members[index].site.applicability
+                    or decisions[index].reason != members[index].site.reason
+                )
+            )
+            for index in own
+            if index in decisions
+        )
+        plans[summary.path] = FileFlow(
+            summary.path, sites, constants, {group: applicability[group] for group in used}, changed=changed
+        )
     return plans
 
 
@@ -330,7 +349,7 @@ def _decide(
     if len({member.path for member in group}) > 1 and value is Applicability.SAFE:
         value = Applicability.UNSAFE
         reason = "the artifact becomes a `.pt2` package for every file of its flow"
-    if len(group) > 1:
+    if len({member.path for member in group}) > 1 or any(member.site is None for member in group):
         others = ", ".join(member.where for member in group)
         reason = (
             f"{reason}; migrated with its whole flow: {others}" if reason else f"migrated with its whole flow: {others}"

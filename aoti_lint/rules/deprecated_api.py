@@ -339,12 +339,13 @@ class DeprecatedAotLoad(DeprecatedReference):
     `aoti-lint --fix` rewrites `aot_load(path, device)` to `aoti_load_package(path)`, with
     `device_index=N` for `"cuda:N"` or `torch.device("cuda", N)` (also `f"cuda:{rank}"` and
     `torch.device("cuda", rank)`: `device_index=rank`) when `target-torch` is 2.8 or newer; below, a
-    device index other than 0 leaves the call to be migrated by hand. The fix is safe when the path comes from a compile in the same module (both sides are migrated
-    together and stay consistent), and unsafe otherwise: the loader then needs a `.pt2` package where it
-    used to read a `.so`, and a `.so` path it is given (a literal, `os.path.join`, a constant of the run)
-    is rewritten to the `.pt2` with it; a fix never hands a `.so` to `aoti_load_package`. A load that
-    AOTI101 reports gets no fix: the rewrite would silently move it to the compile's device. A device that is not a literal is left to the package (the device type always
-    comes from the package); the fix is then unsafe too.
+    device index other than 0 leaves the call to be migrated by hand. The fix is safe when the path comes
+    from a compile in the same module (both sides are migrated together and stay consistent), and unsafe
+    otherwise: the loader then needs a `.pt2` package where it used to read a `.so`, and a `.so` path it is
+    given (a literal, `os.path.join`, a constant of the run) is rewritten to the `.pt2` with it; a fix
+    never hands a `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
+    silently move it to the compile's device. A device that is not a literal is left to the package (the
+    device type always comes from the package); the fix is then unsafe too.
 
     ## References
     - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)

@@ -683,13 +683,12 @@ def _settle_flows(outcomes: list[FileOutcome], flows: dict[str, Any], fix: FixOp
                 continue
             for path in paths - why.keys():
                 if path in where and outcomes[where[path]].fixed_data is not None:
-                    why[path] = f"its artifact flow could not be migrated in {missing[0]}"
+                    why[path] = f"fixes not written: its artifact flow could not be migrated in {missing[0]}"
                     changed = True
     refused = [where[path] for path in why if path in where and outcomes[where[path]].fixed_data is not None]
     if refused:
         for index, outcome in zip(refused, recheck(refused), strict=True):
-            reason = why[outcomes[index].path]
-            outcome.errors.append(FileError(outcome.path, f"fixes not written: {reason}"))
+            outcome.errors.append(FileError(outcome.path, why[outcomes[index].path]))
             outcomes[index] = outcome
     if not fix.write:
         return

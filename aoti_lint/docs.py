@@ -30,16 +30,21 @@ def _sections(explanation: str) -> list[tuple[str, str]]:
     return sections
 
 
+def _fence(filename: str) -> str:
+    """The opening code fence for an example, in the language of its file."""
+    return "```cpp" if file_kind(Path(filename)) == "cpp" else "```python"
+
+
 def _example(rule: type[Rule]) -> list[str]:
     if not rule.INVALID:
         return []
     first = rule.INVALID[0]
-    # The examples' language, for the code fences: C++ rules' examples are C++ files.
-    fence = "```cpp" if file_kind(Path(first.filename)) == "cpp" else "```python"
+    fence = _fence(first.filename)
     out = ["## Example", fence, first.source.rstrip(), "```"]
     use_instead = first.fixed_source
     if use_instead is None and rule.VALID:
         use_instead = rule.VALID[0].source
+        fence = _fence(rule.VALID[0].filename)
     if use_instead is not None and use_instead.strip():
         out += ["", "Use instead:", fence, use_instead.rstrip(), "```"]
     return out

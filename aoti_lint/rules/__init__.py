@@ -5,6 +5,7 @@ from __future__ import annotations
 from aoti_lint.rules.api_misuse import AotiApiMisuse
 from aoti_lint.rules.base import PythonRule, Rule
 from aoti_lint.rules.cpp_meta_kernel_concrete_size import CppMetaKernelConcreteSize
+from aoti_lint.rules.cpp_runner import DeprecatedCppRunner
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
 from aoti_lint.rules.deprecated_impl_abstract import DeprecatedImplAbstract
@@ -18,6 +19,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeprecatedAotCompile,
     DeprecatedAotLoad,
     AotiApiMisuse,
+    DeprecatedCppRunner,
     CrossDeviceLoad,
     InputDeviceMismatch,
     InputShapeMismatch,

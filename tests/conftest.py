@@ -54,6 +54,13 @@ def cli():
 
 
 @pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory) -> Path:
+    """One pre-commit store for the session (tests/test_precommit.py, tests/test_docs_run.py), so each hook
+    environment is installed once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture(scope="session")
 def aoti_packages(tmp_path_factory):
     """Real packages compiled once per session: plain (dynamic batch), debug-built, and the exported reference."""
     from tests.runtime_helpers import build_packages

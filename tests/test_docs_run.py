@@ -290,6 +290,21 @@ def test_efm_recipe_parses_what_the_command_prints(sandbox):
     assert (clean.returncode, clean.stdout) == (0, "")
 
 
+def test_ale_recipe_names_the_buffer_as_seen_from_its_directory(sandbox):
+    """ALE resolves the file name of each line against the buffer's directory, where the recipe runs aoti-lint."""
+    block = the_block("ale").body
+    assert "'cwd': '%s:h'" in block
+    source = sandbox / "examples" / "legacy_project" / "serve.py"
+    argv = _editor_argvs(str(source))["ale"]
+    result = subprocess.run(
+        argv, cwd=source.parent, input=source.read_text(), capture_output=True, text=True, env=_env()
+    )
+    assert result.returncode == 1, result.stderr
+    # ALE's unix handler: `file:line:col: text`
+    names = [re.match(r"([^:]+):(\d+):(\d+): ", line)[1] for line in result.stdout.splitlines()]
+    assert names and all((source.parent / name).resolve() == source.resolve() for name in names)
+
+
 def test_fix_from_the_editor_prints_the_fixed_buffer(sandbox):
     project = sandbox / "examples" / "legacy_project"
     source = (project / "export_model.py").read_text()

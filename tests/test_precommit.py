@@ -78,12 +78,6 @@ def _checkout_head() -> str:
         pytest.skip("this checkout is not a git repository")
 
 
-@pytest.fixture(scope="session")
-def pre_commit_home(tmp_path_factory) -> Path:
-    """One store for the session, so `pre-commit run` installs the hook's environment once."""
-    return tmp_path_factory.mktemp("pre-commit-home")
-
-
 def _project(root: Path, files: dict[str, str]) -> Path:
     root.mkdir()
     _git("init", "-q", cwd=root)

@@ -105,6 +105,13 @@ REAL_TEXTS = {
         "RuntimeError: Error in dlopen or dlsym: /tmp/aotinductor_iOMzOs/plain/data/aotinductor/model/x.wrapper.so: "
         "undefined symbol: AOTInductorModelContainerCreateWithDevice",
     ],
+    # run: torch._inductor.aoti_load_package() of an aot_compile .so, then of a missing file (torch 2.13)
+    "not-a-pt2-archive": [
+        "RuntimeError: Failed to initialize zip archive: failed finding central directory",
+        "RuntimeError: Failed to initialize zip archive: file open failed",
+        "W1130 19:18:48.500000 10044 site-packages/torch/export/pt2_archive/_package.py:1121] Unable to load "
+        "package. f must be a buffer or a file ending in .pt2. Instead got {/tmp/w14/pk/old.so}",
+    ],
     # log
     "gpu-arch-mismatch": ["RuntimeError: CUDA error: no kernel image is available for execution on the device"],
     # run: faulthandler in a segfaulting process; validate's own line for a child killed by the signal

@@ -414,6 +414,27 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         source="aten/src/ATen/DynamicLibrary.cpp; run: a package whose .so misses a symbol, torch 2.13",
     ),
     KnownFailure(
+        id="not-a-pt2-archive",
+        title="The .pt2 loader was handed something that is not a .pt2 archive",
+        pattern=r"Failed to initialize zip archive|Unable to load package\. f must be a buffer or a file ending in",
+        diagnosis=(
+            "`aoti_load_package` / `AOTIModelPackageLoader` read the path as a zip archive and could not: "
+            "'failed finding central directory' means the file is not a .pt2 (usually the `.so` of the deprecated "
+            "`aot_compile`, handed to the new loader during a half-done migration); 'file open failed' means no "
+            "such file. Usually preceded by the misleading 'Loading outdated pt2 file' warning."
+        ),
+        checks=(
+            "Check the path: a `.so` from `torch._export.aot_compile` loads only with the deprecated "
+            "`torch._export.aot_load(so_path, device)`.",
+            "Check that the file exists where the process runs (relative paths resolve against its working folder).",
+        ),
+        fix="Build the package with `torch._inductor.aoti_compile_and_package(torch.export.export(...), "
+        "package_path='model.pt2')` and load that .pt2; `aoti-lint --fix` migrates the compile call.",
+        rules=("AOTI002", "AOTI003"),
+        source="torch/csrc/inductor/aoti_package/model_package_loader.cpp (miniz); run: "
+        "torch._inductor.aoti_load_package('x.so'), torch 2.13",
+    ),
+    KnownFailure(
         id="gpu-arch-mismatch",
         title="Kernels compiled for another GPU architecture",
         pattern=r"no kernel image is available for execution on the device|device kernel image is invalid",

@@ -354,27 +354,37 @@ def test_input_checks_are_read_from_the_wrapper_without_torch(aoti_packages):
 
 @torch_test
 def test_several_packages_one_bad_exits_1_with_one_junit_failure(aoti_packages, tmp_path, cli):
-    crashing = with_native_library(
-        aoti_packages["plain"],
-        tmp_path / "crash.pt2",
-        "__attribute__((constructor)) static void crash(void) { *(volatile int *)0 = 1; }\n",
-        tmp_path,
-    )
-    result = cli("validate", str(aoti_packages["plain"]), str(crashing), "--output-format", "junit")
+    # The bad one claims CUDA: refused by the host check, after the good one really ran.
+    forged = with_metadata(aoti_packages["plain"], tmp_path / "cuda.pt2", AOTI_DEVICE_KEY="cuda")
+    result = cli("validate", str(aoti_packages["plain"]), str(forged), "--output-format", "junit")
     assert result.returncode == 1, result.stderr
     root = ET.fromstring(result.stdout)
     cases = root.findall("./testsuite/testcase")
-    assert [case.get("name") for case in cases] == [str(aoti_packages["plain"]), str(crashing)]
+    assert [case.get("name") for case in cases] == [str(aoti_packages["plain"]), str(forged)]
     assert root.get("tests") == "2" and root.get("failures") == "1" and root.get("errors") == "0"
     assert cases[0].find("failure") is None
-    assert "crashed the process (SIGSEGV)" in cases[1].find("failure").get("message")
+    # On a CPU-only torch: the host check; on a CUDA machine the CPU .so fails to run as a CUDA package.
+    assert cases[1].find("failure").get("message")
 
-    text = cli("validate", str(aoti_packages["plain"]), str(crashing))
-    summary = text.stdout.splitlines()[-2:]
-    assert summary == [
+
+def test_several_packages_print_a_summary_line_each(aoti_packages, tmp_path, cli):
+    evil = tmp_path / "evil.pt2"
+    with zipfile.ZipFile(evil, "w") as archive:
+        archive.writestr("evil/data/aotinductor/model/x.wrapper_metadata.json", '{"AOTI_DEVICE_KEY": "cpu"}')
+        archive.writestr("../escaped.txt", "payload")
+    broken = tmp_path / "broken.pt2"
+    broken.write_text("not a zip")
+    result = cli("validate", str(aoti_packages["plain"]), str(evil), "--no-run")
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[-2:] == [
         f"{aoti_packages['plain']}: VALID: 0 error(s), 0 warning(s)",
-        f"{crashing}: INVALID: 1 error(s), 0 warning(s)",
+        f"{evil}: INVALID: 1 error(s), 0 warning(s)",
     ]
+    # A package that cannot be read is an error (exit 2), and the others are still validated.
+    result = cli("validate", str(broken), str(aoti_packages["plain"]), "--no-run", "--output-format", "json")
+    assert result.returncode == 2
+    data = json.loads(result.stdout)
+    assert [p["verdict"] for p in data["packages"]] == ["ERROR", "VALID"] and data["valid"] is False
 
 
 def _alive(pid: int) -> bool:
@@ -494,7 +504,8 @@ def test_package_metadata_is_printed_escaped(aoti_packages, tmp_path, cli):
 
 @pytest.mark.cuda
 def test_cuda_package_on_this_gpu(tmp_path):
-    """GPU only (scripts/gpu_check.sh): compile a tiny CUDA package here, validate it with edges and diagnose."""
+    """GPU only (scripts/gpu_check.sh): compile tiny CUDA packages and the legacy .so here; validate them with edges,
+    input checks and --baseline."""
     pytest.importorskip("torch")
     import torch
 
@@ -502,16 +513,22 @@ def test_cuda_package_on_this_gpu(tmp_path):
         pytest.skip("needs a CUDA device")
     from tests.runtime_helpers import build_packages
 
-    build_packages(tmp_path, device="cuda", debug=False)
-    report = validate(tmp_path / "plain.pt2", reference=tmp_path / "reference.pt2", edges=True)
+    built = build_packages(tmp_path, device="cuda", debug=False, groups=("base", "migration"))
+    report = validate(built["plain"], reference=built["reference"], edges=True)
     assert report.valid, report.findings
     assert report.models[0]["metadata"]["AOTI_DEVICE_KEY"] == "cuda"
+    assert report.models[0]["input_specs"][0]["device_type"] == "cuda"
     assert report.host["compute_capabilities"][0] == report.models[0]["metadata"]["AOTI_COMPUTE_CAPABILITY"]
-    out_of_range = validate(tmp_path / "plain.pt2", device_index=99)
+    out_of_range = validate(built["plain"], device_index=99)
     assert [f.stage for f in errors(out_of_range)] == ["host"] and "out of range" in errors(out_of_range)[0].message
+    # Inputs saved on the CPU are moved to the package's device; a batch past the max is refused before loading.
     inputs = saved_inputs(tmp_path / "bad.pt", "(torch.randn(100, 10),)")
-    failing = validate(tmp_path / "plain.pt2", inputs=inputs, reference=tmp_path / "reference.pt2", diagnose=True)
-    stages = [run.env for run in failing.runs]
-    assert {"AOTI_RUNTIME_CHECK_INPUTS": "1"} in stages
-    assert any("CUDA_LAUNCH_BLOCKING" in env for env in stages)
-    assert any("input-dim-range" in f.known_failures for f in failing.findings)
+    failing = validate(built["plain"], inputs=inputs, reference=built["reference"], diagnose=True)
+    [error] = errors(failing)
+    assert error.known_failures == ["input-dim-range"] and not failing.runs[0].state.get("loaded")
+    # The migration on CUDA: the legacy .so (aot_load on "cuda") against its faithful package, then another model.
+    equal = validate(built["plain"], baseline=built["old_so"])
+    assert equal.valid, equal.findings
+    assert [run.name for run in equal.runs] == ["baseline", "run"]
+    different = validate(built["other"], baseline=built["old_so"])
+    assert any(f.stage == "compare" and "differ from the baseline .so" in f.message for f in errors(different))

@@ -261,11 +261,6 @@ def validate(
     return report
 
 
-def validate_many(packages: list, **options) -> list[ValidationReport]:
-    """validate() on each package in turn (a CI job's artifacts/*.pt2); a usage error stops before any run."""
-    return [validate(package, **options) for package in packages]
-
-
 def _model_summary(model: ModelInfo) -> dict:
     return {
         "name": model.name,
@@ -465,8 +460,8 @@ def _run_child(request: dict, workdir: Path, env_switches: dict, timeout: float,
             signal_name = f"signal {-rc}"
     else:
         problems = [state.get(key) for key in ("error", "torch_error", "input_error")]
-        problems += [case["status"] not in ("ok", "skipped") for case in state.get("cases", [])]
-        outcome = "failed" if rc != 0 or any(problems) else "ok"
+        statuses = {case["status"] for case in state.get("cases", [])} - {"ok", "skipped"}
+        outcome = "failed" if rc != 0 or any(problems) or statuses - {"refused"} else "refused" if statuses else "ok"
     err_text = stderr.decode("utf-8", errors="replace")
     out_text = stdout.decode("utf-8", errors="replace")
     evidence = "\n".join(
@@ -561,6 +556,12 @@ def _record_run(report: ValidationReport, run: ChildRun, timeout: float) -> None
         report.add(stage, INFO, "loaded; nothing to run: give --inputs or --reference to run the package")
 
 
+def _mismatch_summary(message: str) -> str:
+    """assert_close's counts ("Mismatched elements: 8 / 8 (100.0%)"), or its first line."""
+    counts = [line.strip() for line in message.splitlines() if line.strip().startswith("Mismatched elements")]
+    return "; ".join(counts) or _first_line(message)
+
+
 def _differences_text(case: dict) -> str:
     return "; ".join(
         f"output {d['output']} {d['shape']}: max abs {d['max_abs']:.3g}, max rel {d['max_rel']:.3g}"
@@ -597,7 +598,7 @@ def _record_cases(report: ValidationReport, cases: list[dict], stage: str = "run
                 "compare",
                 ERROR,
                 f"{where}: the outputs differ from the baseline .so (largest differences: {_differences_text(case)}): "
-                f"{_first_line(message)}",
+                f"{_mismatch_summary(message)}",
                 "The migrated package does not compute what production serves: compare the exported program with "
                 "the model the .so was compiled from (weights, eval mode, dynamic shapes, inductor options).",
             )

@@ -421,8 +421,10 @@ def test_a_process_that_leaves_the_session_does_not_outlive_validate(aoti_packag
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and PR_SET_CHILD_SUBREAPER are Linux only")
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
 @torch_test
-def test_ctrl_c_ends_the_child_and_removes_its_temporary_folder(aoti_packages, tmp_path):
+def test_stopping_validate_ends_the_child_and_removes_its_temporary_folder(aoti_packages, tmp_path, stop):
+    """Ctrl-C: validate kills the child and cleans up, exit 130. kill -9: the reaper notices its parent died."""
     pid_file = tmp_path / "hang.pid"
     hanging = with_native_library(
         aoti_packages["plain"],
@@ -448,9 +450,13 @@ def test_ctrl_c_ends_the_child_and_removes_its_temporary_folder(aoti_packages, t
         time.sleep(0.2)
     hung = int(pid_file.read_text())
     assert list(temp.iterdir())  # validate's private folder, where torch extracted the package
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    assert process.returncode == (130 if stop == signal.SIGINT else -signal.SIGKILL), stderr
+    # After kill -9 the cleanup is the reaper's, asynchronous: wait for it (bounded), then check.
+    deadline = time.monotonic() + 60
+    while (_alive(hung) or list(temp.iterdir())) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert not _alive(hung)
     assert list(temp.iterdir()) == []
 

@@ -30,7 +30,8 @@ IMA_PROCEDURE = (
     "before the crash is the suspect. Then recompile with AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT=<kernel> and "
     "printer level 2 to dump its inputs; if an input is already bad, move back to the kernel that produced it.",
     "Usual causes: dynamic shapes, and custom ops (especially C++ ones) whose meta function is not SymInt-aware.",
-    "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the first two steps for you.",
+    "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the first two steps for you (every validate "
+    "run has AOTI_RUNTIME_CHECK_INPUTS=1; on CUDA, --diagnose reruns a failure with the deterministic switches).",
 )
 
 
@@ -459,8 +460,8 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         ),
         checks=(
             *FIRST_CHECKS,
-            "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the package in a child process and "
-            "reruns it with the checks on.",
+            "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` checks the inputs against the package, then "
+            "runs it in a child process with the checks on.",
         ),
         fix="Fix the mismatch the checks reveal; if none, follow the illegal-memory-access procedure.",
         rules=("AOTI101", "AOTI102", "AOTI103"),

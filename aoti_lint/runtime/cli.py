@@ -68,8 +68,8 @@ def validate_command(argv: list[str]) -> int:
     parser.add_argument(
         "--diagnose",
         action="store_true",
-        help="on failure, rerun with AOTI_RUNTIME_CHECK_INPUTS=1 "
-        "(on CUDA also CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1)",
+        help="on a CUDA failure, rerun with CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "
+        "(every run already has AOTI_RUNTIME_CHECK_INPUTS=1)",
     )
     parser.add_argument(
         "--no-run", action="store_true", help="only read the package (no torch needed, nothing executed)"

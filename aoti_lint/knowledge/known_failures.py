@@ -30,7 +30,8 @@ IMA_PROCEDURE = (
     "before the crash is the suspect. Then recompile with AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT=<kernel> and "
     "printer level 2 to dump its inputs; if an input is already bad, move back to the kernel that produced it.",
     "Usual causes: dynamic shapes, and custom ops (especially C++ ones) whose meta function is not SymInt-aware.",
-    "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the first two steps for you.",
+    "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the first two steps for you (every validate "
+    "run has AOTI_RUNTIME_CHECK_INPUTS=1; on CUDA, --diagnose reruns a failure with the deterministic switches).",
 )
 
 
@@ -436,6 +437,27 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         source="aten/src/ATen/DynamicLibrary.cpp; run: a package whose .so misses a symbol, torch 2.13",
     ),
     KnownFailure(
+        id="not-a-pt2-archive",
+        title="The .pt2 loader was handed something that is not a .pt2 archive",
+        pattern=r"Failed to initialize zip archive|Unable to load package\. f must be a buffer or a file ending in",
+        diagnosis=(
+            "`aoti_load_package` / `AOTIModelPackageLoader` read the path as a zip archive and could not: "
+            "'failed finding central directory' means the file is not a .pt2 (usually the `.so` of the deprecated "
+            "`aot_compile`, handed to the new loader during a half-done migration); 'file open failed' means no "
+            "such file. Usually preceded by the misleading 'Loading outdated pt2 file' warning."
+        ),
+        checks=(
+            "Check the path: a `.so` from `torch._export.aot_compile` loads only with the deprecated "
+            "`torch._export.aot_load(so_path, device)`.",
+            "Check that the file exists where the process runs (relative paths resolve against its working folder).",
+        ),
+        fix="Build the package with `torch._inductor.aoti_compile_and_package(torch.export.export(...), "
+        "package_path='model.pt2')` and load that .pt2; `aoti-lint --fix` migrates the compile call.",
+        rules=("AOTI002", "AOTI003"),
+        source="torch/csrc/inductor/aoti_package/model_package_loader.cpp (miniz); run: "
+        "torch._inductor.aoti_load_package('x.so'), torch 2.13",
+    ),
+    KnownFailure(
         id="gpu-arch-mismatch",
         title="Kernels compiled for another GPU architecture",
         pattern=r"no kernel image is available for execution on the device|device kernel image is invalid",
@@ -460,8 +482,8 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         ),
         checks=(
             *FIRST_CHECKS,
-            "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the package in a child process and "
-            "reruns it with the checks on.",
+            "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` checks the inputs against the package, then "
+            "runs it in a child process with the checks on.",
         ),
         fix="Fix the mismatch the checks reveal; if none, follow the illegal-memory-access procedure.",
         rules=("AOTI101", "AOTI102", "AOTI103"),

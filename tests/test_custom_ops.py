@@ -9,6 +9,7 @@ export silently specialised; SymInt-aware ones export with the range intact. tor
 from __future__ import annotations
 
 import itertools
+import os
 import textwrap
 import warnings
 
@@ -216,3 +217,91 @@ def test_impl_abstract_warns_and_the_fix_does_not():
             warnings.simplefilter("always")
             exec(compile(text, "<case>", "exec"), {})
         assert [str(w.message) for w in caught if issubclass(w.category, FutureWarning)] == expected
+
+
+CPP_OPS = r"""
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+at::Tensor twice_cpu(const at::Tensor& x) { return at::cat({x, x}); }
+
+at::Tensor twice_meta_bad(const at::Tensor& x) {
+  return at::empty({x.size(0) * 2, x.size(1)}, x.options());
+}
+
+at::Tensor twice_meta_good(const at::Tensor& x) {
+  return at::empty_symint({x.sym_size(0) * 2, x.sym_size(1)}, x.options());
+}
+
+at::Tensor pad_cpu(const at::Tensor& x, int64_t n) { return at::zeros({x.size(0) + n}, x.options()); }
+
+at::Tensor pad_meta_bad(const at::Tensor& x, int64_t n) {
+  return at::empty_symint({x.sym_size(0) + n}, x.options());
+}
+
+at::Tensor pad_meta_good(const at::Tensor& x, c10::SymInt n) {
+  return at::empty_symint({x.sym_size(0) + n}, x.options());
+}
+
+TORCH_LIBRARY(aoti_lint_cpp, m) {
+  m.def("twice_bad(Tensor x) -> Tensor");
+  m.def("twice_good(Tensor x) -> Tensor");
+  m.def("pad_bad(Tensor x, SymInt n) -> Tensor");
+  m.def("pad_good(Tensor x, SymInt n) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(aoti_lint_cpp, CPU, m) {
+  m.impl("twice_bad", &twice_cpu);
+  m.impl("twice_good", &twice_cpu);
+  m.impl("pad_bad", &pad_cpu);
+  m.impl("pad_good", &pad_cpu);
+}
+
+TORCH_LIBRARY_IMPL(aoti_lint_cpp, Meta, m) {
+  m.impl("twice_bad", TORCH_FN(twice_meta_bad));
+  m.impl("twice_good", &twice_meta_good);
+  m.impl("pad_bad", &pad_meta_bad);
+  m.impl("pad_good", &pad_meta_good);
+}
+"""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("AOTI_LINT_BUILD_CPP"),
+    reason="builds a C++ extension (minutes on a small machine); set AOTI_LINT_BUILD_CPP=1 to run",
+)
+def test_cpp_meta_kernels_linted_and_exported(tmp_path):
+    """The figures AOTI304's docs quote: a C++ extension whose Meta kernels read concrete sizes, or take
+    int64_t for a SymInt, fails to export with a Dim batch; the SymInt spellings export."""
+    from torch.export import Dim, export
+    from torch.utils.cpp_extension import load_inline
+
+    findings = lint_text(CPP_OPS, "ops.cpp").findings
+    assert sorted((f.start.row, f.code) for f in findings) == [(8, "AOTI304"), (8, "AOTI304"), (17, "AOTI304")]
+    load_inline("aoti_lint_cpp", cpp_sources=[CPP_OPS], is_python_module=False, build_directory=str(tmp_path))
+    ops = torch.ops.aoti_lint_cpp
+
+    class Twice(torch.nn.Module):
+        def __init__(self, op):
+            super().__init__()
+            self.op = op
+
+        def forward(self, x):
+            return self.op(x)
+
+    class Pad(Twice):
+        def forward(self, x, y):
+            return self.op(x, y.shape[0])
+
+    batch = {"x": {0: Dim("b", min=2, max=64)}}
+    both = {**batch, "y": {0: Dim("c", min=2, max=64)}}
+    with pytest.raises(Exception, match=r"Constraints violated \(b\)!"):
+        export(Twice(ops.twice_bad), (torch.randn(4, 3),), dynamic_shapes=batch)
+    with pytest.raises(Exception, match=r"Constraints violated \(c\)!"):
+        export(Pad(ops.pad_bad), (torch.randn(4), torch.randn(5)), dynamic_shapes=both)
+    program = export(Twice(ops.twice_good), (torch.randn(4, 3),), dynamic_shapes=batch)
+    assert [(int(r.lower), int(r.upper)) for r in program.range_constraints.values()] == [(2, 64)]
+    program = export(Pad(ops.pad_good), (torch.randn(4), torch.randn(5)), dynamic_shapes=both)
+    assert [(int(r.lower), int(r.upper)) for r in program.range_constraints.values()] == [(2, 64), (2, 64)]
+    auto = export(Twice(ops.twice_bad), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim.AUTO}})
+    assert not auto.range_constraints

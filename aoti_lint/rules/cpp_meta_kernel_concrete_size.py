@@ -166,8 +166,9 @@ class CppMetaKernelConcreteSize(TextRule):
     - written `at::empty_symint({x.sym_size(0) * 2, x.sym_size(1)}, x.options())` it exports with
       `{s77: VR[2, 64]}`.
 
-    A Meta kernel of `pad(Tensor x, SymInt n)` taking `int64_t n` pins the size passed as `n` the same way
-    (`Constraints violated (b, c)` where `c` is the dimension passed as `n`); with `c10::SymInt n` it exports.
+    A Meta kernel of `pad(Tensor x, SymInt n)` that takes `int64_t n`, called with `y.shape[0]`, fails with
+    `Constraints violated (c)!`, `c` being the dimension passed as `n`; taking `c10::SymInt n` it exports with
+    both ranges intact. (`tests/test_custom_ops.py` builds this extension when `AOTI_LINT_BUILD_CPP=1`.)
 
     ## Known problems
     Only kernels registered in the file that defines them are read; a kernel declared here and defined in

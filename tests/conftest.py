@@ -32,6 +32,22 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: 
     )
 
 
+# The README's fast command, `pytest -m "not torch and not slow"`, must leave out every test that compiles with
+# AOTInductor or installs an environment from PyPI. Marking here by the fixture that does the work keeps each
+# test file's own markers as they are, and a new test using one of these fixtures is marked without thought.
+TORCH_FIXTURES = frozenset({"aoti_packages", "batch2_package", "equivalence_runs"})
+SLOW_FIXTURES = frozenset({"pre_commit_home"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & TORCH_FIXTURES:
+            item.add_marker(pytest.mark.torch)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def cli():
     return run_cli
@@ -45,6 +61,13 @@ def _package_folder(tmp_path_factory, name: str) -> Path:
     folder = Path(kept) / name
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory) -> Path:
+    """One pre-commit store for the session (tests/test_precommit.py, tests/test_docs_run.py), so each hook
+    environment is installed once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 @pytest.fixture(scope="session")

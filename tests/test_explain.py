@@ -44,6 +44,11 @@ REAL_TEXTS = {
         "RuntimeError: Cannot load AOTInductor package for device 'cuda' because CUDA is not available in this "
         "process. Check that this host or container has GPU access, or compile/package the model for CPU."
     ],
+    # run: aoti_load_package of a .so, and of a path where nothing is
+    "not-a-package": [
+        "RuntimeError: Failed to initialize zip archive: not a ZIP archive",
+        "RuntimeError: Failed to initialize zip archive: file open failed",
+    ],
     # run: aoti_load_package of a package whose metadata says cuda, CPU torch
     "torch-without-cuda": ["AssertionError: Torch not compiled with CUDA enabled"],
     # run: the C++ loader on the same package

@@ -203,6 +203,28 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         source="torch 2.14 libtorch_cpu validate_package_device; test/export/test_package.py regexes",
     ),
     KnownFailure(
+        id="not-a-package",
+        title="The `.pt2` loader was handed a `.so` or a missing file",
+        pattern=r"Failed to initialize zip archive",
+        diagnosis=(
+            "`aoti_load_package` (and the C++ `AOTIModelPackageLoader`) read a `.pt2` package, which is a zip "
+            'archive. "not a ZIP archive": the path is a bare `.so` from the deprecated `aot_compile` (or another '
+            'file); "file open failed": nothing is there, often because the export still writes the `.so` path '
+            "while the loader was migrated to read a `.pt2`."
+        ),
+        checks=(
+            "Check the path the loader reads and what the export job writes: both must be the same `.pt2`.",
+            "Run `aoti-lint . --diff` over the export and the serving code together: AOTI002 reports `aot_load` "
+            "calls to migrate, AOTI003 a `.so` handed to `aoti_load_package`.",
+        ),
+        fix=(
+            "Migrate the compile and every load of its artifact together (`aoti-lint . --fix --unsafe-fixes` does, "
+            "per artifact flow), then re-run the export so that the `.pt2` exists."
+        ),
+        rules=("AOTI002", "AOTI003"),
+        source="run: aoti_load_package of a .so and of a missing path, torch 2.13 CPU (miniz via PyTorchFileReader)",
+    ),
+    KnownFailure(
         id="torch-without-cuda",
         title="Loading a CUDA package with a CPU-only torch",
         pattern=r"Torch not compiled with CUDA enabled",

@@ -48,6 +48,10 @@ REAL_TEXTS = {
     "not-a-package": [
         "RuntimeError: Failed to initialize zip archive: not a ZIP archive",
         "RuntimeError: Failed to initialize zip archive: file open failed",
+        # run: torch._inductor.aoti_load_package() of the .so torch._export.aot_compile wrote (torch 2.13)
+        "RuntimeError: Failed to initialize zip archive: failed finding central directory",
+        "W1130 19:18:48.500000 10044 site-packages/torch/export/pt2_archive/_package.py:1121] Unable to load "
+        "package. f must be a buffer or a file ending in .pt2. Instead got {/tmp/w14/pk/old.so}",
     ],
     # run: aoti_load_package of a package whose metadata says cuda, CPU torch
     "torch-without-cuda": ["AssertionError: Torch not compiled with CUDA enabled"],
@@ -109,13 +113,6 @@ REAL_TEXTS = {
         "czgphd2zq4frxbrv7w7vvcwvhbuwydtdsbvnvyhz42wziybab3nn.wrapper.so: undefined symbol: missing_symbol_xyz",
         "RuntimeError: Error in dlopen or dlsym: /tmp/aotinductor_iOMzOs/plain/data/aotinductor/model/x.wrapper.so: "
         "undefined symbol: AOTInductorModelContainerCreateWithDevice",
-    ],
-    # run: torch._inductor.aoti_load_package() of an aot_compile .so, then of a missing file (torch 2.13)
-    "not-a-pt2-archive": [
-        "RuntimeError: Failed to initialize zip archive: failed finding central directory",
-        "RuntimeError: Failed to initialize zip archive: file open failed",
-        "W1130 19:18:48.500000 10044 site-packages/torch/export/pt2_archive/_package.py:1121] Unable to load "
-        "package. f must be a buffer or a file ending in .pt2. Instead got {/tmp/w14/pk/old.so}",
     ],
     # log
     "gpu-arch-mismatch": ["RuntimeError: CUDA error: no kernel image is available for execution on the device"],

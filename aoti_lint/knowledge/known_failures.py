@@ -205,12 +205,13 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
     KnownFailure(
         id="not-a-package",
         title="The `.pt2` loader was handed a `.so` or a missing file",
-        pattern=r"Failed to initialize zip archive",
+        # The warning load_pt2 logs first, for a path not ending in .pt2, names the same mistake.
+        pattern=r"Failed to initialize zip archive|Unable to load package\. f must be a buffer or a file ending in",
         diagnosis=(
             "`aoti_load_package` (and the C++ `AOTIModelPackageLoader`) read a `.pt2` package, which is a zip "
-            'archive. "not a ZIP archive": the path is a bare `.so` from the deprecated `aot_compile` (or another '
-            'file); "file open failed": nothing is there, often because the export still writes the `.so` path '
-            "while the loader was migrated to read a `.pt2`."
+            'archive. "not a ZIP archive" or "failed finding central directory": the path is a bare `.so` from the '
+            'deprecated `aot_compile` (or another file); "file open failed": nothing is there, often because the '
+            "export still writes the `.so` path while the loader was migrated to read a `.pt2`."
         ),
         checks=(
             "Check the path the loader reads and what the export job writes: both must be the same `.pt2`.",
@@ -435,27 +436,6 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         ),
         fix="Recompile the package with the torch version (and on the platform) that will load it.",
         source="aten/src/ATen/DynamicLibrary.cpp; run: a package whose .so misses a symbol, torch 2.13",
-    ),
-    KnownFailure(
-        id="not-a-pt2-archive",
-        title="The .pt2 loader was handed something that is not a .pt2 archive",
-        pattern=r"Failed to initialize zip archive|Unable to load package\. f must be a buffer or a file ending in",
-        diagnosis=(
-            "`aoti_load_package` / `AOTIModelPackageLoader` read the path as a zip archive and could not: "
-            "'failed finding central directory' means the file is not a .pt2 (usually the `.so` of the deprecated "
-            "`aot_compile`, handed to the new loader during a half-done migration); 'file open failed' means no "
-            "such file. Usually preceded by the misleading 'Loading outdated pt2 file' warning."
-        ),
-        checks=(
-            "Check the path: a `.so` from `torch._export.aot_compile` loads only with the deprecated "
-            "`torch._export.aot_load(so_path, device)`.",
-            "Check that the file exists where the process runs (relative paths resolve against its working folder).",
-        ),
-        fix="Build the package with `torch._inductor.aoti_compile_and_package(torch.export.export(...), "
-        "package_path='model.pt2')` and load that .pt2; `aoti-lint --fix` migrates the compile call.",
-        rules=("AOTI002", "AOTI003"),
-        source="torch/csrc/inductor/aoti_package/model_package_loader.cpp (miniz); run: "
-        "torch._inductor.aoti_load_package('x.so'), torch 2.13",
     ),
     KnownFailure(
         id="gpu-arch-mismatch",

@@ -7,7 +7,10 @@ parent knows what was running when the process died.
 
 Modes: ``probe`` reports what this host offers (torch build, devices, CPU ISA); ``run`` loads the package, feeds
 inputs (a file saved with ``torch.save``, or a reference program's example inputs and, with ``edges``, inputs at
-the edges of its dynamic dimensions), compares with the reference run eagerly and looks for NaN/Inf.
+the edges of its dynamic dimensions, or inputs generated from the package's input checks), compares with the
+reference run eagerly (or with the baseline's outputs) and looks for NaN/Inf; ``baseline`` runs the legacy ``.so``
+(``torch._export.aot_load``) on the same inputs and saves them with its outputs for the ``run`` child. Inputs the
+package's input checks (read by the parent from its wrapper) refuse are recorded and never fed to native code.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
 """``aoti-lint validate``: prove a package on this machine, or say why it fails here.
 
-Steps: (1) read the package without torch (models, metadata, debug switches baked in); (2) check this host
-against the package's metadata in a child process (device usable, device index, platform, machine, CPU ISA,
-compute capability); (3) run the package in a child process, so a crash or a hang becomes a result; (4) with
-``diagnose``, rerun a failure with the guide's staged switches. Every child runs with its temporary folder
-(``TMPDIR``, where torch extracts the package) and working folder inside one private ``mkdtemp`` folder (0700),
-removed at the end; archives with members that would land outside it are refused before anything is loaded.
+Steps: (1) read the package without torch (models, metadata, input checks, debug switches baked in); (2) check
+this host against the package's metadata in a child process (device usable, device index, platform, machine, CPU
+ISA, compute capability); (3) with ``baseline``, run the legacy ``.so`` in a child process; (4) compare the inputs
+with the package's input checks and run the package on those it accepts in a child process, with
+AOTI_RUNTIME_CHECK_INPUTS=1, so a crash or a hang becomes a result; (5) with ``diagnose``, rerun a CUDA failure
+with the guide's staged switches. Each child runs below a reaper (reaper.py) that leaves none of its processes
+behind, with its temporary folder (``TMPDIR``, where torch extracts the package) and working folder inside one
+private ``mkdtemp`` folder (0700), removed at the end; archives with members that would land outside it are
+refused before anything is loaded.
 """
 
 from __future__ import annotations

@@ -108,7 +108,8 @@ class Cache:
 
         try:
             return _outcome_from_json(json.loads(data), display_path)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        # RecursionError: a deeply nested entry (planted, or corrupt) is a miss like any other bad entry.
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
             return None
 
     def store(self, key: str, outcome: FileOutcome) -> None:
@@ -251,33 +252,61 @@ def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
     }
 
 
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
+def _count(value: Any, optional: bool = False) -> Any:
+    """A row, column or cell number: an int >= 1 (bool is not one)."""
+    if optional and value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise ValueError("not a positive integer")
+    return value
+
+
+def _span(start: Any, end: Any) -> tuple[Position, Position]:
+    first, last = Position(*map(_count, start)), Position(*map(_count, end))
+    if len(start) != 2 or len(end) != 2 or (last.row, last.column) < (first.row, first.column):
+        raise ValueError("not a span")
+    return first, last
+
+
 def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
+    """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
     from aoti_lint.engine import FileOutcome
+    from aoti_lint.rules import RULES_BY_CODE
 
     findings = []
+    if not isinstance(entry, dict) or not isinstance(entry["findings"], list):
+        raise ValueError("not an entry")
     for item in entry["findings"]:
         fix = item["fix"]
+        if _text(item["code"]) not in RULES_BY_CODE:
+            raise ValueError("unknown rule")
+        start, end = _span(item["start"], item["end"])
+        edits = []
+        if fix is not None:
+            for content, r1, c1, r2, c2 in fix["edits"]:
+                edits.append(Edit(_text(content), *_span((r1, c1), (r2, c2))))
         findings.append(
             Finding(
-                code=str(item["code"]),
-                message=str(item["message"]),
+                code=item["code"],
+                message=_text(item["message"]),
                 path=display_path,
-                start=Position(*map(int, item["start"])),
-                end=Position(*map(int, item["end"])),
+                start=start,
+                end=end,
                 severity=Severity(item["severity"]),
                 fix=None
                 if fix is None
                 else Fix(
-                    applicability=Applicability(fix["applicability"]),
-                    message=str(fix["message"]),
-                    edits=tuple(
-                        Edit(str(content), Position(int(r1), int(c1)), Position(int(r2), int(c2)))
-                        for content, r1, c1, r2, c2 in fix["edits"]
-                    ),
+                    applicability=Applicability(fix["applicability"]), message=_text(fix["message"]), edits=tuple(edits)
                 ),
-                noqa_row=item["noqa_row"],
-                cell=item["cell"],
-                url=item["url"],
+                noqa_row=_count(item["noqa_row"], optional=True),
+                cell=_count(item["cell"], optional=True),
+                url=None if item["url"] is None else _text(item["url"]),
             )
         )
     project = None if entry.get("project") is None else plaindata.decode(entry["project"])

@@ -53,8 +53,16 @@ class RuleSet:
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
         self._per_file = []
+        # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
+        self.errors: list[FileError] = []
         if settings.per_file_ignores:
-            import pathspec  # slow to import; a run on one named file usually needs none of it
+            from aoti_lint.files import gitignore_spec  # pathspec is slow to import: only when needed
+
+            def spec(lines: list[str]) -> Any:
+                built, problems = gitignore_spec(lines)
+                origin = str(settings.config_path or "--per-file-ignores")
+                self.errors += [FileError(origin, f"per-file-ignores: {problem}") for problem in problems]
+                return built
 
             # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs)
             # stay one pass per file. A negated pattern keeps its own spec: in a shared one it would undo others.
@@ -62,10 +70,10 @@ class RuleSet:
             for pattern, codes in settings.per_file_ignores:
                 resolved = frozenset(selection.resolve(codes, (), ()))
                 if pattern.startswith("!"):
-                    self._per_file.append((pathspec.GitIgnoreSpec.from_lines([pattern]), resolved))
+                    self._per_file.append((spec([pattern]), resolved))
                 else:
                     groups.setdefault(resolved, []).append(pattern)
-            self._per_file += [(pathspec.GitIgnoreSpec.from_lines(group), codes) for codes, group in groups.items()]
+            self._per_file += [(spec(group), codes) for codes, group in groups.items()]
 
     def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
         """The enabled project rules for files of ``kind``, per-file-ignores left aside."""
@@ -198,7 +206,13 @@ def _parse(source: SourceFile, text: str, result: FileResult, report_syntax: boo
             raise ValueError("source code contains NUL bytes")
         if _too_deep_for_python(text):
             raise RecursionError
-        return cst.parse_module(text)
+        limit = _over_tokenizer_limit(text)
+        if limit is not None:
+            # No Python accepts it; past these limits libcst's native parser overflows the C stack (a
+            # segfault, ~1,200 nested brackets) or takes minutes, so it is never given such a text.
+            message, row, column = limit
+        else:
+            return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         message, row, column = _python_syntax_error(text) or (
             f"SyntaxError: {exc.message}",
@@ -223,6 +237,20 @@ def _too_deep_for_python(text: str) -> bool:
     from aoti_lint.pyast import parse
 
     return isinstance(parse(text), (RecursionError, MemoryError))
+
+
+# CPython's tokenizer limits (200 nested brackets, 100 indentation levels), the same in every version.
+_TOKENIZER_LIMITS = ("too many nested parentheses", "too many levels of indentation")
+
+
+def _over_tokenizer_limit(text: str) -> tuple[str, int, int] | None:
+    """CPython's error when ``text`` nests past its tokenizer's limits, else None."""
+    from aoti_lint.pyast import parse
+
+    outcome = parse(text)
+    if isinstance(outcome, SyntaxError) and outcome.msg in _TOKENIZER_LIMITS:
+        return f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
+    return None
 
 
 def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
@@ -493,6 +521,7 @@ def lint_paths(
     fix = fix or FixOptions()
     run = RunResult()
     ruleset = RuleSet(settings)
+    run.errors.extend(ruleset.errors)
     candidates: list[Candidate] = []
     for item in discover(paths, settings):
         if isinstance(item, MissingPath):

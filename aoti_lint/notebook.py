@@ -16,8 +16,7 @@ from pathlib import Path
 from aoti_lint.diagnostics import Edit, Finding, Position
 from aoti_lint.source import SourceFile
 
-CELL_MARKER = "# aoti-lint: notebook cell {index}"
-_MARKER_LINE = re.compile(r"^# aoti-lint: notebook cell (\d+)\n", re.MULTILINE)
+CELL_MARKER = "# aoti-lint{tag}: notebook cell {index}"
 
 # Cell magics whose body is Python; any other (%%bash, %%writefile, %%html...) makes the cell not Python.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -104,7 +103,8 @@ def parse(data: bytes) -> tuple[dict, list[Cell]]:
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("invalid notebook: no `cells` list")
     metadata = document.get("metadata")
-    language = metadata.get("language_info", {}).get("name", "python") if isinstance(metadata, dict) else "python"
+    info = metadata.get("language_info") if isinstance(metadata, dict) else None
+    language = info.get("name", "python") if isinstance(info, dict) else "python"
     if language != "python":
         return document, []
     cells = []
@@ -137,20 +137,36 @@ def _json_layout(data: bytes) -> dict:
     return {"indent": indent or None, "ensure_ascii": text.isascii() and "\\u" in text}
 
 
+def _marker_tag(cells: list[Cell]) -> str:
+    """ "" unless a cell holds a marker's words; then the first "-N" that none holds."""
+    tag, number = "", 0
+    while any(f"# aoti-lint{tag}: notebook cell" in cell.python for cell in cells):
+        number += 1
+        tag = f"-{number}"
+    return tag
+
+
 @dataclass
 class NotebookSource(SourceFile):
     """A notebook whose ``text`` is its code cells joined (see the module docstring)."""
 
     cells: tuple[Cell, ...] = ()
+    # Makes the marker lines unlike any line of the cells (a cell may quote a marker).
+    tag: str = ""
 
     @classmethod
     def from_bytes(cls, path: Path, display_path: str, data: bytes) -> NotebookSource:
         _, cells = parse(data)
+        tag = _marker_tag(cells)
         text = "".join(
-            (CELL_MARKER.format(index=cell.index) + "\n" if position else "") + cell.joined
+            (CELL_MARKER.format(tag=tag, index=cell.index) + "\n" if position else "") + cell.joined
             for position, cell in enumerate(cells)
         )
-        return cls(path, display_path, "jupyter", data, _text=text, cells=tuple(cells))
+        return cls(path, display_path, "jupyter", data, _text=text, cells=tuple(cells), tag=tag)
+
+    @property
+    def _marker_line(self) -> re.Pattern[str]:
+        return re.compile(rf"^# aoti-lint{re.escape(self.tag)}: notebook cell (\d+)\n", re.MULTILINE)
 
     @property
     def text(self) -> str:
@@ -167,7 +183,7 @@ class NotebookSource(SourceFile):
         )
 
     def _split(self, text: str) -> list[str]:
-        chunks = _MARKER_LINE.split(text)
+        chunks = self._marker_line.split(text)
         # re.split with a group alternates text and marker numbers: [cell1, "3", cell3, "5", cell5, ...]
         numbers = [int(number) for number in chunks[1::2]]
         if numbers != [cell.index for cell in self.cells[1:]]:
@@ -198,13 +214,15 @@ class NotebookSource(SourceFile):
             data.encode("utf-8"),
             _text=text,
             cells=tuple(new_cells),
+            tag=self.tag,
         )
 
     def locate(self, findings: list[Finding]) -> list[Finding]:
         """Findings with cell-relative rows (edits too), as ruff reports them."""
         starts = [1]  # row where each cell's code starts in ``text``
+        marker_line = self._marker_line
         for row, line in enumerate(self.text.split("\n"), start=1):
-            if _MARKER_LINE.match(line + "\n"):
+            if marker_line.match(line + "\n"):
                 starts.append(row + 1)
 
         def cell_of(row: int) -> int:

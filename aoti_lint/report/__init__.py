@@ -34,6 +34,8 @@ class ReportContext:
     fix_mode: bool = False
     unsafe_fixes: bool = False
     quiet: bool = False
+    # Errors of the run (files not read or not checked): the summary must not say that all checks passed.
+    errors: int = 0
     # Source text for the snippet formats, keyed by display path (stdin has no file to re-read).
     texts: dict[str, str] = field(default_factory=dict)
 

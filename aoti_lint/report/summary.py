@@ -26,6 +26,9 @@ def summary_lines(findings: list[Finding], context: ReportContext) -> list[str]:
     if not findings:
         if fixed:
             lines.append(f"Found {_plural(fixed, 'error')} ({fixed} fixed, 0 remaining).")
+        elif context.errors:
+            # Files that could not be read or checked were not "passed".
+            lines.append(f"Not all checks ran: {_plural(context.errors, 'error')}, listed above.")
         else:
             lines.append("All checks passed!")
         return lines

@@ -140,7 +140,9 @@ def _tolerant_stdio() -> None:
 
 
 def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    from aoti_lint.report import printable  # file names and messages may come from the code under review
+
+    print(f"error: {printable(message)}", file=sys.stderr)
 
 
 def _rule_command(argv: list[str]) -> int:
@@ -396,9 +398,9 @@ def _write_output(text: str, output_file: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from aoti_lint.fsutil import atomic_write_text
+    from aoti_lint.fsutil import write_report
 
     try:
-        atomic_write_text(output_file, text)
+        write_report(output_file, text.encode("utf-8", "backslashreplace"))
     except OSError as exc:
         raise OutputError(f"{output_file}: cannot write the report: {exc.strerror or exc}") from None

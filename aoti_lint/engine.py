@@ -434,17 +434,23 @@ def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
     """Write atomically, and only if the file on disk is still the one that was read."""
     import os
 
-    from aoti_lint.fsutil import atomic_write_bytes
+    from aoti_lint.fsutil import ChangedOnDisk, atomic_write_bytes, identity
 
+    changed = FileError(original.display_path, "changed on disk while it was being fixed; not written")
     # A symlinked file is fixed where it lives; replacing the link by a copy would lose it.
     path = original.path.resolve() if original.path.is_symlink() else original.path
     try:
-        if path.read_bytes() != original.data:
-            return FileError(original.display_path, "changed on disk while it was being fixed; not written")
+        with open(path, "rb") as handle:
+            # The identity of what is re-read here is checked again right before the rename.
+            seen = identity(os.fstat(handle.fileno()))
+            if handle.read() != original.data:
+                return changed
         # No write bit counts as read-only even for root, whom os.access lets write anything not immutable.
         if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
             return FileError(original.display_path, "is read-only; fixes not written")
-        atomic_write_bytes(path, fixed.data)
+        atomic_write_bytes(path, fixed.data, expected=seen)
+    except ChangedOnDisk:
+        return changed
     except OSError as exc:
         return FileError(original.display_path, f"cannot write fixes: {exc.strerror or exc}")
     return None

@@ -129,12 +129,88 @@ def cell_source(data: bytes, index: int) -> str:
         return ""
 
 
-def _json_layout(data: bytes) -> dict:
-    """json.dumps arguments that reproduce the file's own layout (nbformat writes indent=1, no ASCII escaping)."""
-    text = data.decode("utf-8")
-    second_line = text.split("\n", 2)[1] if text.count("\n") >= 1 else ""
-    indent = len(second_line) - len(second_line.lstrip(" "))
-    return {"indent": indent or None, "ensure_ascii": text.isascii() and "\\u" in text}
+def _source_value(old: str, source: str, ensure_ascii: bool) -> str:
+    """The JSON text of a cell's new ``source``, in the form of the ``old`` value: a string, or a list of lines
+    laid out as the old list was (nbformat: one line an element, indented)."""
+    if not old.startswith("["):
+        return json.dumps(source, ensure_ascii=ensure_ascii)
+    items = [json.dumps(line, ensure_ascii=ensure_ascii) for line in source.splitlines(keepends=True)]
+    lead = re.match(r"\[([ \t\r\n]*)", old)
+    close = re.search(r"([ \t\r\n]*)\]$", old)
+    before = lead.group(1) if lead and old[lead.end() :].strip() != "]" else ""
+    after = close.group(1) if close and before else ""
+    return "[" + before + ("," + before).join(items) + after + "]" if items else "[]"
+
+
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_STRUCTURE = re.compile(r'["\[\]{}]')
+_SCALAR = re.compile(r"[^,\]}\s]*")
+
+
+def _value_end(text: str, index: int) -> int:
+    """The end of the JSON value at ``index`` (already known valid); linear, no recursion."""
+    from json.decoder import scanstring
+
+    if text[index] == '"':
+        return scanstring(text, index + 1)[1]
+    if text[index] not in "[{":
+        return _SCALAR.match(text, index).end()  # type: ignore[union-attr]
+    depth = 0
+    while True:
+        match = _STRUCTURE.search(text, index)
+        assert match is not None, "valid JSON closes what it opens"
+        char, index = match.group(), match.end()
+        if char == '"':
+            index = scanstring(text, index)[1]
+        elif char in "[{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return index
+
+
+def _members(text: str, index: int) -> dict[str, tuple[int, int]]:
+    """The value span of each key of the object at ``index``; the last of duplicate keys, as json.loads."""
+    from json.decoder import scanstring
+
+    members: dict[str, tuple[int, int]] = {}
+    index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    while text[index] != "}":
+        key, index = scanstring(text, index + 1)
+        index = _WHITESPACE.match(text, index).end() + 1  # type: ignore[union-attr]  # past the colon
+        start = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+        end = _value_end(text, start)
+        members[key] = (start, end)
+        index = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+        if text[index] == ",":
+            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    return members
+
+
+def _elements(text: str, index: int) -> list[tuple[int, int]]:
+    spans = []
+    index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    while text[index] != "]":
+        end = _value_end(text, index)
+        spans.append((index, end))
+        index = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+        if text[index] == ",":
+            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    return spans
+
+
+def source_spans(text: str) -> dict[int, tuple[int, int]]:
+    """Where each cell's ``source`` value lies in the notebook's text (1-based cell index -> span)."""
+    top = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    start, _ = _members(text, top)["cells"]
+    spans = {}
+    for number, (cell_start, _) in enumerate(_elements(text, start), start=1):
+        if text[cell_start] == "{":
+            source = _members(text, cell_start).get("source")
+            if source is not None:
+                spans[number] = source
+    return spans
 
 
 def _marker_tag(cells: list[Cell]) -> str:
@@ -191,22 +267,27 @@ class NotebookSource(SourceFile):
         return chunks[0::2]
 
     def with_text(self, text: str) -> NotebookSource:
-        document = json.loads(self.data.decode("utf-8"))
-        new_cells = []
+        """The notebook with ``text``'s cells: only the changed cells' ``source`` values are rewritten, in the
+        file's own text, so everything else (newlines, indentation, key order and duplicates, the spelling of
+        numbers) stays byte for byte."""
+        original = self.data.decode("utf-8")
+        new_cells, replacements = [], []
+        spans: dict[int, tuple[int, int]] | None = None
+        ensure_ascii = original.isascii() and "\\u" in original
         for cell, python in zip(self.cells, self._split(text), strict=True):
             if python == cell.joined:
                 new_cells.append(cell)
                 continue
             source = cell.restore(python)
-            stored = document["cells"][cell.index - 1]
-            if isinstance(stored.get("source"), list):
-                stored["source"] = source.splitlines(keepends=True)
-            else:
-                stored["source"] = source
+            spans = source_spans(original) if spans is None else spans
+            if cell.index not in spans:
+                raise ValueError(f"cell {cell.index} has no `source` key to write into")
+            start, end = spans[cell.index]
+            replacements.append((start, end, _source_value(original[start:end], source, ensure_ascii)))
             new_cells.append(Cell(cell.index, source, python_text(source) or "", source.endswith("\n") or not source))
-        data = json.dumps(document, **_json_layout(self.data))
-        if self.data.endswith(b"\n"):
-            data += "\n"
+        data = original
+        for start, end, value in sorted(replacements, reverse=True):
+            data = data[:start] + value + data[end:]
         return NotebookSource(
             self.path,
             self.display_path,

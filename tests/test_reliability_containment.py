@@ -366,3 +366,158 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     for pid in alive:  # do not leave them behind even when the test fails
         os.kill(pid, signal.SIGKILL)
     assert alive == [], "pool workers outlived their parent"
+
+
+# ---- output the code under review cannot use to inject ------------------------------------------------------------
+
+HOSTILE = "a\n::error file=evil.py::X\x1b[2J\r%0A\u202e\x00"
+
+
+@pytest.mark.parametrize("output_format", ["concise", "full", "pylint", "github", "junit", "json", "sarif", "gitlab"])
+def test_control_characters_from_linted_code_are_escaped(tmp_path, output_format):
+    """A message and a file name holding a newline, a forged GitHub command, a terminal escape, a bidi override
+    and NUL: one line per finding, no raw control character, valid XML/JSON that still says what was there."""
+    import xml.etree.ElementTree as ET
+
+    from aoti_lint.diagnostics import Finding, Position, Severity
+    from aoti_lint.report import ReportContext, render
+
+    name = "evil\n::error file=x.py::Y\x1b[31m.py"
+    (tmp_path / name).write_text("x = 1\n")
+    finding = Finding(
+        code="AOTI002",
+        message=f"value {HOSTILE}",
+        path=name,
+        start=Position(1, 1),
+        end=Position(1, 2),
+        severity=Severity.ERROR,
+    )
+    text = render([finding], ReportContext(cwd=tmp_path, format=output_format))
+    assert not any(char in text for char in "\x1b\r\x00\u202e"), repr(text)
+    if output_format in ("concise", "pylint", "github"):
+        assert len([line for line in text.splitlines() if "AOTI002" in line]) == 1, text
+    if output_format == "github":
+        assert [line for line in text.splitlines() if line.startswith("::")] == [text.splitlines()[0]]
+        assert "%250A" in text  # the literal `%0A` of the message stays literal
+    if output_format == "junit":
+        ET.fromstring(text.split("\n", 1)[1])  # valid XML
+        assert "\\x1b[2J" in text
+    if output_format in ("json", "sarif", "gitlab"):
+        assert "\\u001b[2J" in text  # JSON's own escaping
+    if output_format in ("concise", "full", "pylint"):
+        assert "\\n::error file=evil.py::X\\x1b[2J\\r%0A\\u202e\\x00" in text
+        assert "evil\\n::error file=x.py::Y\\x1b[31m.py" in text
+
+
+def test_error_lines_escape_file_names(tmp_path):
+    """`error: PATH: ...` lines on stderr name the file escaped, too."""
+    name = "evil\n::error file=x.py::Y\x1b[31m.py"
+    (tmp_path / name).write_bytes(b"\x00" * 4)
+    (tmp_path / name).chmod(0o644)
+    os.mkfifo(tmp_path / f"{name}.fifo.py")
+    result = subprocess.run(
+        [sys.executable, "-m", "aoti_lint", "--isolated", "--no-cache", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
+    assert result.stderr.splitlines() == [
+        "error: evil\\n::error file=x.py::Y\\x1b[31m.py.fifo.py: is not a regular file (a FIFO, socket or device); "
+        "not read"
+    ]
+
+
+# ---- writing only what the user asked, where they asked ------------------------------------------------------------
+
+
+def test_report_into_a_device_is_written_not_replaced(cli, tmp_path):
+    """-o onto a character device (a private /dev/full) writes into it: the node stays, ENOSPC is an error."""
+    import stat
+
+    device = tmp_path / "full"
+    try:
+        os.mknod(device, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except (PermissionError, AttributeError, OSError):
+        pytest.skip("cannot create a device node here")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = cli("--isolated", "--no-cache", "-o", str(device), "a.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: {device}: cannot write the report: No space left on device"]
+    assert stat.S_ISCHR(os.lstat(device).st_mode), "the device node was replaced by a regular file"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd/1").exists(), reason="needs /proc")
+def test_report_to_a_link_to_stdout_reaches_stdout(cli, tmp_path):
+    (tmp_path / "out").symlink_to("/proc/self/fd/1")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = cli("--isolated", "--no-cache", "-o", "out", "a.py", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "All checks passed!\n"), result.stderr
+    assert (tmp_path / "out").is_symlink()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a file to another user")
+def test_fix_keeps_owner_and_group(tmp_path):
+    path = tmp_path / "a.py"
+    path.write_text(OLD_LOAD)
+    os.chown(path, 65534, 65534)
+    result = fixing_cli("--fix", "a.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert path.read_text() == FIXED_LOAD
+    assert (path.stat().st_uid, path.stat().st_gid) == (65534, 65534)
+
+
+def test_fix_writes_a_hard_linked_file_in_place(tmp_path):
+    (tmp_path / "tree").mkdir()
+    path, other = tmp_path / "tree" / "a.py", tmp_path / "elsewhere.py"
+    path.write_text(OLD_LOAD)
+    os.link(path, other)
+    inode = path.stat().st_ino
+    result = fixing_cli("--fix", ".", cwd=tmp_path / "tree")
+    assert result.returncode == 0, result.stderr
+    assert path.stat().st_ino == inode and path.stat().st_nlink == 2, "the fix split the hard link"
+    assert other.read_text() == FIXED_LOAD
+
+
+def test_writer_that_rewrites_the_file_before_the_rename_wins(tmp_path):
+    """The guard right before the rename: another writer truncated and rewrote the file after it was re-read
+    (size, mtime or inode moved): nothing is written over its data."""
+    from aoti_lint.fsutil import ChangedOnDisk, atomic_write_bytes, identity
+
+    path = tmp_path / "a.py"
+    path.write_bytes(b"x" * 2830)
+    seen = identity(path.stat())
+    with open(path, "wb") as handle:  # the other writer: truncate, then write
+        handle.write(b"y" * 667)
+    with pytest.raises(ChangedOnDisk):
+        atomic_write_bytes(path, b"fixed\n", expected=seen)
+    assert path.read_bytes() == b"y" * 667
+    assert os.listdir(tmp_path) == ["a.py"]
+
+
+def test_notebook_fix_edits_only_the_changed_cells_source_in_the_original_text(tmp_path):
+    """CRLF, tab indentation, a duplicate key, a number json would respell, a string and a list source: the
+    fixed file is the original text with only the changed cells' `source` values replaced."""
+    cell_old = OLD_LOAD.replace("\n", "\\n")
+    lines = [f'"{line}\\n"' for line in OLD_LOAD.splitlines()]
+    original = (
+        "{\r\n"
+        '\t"cells": [\r\n'
+        '\t\t{"cell_type": "code", "execution_count": 1.10000000000000000001, "metadata": {}, "outputs": [],\r\n'
+        f'\t\t "source": "{cell_old}"}},\r\n'
+        '\t\t{"cell_type": "code", "execution_count": null, "metadata": {"k": 1, "k": 2}, "outputs": [],\r\n'
+        '\t\t "source": [\r\n\t\t\t' + ",\r\n\t\t\t".join(lines) + "\r\n\t\t ]},\r\n"
+        '\t\t{"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": "x = 1e5\\n"}\r\n'
+        "\t],\r\n"
+        '\t"metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5\r\n'
+        "}\r\n"
+    )
+    path = tmp_path / "a.ipynb"
+    path.write_bytes(original.encode())
+    result = fixing_cli("--fix", "a.ipynb", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    new = RenameDeprecatedLoad.REPLACEMENT
+    assert path.read_bytes().decode() == original.replace("torch._export.aot_load", new)
+    document = json.loads(path.read_text())
+    assert "".join(document["cells"][1]["source"]) == FIXED_LOAD

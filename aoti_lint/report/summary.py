@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 
 
 def _plural(count: int, word: str) -> str:
@@ -21,7 +21,7 @@ def summary_lines(findings: list[Finding], context: ReportContext) -> list[str]:
         lines.append("")
         lines.append(f"Fixed {_plural(fixed, 'error')}:")
         for path, count in sorted(context.fixed.items()):
-            lines.append(f"- {path}:")
+            lines.append(f"- {printable(path)}:")
             lines.append(f"    {_plural(count, 'fix')}")
     if not findings:
         if fixed:

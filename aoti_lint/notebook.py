@@ -8,6 +8,8 @@ the markers and written back into only the cells whose source changed.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
 from dataclasses import dataclass, replace
@@ -122,11 +124,21 @@ def parse(data: bytes) -> tuple[dict, list[Cell]]:
 
 def cell_source(data: bytes, index: int) -> str:
     """The source of cell ``index`` (1-based), for showing a snippet; empty when there is none."""
+    sources = _cell_sources(data)
+    return sources[index - 1] if 0 < index <= len(sources) else ""
+
+
+@functools.lru_cache(maxsize=4)
+def _cell_sources(data: bytes) -> tuple[str, ...]:
+    """Every cell's source, parsed once per notebook: a snippet per finding must not parse it per finding."""
     try:
         document, _ = parse(data)
-        return _source_string(document["cells"][index - 1].get("source", ""), index)
-    except (NotebookError, IndexError, AttributeError):
-        return ""
+        return tuple(
+            _source_string(cell.get("source", ""), number) if isinstance(cell, dict) else ""
+            for number, cell in enumerate(document["cells"], start=1)
+        )
+    except (NotebookError, AttributeError):
+        return ()
 
 
 def _source_value(old: str, source: str, ensure_ascii: bool) -> str:
@@ -306,8 +318,8 @@ class NotebookSource(SourceFile):
             if marker_line.match(line + "\n"):
                 starts.append(row + 1)
 
-        def cell_of(row: int) -> int:
-            return max(position for position, start in enumerate(starts) if start <= row)
+        def cell_of(row: int) -> int:  # a binary search: findings times cells would be quadratic
+            return max(bisect.bisect_right(starts, row) - 1, 0)
 
         def moved(position: Position, cell: int) -> Position:
             return Position(max(position.row - starts[cell] + 1, 1), position.column)

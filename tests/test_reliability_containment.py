@@ -521,3 +521,59 @@ def test_notebook_fix_edits_only_the_changed_cells_source_in_the_original_text(t
     assert path.read_bytes().decode() == original.replace("torch._export.aot_load", new)
     document = json.loads(path.read_text())
     assert "".join(document["cells"][1]["source"]) == FIXED_LOAD
+
+
+# ---- bounded cost on hostile input ---------------------------------------------------------------------------------
+
+
+def test_shell_scanner_is_linear_on_a_long_line():
+    """`export CUDA_LAUNCH_BLOCKING=1 V0=x ... V19999=x` took 45 s: each pair's removal looked the word up by
+    comparing tokens field by field. Counted, not timed: no token comparison per pair."""
+    from aoti_lint.scanners import shell
+
+    calls = 0
+    real_eq = shell.Token.__eq__
+
+    def counting_eq(self, other):
+        nonlocal calls
+        calls += 1
+        return real_eq(self, other)
+
+    text = "export CUDA_LAUNCH_BLOCKING=1 " + " ".join(f"V{i}=x" for i in range(20_000)) + "\n"
+    shell.Token.__eq__ = counting_eq
+    try:
+        settings = list(shell.scan(text))
+    finally:
+        shell.Token.__eq__ = real_eq
+    assert len(settings) == 20_001
+    assert calls < 1_000, calls
+
+
+def test_notebook_snippets_parse_the_notebook_once_not_per_finding(tmp_path):
+    """The `full` format shows each finding's cell: 500 cells with a finding each used to parse the whole
+    notebook 500 times (quadratic in cells). Counted: parses do not grow with the cells."""
+    from aoti_lint import notebook
+    from aoti_lint.diagnostics import Finding, Position, Severity
+    from aoti_lint.report import ReportContext, render
+
+    counts = {}
+    real_parse = notebook.parse
+
+    def counting_parse(data):
+        counts[len(data)] = counts.get(len(data), 0) + 1
+        return real_parse(data)
+
+    for cells in (50, 500):
+        path = tmp_path / f"n{cells}.ipynb"
+        path.write_text(_notebook([OLD_LOAD] * cells, {}))
+        findings = [
+            Finding("AOTI002", "m", path.name, Position(3, 10), Position(3, 32), Severity.ERROR, cell=number)
+            for number in range(1, cells + 1)
+        ]
+        notebook.parse = counting_parse
+        try:
+            text = render(findings, ReportContext(cwd=tmp_path, format="full", quiet=True))
+        finally:
+            notebook.parse = real_parse
+        assert text.count("torch._export.aot_load") == cells
+    assert list(counts.values()) == [1, 1]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import FileError
-from aoti_lint.engine import FileOutcome, FixOptions, RuleSet, process_source, read_source
+from aoti_lint.engine import FileOutcome, FixOptions, RuleSet, over_limits, process_source, read_source
 from aoti_lint.files import Candidate
 from aoti_lint.rules import Rule
 from aoti_lint.source import SourceFile
@@ -89,6 +89,10 @@ def run_files(
             if not summarise and not any(rule.could_match(source.prefilter_data) for rule in rules):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
+                continue
+            too_big = over_limits(source)
+            if too_big is not None:
+                outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
                 continue
             key = cache.key(source, rules) if cache else None
             cached = cache.load(key, source.display_path) if cache and key else None

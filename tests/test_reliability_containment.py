@@ -577,3 +577,31 @@ def test_notebook_snippets_parse_the_notebook_once_not_per_finding(tmp_path):
             notebook.parse = real_parse
         assert text.count("torch._export.aot_load") == cells
     assert list(counts.values()) == [1, 1]
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "size",
+            "import torch\n# torch._export.aot_load\n" + "x = 1\n" * 500_000,
+            "not checked: 3,000,038 bytes is over the 2,000,000-byte limit",
+        ),
+        (
+            "line",
+            "import torch\nx = [" + "1, " * 60_000 + "]\ntorch._export.aot_load(p)\n",
+            "not checked: a line of 180,006 bytes is over the 100,000-byte limit",
+        ),
+    ],
+    ids=["size", "line"],
+)
+def test_files_past_the_limits_are_reported_not_checked(cli, tmp_path, name, text, message):
+    """A big file some rule would read (a trigger token, here only in a comment for the size case) is an error
+    saying why it was not checked, never parsed for minutes nor passed silently."""
+    (tmp_path / "big.py").write_text(text)
+    (tmp_path / "small.py").write_text(OLD_LOAD)
+    result = cli("--isolated", "--no-cache", ".", cwd=tmp_path)
+    assert_no_traceback(result)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"error: big.py: {message}"]
+    assert "small.py:3:10: AOTI002" in result.stdout

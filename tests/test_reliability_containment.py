@@ -605,3 +605,66 @@ def test_files_past_the_limits_are_reported_not_checked(cli, tmp_path, name, tex
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"error: big.py: {message}"]
     assert "small.py:3:10: AOTI002" in result.stdout
+
+
+# ---- the cache ------------------------------------------------------------------------------------------------------
+
+
+def _cache_entries(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob("*.json"))
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    ["deep", "row-zero", "bool-column", "unknown-code", "string-row", "not-a-list"],
+)
+def test_bad_cache_entry_is_a_miss(cli, tmp_path, corrupt):
+    """A planted or corrupt entry (a 100,000-deep nesting crashed every run until the cache was deleted) is a
+    miss: the file is linted again, the findings are right, no traceback."""
+    (tmp_path / "a.py").write_text(OLD_LOAD)
+    first = cli("--isolated", "--cache-dir", "cache", "a.py", cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    (entry,) = _cache_entries(tmp_path / "cache")
+    data = json.loads(entry.read_text())
+    if corrupt == "deep":
+        entry.write_text('{"findings": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    else:
+        finding = data["findings"][0]
+        if corrupt == "row-zero":
+            finding["start"] = [0, 1]
+        elif corrupt == "bool-column":
+            finding["end"] = [True, True]
+        elif corrupt == "unknown-code":
+            finding["code"] = "X999"
+        elif corrupt == "string-row":
+            finding["start"] = ["3", "1"]
+        else:
+            data["findings"] = {"a": 1}
+        finding["message"] = "from the cache"
+        entry.write_text(json.dumps(data))
+    again = cli("--isolated", "--cache-dir", "cache", "a.py", cwd=tmp_path)
+    assert_no_traceback(again)
+    assert (again.returncode, again.stdout) == (first.returncode, first.stdout)
+
+
+def test_cache_is_pruned_by_age_and_count(tmp_path, monkeypatch):
+    from aoti_lint import cache
+
+    directory = tmp_path / "cache"
+    directory.mkdir()
+    now = time.time()
+    for index in range(10):
+        path = directory / f"{index:040x}.json"
+        path.write_text("{}")
+        age = cache.MAX_AGE_SECONDS + 100 if index < 3 else index
+        os.utime(path, (now - age, now - age))
+    (directory / ".x.json.1.ab.tmp").write_text("")
+    os.utime(directory / ".x.json.1.ab.tmp", (now - 2 * 86400, now - 2 * 86400))
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 5)
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert cache.prune(fd, now) == 3 + 2 + 1  # too old, past the count (least recently used), leftover
+        assert sorted(p.name[-6:-5] for p in _cache_entries(directory)) == ["3", "4", "5", "6", "7"]
+        assert cache.prune(fd, now) == 0  # once a day at most
+    finally:
+        os.close(fd)

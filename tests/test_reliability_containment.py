@@ -668,3 +668,92 @@ def test_cache_is_pruned_by_age_and_count(tmp_path, monkeypatch):
         assert cache.prune(fd, now) == 0  # once a day at most
     finally:
         os.close(fd)
+
+
+# ---- fuzz: the whole command, --fix under --jobs 2 ------------------------------------------------------------------
+
+_FUZZ_EXAMPLES = int(os.environ.get("AOTI_LINT_FUZZ_EXAMPLES", "0"))
+
+
+def _program_strategy():
+    from hypothesis import strategies as st
+
+    from tests.reliability_sources import aoti_sources
+
+    strategies = [aoti_sources()]
+    try:
+        import hypothesmith
+    except ImportError:
+        pass
+    else:
+        strategies.append(hypothesmith.from_node().map(lambda code: code.encode()))
+    return st.one_of(strategies)
+
+
+def _fuzz_cli_programs(programs: list[bytes]) -> None:
+    """Properties of one run of the real command (test rule with known fixes, real pool of two workers)."""
+    import ast
+    import tempfile
+
+    from aoti_lint.config import Settings
+    from aoti_lint.engine import FixOptions, lint_paths
+    from aoti_lint.runner import Execution
+    from tests.reliability_cli import FixingRuleSet
+
+    with tempfile.TemporaryDirectory() as name:
+        root = Path(name)
+        paths = []
+        for index, data in enumerate(programs):
+            path = root / f"f{index}.py"
+            path.write_bytes(data)
+            paths.append(path)
+        before = {path: path.read_bytes() for path in paths}
+        # Accounting, in process with a forced pool: every file is checked or an error, none vanishes.
+        from aoti_lint import engine
+
+        original = engine.RuleSet
+        engine.RuleSet = FixingRuleSet
+        try:
+            run = lint_paths(
+                [root],
+                Settings(root=root).with_enabled(),
+                root,
+                FixOptions(),
+                Execution(jobs=2, pool_min_seconds=0.0),
+            )
+        finally:
+            engine.RuleSet = original
+        errored = {error.path for error in run.errors}
+        assert run.files_checked + len(errored) >= len(paths), (run.files_checked, errored)
+        result = fixing_cli("--fix", "--jobs", "2", ".", cwd=root)
+        assert result.returncode in (0, 1, 2), (result.returncode, result.stderr)
+        assert "Traceback" not in result.stderr, result.stderr
+        for line in result.stderr.splitlines():
+            assert line.startswith("error: "), line
+        if "All checks passed!" in result.stdout:
+            assert result.returncode == 0 and not result.stderr, result.stderr
+        for path in paths:
+            data = path.read_bytes()
+            if data != before[path]:
+                ast.parse(data)  # a fixed file parses
+
+
+def test_fuzz_the_command_with_fix_under_two_jobs():
+    """Hypothesis programs (AOTI-shaped, and hypothesmith's arbitrary Python) through the real command with
+    --fix --jobs 2: exit 0/1/2 only, no traceback, every file checked or an error, fixed files parse. A fixed
+    small number of examples in CI (each is a real run with a pool); AOTI_LINT_FUZZ_EXAMPLES for a hunt."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(
+        max_examples=_FUZZ_EXAMPLES or 4,
+        derandomize=not _FUZZ_EXAMPLES,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(st.lists(_program_strategy(), min_size=2, max_size=6))
+    def run(programs):
+        _fuzz_cli_programs(programs)
+
+    run()

@@ -134,8 +134,24 @@ def _process_all(
     jobs = min(_jobs(execution), len(pending))
     work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
     if jobs <= 1 or work < execution.pool_min_seconds:
-        return [process_source(item.source, item.rules, fix, target, item.summary_rules) for item in pending]
+        return [_process_here(item, fix, target) for item in pending]
     return _process_in_pool(pending, fix, jobs, target)
+
+
+def _process_here(item: _Pending, fix: FixOptions, target: tuple[int, int]) -> FileOutcome:
+    try:
+        return process_source(item.source, item.rules, fix, target, item.summary_rules)
+    except Exception as exc:  # a bug of ours costs this file, not the run
+        return _failed(item, exc)
+
+
+def _failed(item: _Pending, exc: BaseException) -> FileOutcome:
+    import traceback
+
+    path = item.source.display_path
+    detail = "".join(traceback.format_exception(exc))
+    error = FileError(path, f"internal error while linting: {type(exc).__name__}: {exc}", detail=detail)
+    return FileOutcome(path=path, errors=[error])
 
 
 # After the first Ctrl-C, how long in-flight files may take to finish before their workers are stopped.
@@ -213,7 +229,12 @@ def _run_pool(
         }
         try:
             for i in indices:
-                outcomes[i] = futures[i].result()
+                try:
+                    outcomes[i] = futures[i].result()
+                except BrokenProcessPool:
+                    raise
+                except Exception as exc:  # raised in the worker (or its result could not be sent back)
+                    outcomes[i] = _failed(pending[i], exc)
         except BrokenProcessPool:
             for i, future in futures.items():
                 if future.done() and not future.cancelled() and future.exception() is None:

@@ -167,7 +167,8 @@ def test_generated_file_with_thousands_of_assignments_to_one_name(cli, tmp_path)
             "AOTI000",
         ),
         ("attributes", "import torch\nx = torch._export.aot_compile" + ".a" * 20000 + "\n", "AOTI000"),
-        ("operators", "import torch\nx = torch._export.aot_compile" + " + a" * 30000 + "\n", "AOTI000"),
+        # 24,000 (a 96 kB line): past 100 kB a line is not checked at all (docs/reliability.md, cost limits).
+        ("operators", "import torch\nx = torch._export.aot_compile" + " + a" * 24000 + "\n", "AOTI000"),
         ("calls", "import torch\nx = " + "f(" * 1000 + "torch._export.aot_compile" + ")" * 1000 + "\n", "AOTI000"),
         ("lists", "import torch\nx = " + "[" * 1000 + "torch._export.aot_compile" + "]" * 1000 + "\n", "AOTI000"),
         ("calls-200", "import torch\nx = " + "f(" * 190 + "torch._export.aot_compile" + ")" * 190 + "\n", "any"),

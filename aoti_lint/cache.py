@@ -9,8 +9,9 @@ concurrency control needed.
 Entries are JSON, never pickle: a repository could ship a planted cache directory, and loading it must not run
 code. For the same reason, nothing is read or written through a symlink planted at the cache directory or at an
 entry (every access goes through a directory descriptor opened with O_NOFOLLOW). Any unreadable or malformed
-entry is a miss. Only the files that pass the prefilter ever reach the cache: for the others, reading the entry
-would cost as much as linting them.
+entry is a miss: an entry is checked field by field (types, positive positions, known rule codes) and a deeply
+nested one is refused. The directory is pruned by age and count (``prune``). Only the files that pass the
+prefilter ever reach the cache: for the others, reading the entry would cost as much as linting them.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ SETTINGS_NOT_IN_KEY = frozenset(
     {"root", "config_path", "exclude", "extend_exclude", "respect_gitignore", "force_exclude", "output_format"}
 )
 _FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+# Pruning: entries unused this long go (those of other versions and settings are never used again); past
+# MAX_ENTRIES the least recently used go too. A run that stored something prunes at most once a day.
+MAX_AGE_SECONDS = 30 * 24 * 3600
+MAX_ENTRIES = 50_000
+PRUNE_INTERVAL_SECONDS = 24 * 3600
+_PRUNE_STAMP = "last-prune"
 _GITIGNORE = b"# Created by aoti-lint automatically.\n*\n"
 _CACHEDIR_TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# This is a cache directory created by aoti-lint.\n"
 
@@ -63,8 +70,12 @@ class Cache:
         self._dir_fd: int | None = None
         # Set when the directory is a planted symlink or cannot be created: the run goes on without a cache.
         self._unusable = False
+        self._stored = False
 
     def close(self) -> None:
+        if self._dir_fd is not None and self._stored:
+            with contextlib.suppress(OSError):
+                prune(self._dir_fd)
         if self._dir_fd is not None:
             os.close(self._dir_fd)
             self._dir_fd = None
@@ -104,11 +115,14 @@ class Cache:
             return None
         finally:
             os.close(fd)
+        with contextlib.suppress(OSError, NotImplementedError):  # a hit is a use: pruning goes by mtime
+            os.utime(f"{key}.json", dir_fd=dir_fd, follow_symlinks=False)
         import json
 
         try:
             return _outcome_from_json(json.loads(data), display_path)
-        except (ValueError, TypeError, KeyError, AttributeError):
+        # RecursionError: a deeply nested entry (planted, or corrupt) is a miss like any other bad entry.
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
             return None
 
     def store(self, key: str, outcome: FileOutcome) -> None:
@@ -121,6 +135,7 @@ class Cache:
         data = json.dumps(_outcome_to_json(outcome), separators=(",", ":")).encode()
         with contextlib.suppress(OSError):
             _write_atomic(dir_fd, f"{key}.json", data)
+            self._stored = True
 
     def _directory(self, create: bool) -> int | None:
         """A descriptor of the cache directory, never reached through a symlink at its own name."""
@@ -154,6 +169,41 @@ class Cache:
             except OSError:
                 pass
         return self._dir_fd
+
+
+def prune(dir_fd: int, now: float | None = None) -> int:
+    """Remove entries unused for MAX_AGE_SECONDS, then the least recently used past MAX_ENTRIES, and leftover
+    temporary files; at most once per PRUNE_INTERVAL_SECONDS. Returns how many files went."""
+    import time
+
+    now = time.time() if now is None else now
+    try:
+        if now - os.stat(_PRUNE_STAMP, dir_fd=dir_fd, follow_symlinks=False).st_mtime < PRUNE_INTERVAL_SECONDS:
+            return 0
+    except FileNotFoundError:
+        pass
+    _write_atomic(dir_fd, _PRUNE_STAMP, b"")
+    entries: list[tuple[float, str]] = []
+    doomed: list[str] = []
+    with os.scandir(dir_fd) as scan:
+        for entry in scan:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+            if entry.name.endswith(".json"):
+                if age > MAX_AGE_SECONDS:
+                    doomed.append(entry.name)
+                else:
+                    entries.append((age, entry.name))
+            elif entry.name.endswith(".tmp") and age > PRUNE_INTERVAL_SECONDS:
+                doomed.append(entry.name)
+    if len(entries) > MAX_ENTRIES:
+        entries.sort()
+        doomed += [name for _, name in entries[MAX_ENTRIES:]]
+    for name in doomed:
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=dir_fd)
+    return len(doomed)
 
 
 def _write_atomic(dir_fd: int, name: str, data: bytes) -> None:
@@ -251,33 +301,61 @@ def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
     }
 
 
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
+def _count(value: Any, optional: bool = False) -> Any:
+    """A row, column or cell number: an int >= 1 (bool is not one)."""
+    if optional and value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise ValueError("not a positive integer")
+    return value
+
+
+def _span(start: Any, end: Any) -> tuple[Position, Position]:
+    first, last = Position(*map(_count, start)), Position(*map(_count, end))
+    if len(start) != 2 or len(end) != 2 or (last.row, last.column) < (first.row, first.column):
+        raise ValueError("not a span")
+    return first, last
+
+
 def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
+    """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
     from aoti_lint.engine import FileOutcome
+    from aoti_lint.rules import RULES_BY_CODE
 
     findings = []
+    if not isinstance(entry, dict) or not isinstance(entry["findings"], list):
+        raise ValueError("not an entry")
     for item in entry["findings"]:
         fix = item["fix"]
+        if _text(item["code"]) not in RULES_BY_CODE:
+            raise ValueError("unknown rule")
+        start, end = _span(item["start"], item["end"])
+        edits = []
+        if fix is not None:
+            for content, r1, c1, r2, c2 in fix["edits"]:
+                edits.append(Edit(_text(content), *_span((r1, c1), (r2, c2))))
         findings.append(
             Finding(
-                code=str(item["code"]),
-                message=str(item["message"]),
+                code=item["code"],
+                message=_text(item["message"]),
                 path=display_path,
-                start=Position(*map(int, item["start"])),
-                end=Position(*map(int, item["end"])),
+                start=start,
+                end=end,
                 severity=Severity(item["severity"]),
                 fix=None
                 if fix is None
                 else Fix(
-                    applicability=Applicability(fix["applicability"]),
-                    message=str(fix["message"]),
-                    edits=tuple(
-                        Edit(str(content), Position(int(r1), int(c1)), Position(int(r2), int(c2)))
-                        for content, r1, c1, r2, c2 in fix["edits"]
-                    ),
+                    applicability=Applicability(fix["applicability"]), message=_text(fix["message"]), edits=tuple(edits)
                 ),
-                noqa_row=item["noqa_row"],
-                cell=item["cell"],
-                url=item["url"],
+                noqa_row=_count(item["noqa_row"], optional=True),
+                cell=_count(item["cell"], optional=True),
+                url=None if item["url"] is None else _text(item["url"]),
             )
         )
     project = None if entry.get("project") is None else plaindata.decode(entry["project"])

@@ -91,6 +91,7 @@ def _top_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tolerant_stdio()
     try:
         if argv and argv[0] == "rule":
             return _rule_command(argv[1:])
@@ -122,10 +123,26 @@ def main(argv: list[str] | None = None) -> int:
         # The reader went away (e.g. `| head`); nothing left to say.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
+    except Exception as exc:  # a bug of ours: exit 2 (an error), never 1 (which means findings)
+        import traceback
+
+        _error(f"internal error: {type(exc).__name__}: {exc} (please report it; --verbose shows the traceback)")
+        if "-v" in argv or "--verbose" in argv:
+            traceback.print_exc()
+        return EXIT_ERROR
+
+
+def _tolerant_stdio() -> None:
+    """A file name that is not UTF-8 (a surrogate escape) must not crash a strict stdout or stderr."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def _error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    from aoti_lint.report import printable  # file names and messages may come from the code under review
+
+    print(f"error: {printable(message)}", file=sys.stderr)
 
 
 def _rule_command(argv: list[str]) -> int:
@@ -218,12 +235,45 @@ def _apply_cli_settings(settings, args):
     return settings.with_enabled()
 
 
+class _StdinEcho:
+    """stdin under --fix: stdout must carry code whatever happens, since an editor replaces its buffer with it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.written = False
+
+    def write(self, code: bytes) -> None:
+        self.written = True
+        sys.stdout.buffer.write(code)
+        sys.stdout.flush()
+
+    def fallback(self) -> None:
+        """On any error before the code went out: the input, unchanged."""
+        if not self.written:
+            self.write(self.data)
+
+
 def _check_command(argv: list[str]) -> int:
+    parser = _check_parser()
+    args = parser.parse_args(argv)
+    stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
+    if not (stdin and (args.fix or args.fix_only) and not args.diff) or len(args.paths) > 1:
+        return _check(parser, args, None)
+    echo = _StdinEcho(sys.stdin.buffer.read())
+    try:
+        code = _check(parser, args, echo)
+    except BaseException:
+        echo.fallback()
+        raise
+    if code == EXIT_ERROR:
+        echo.fallback()
+    return code
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _StdinEcho | None) -> int:
     from aoti_lint.config import ConfigError, load_settings
     from aoti_lint.report import FORMATS, ReportContext, render
 
-    parser = _check_parser()
-    args = parser.parse_args(argv)
     if args.exit_zero and args.exit_non_zero_on_fix:
         parser.error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
     if args.diff and (args.show_fixes or args.statistics):
@@ -249,11 +299,11 @@ def _check_command(argv: list[str]) -> int:
 
         if len(args.paths) > 1:
             parser.error("`-` (stdin) cannot be combined with other paths")
-        stdin_code = sys.stdin.buffer.read()
+        stdin_code = echo.data if echo is not None else sys.stdin.buffer.read()
         if args.stdin_filename is not None and force_excluded(cwd / args.stdin_filename, settings):
             # An editor or pre-commit passed an excluded file: hand the code back untouched, report nothing.
-            if fix.apply and not args.diff:
-                sys.stdout.buffer.write(stdin_code)
+            if echo is not None:
+                echo.write(stdin_code)
             return EXIT_CLEAN
         run, stdin_code = lint_stdin(stdin_code, args.stdin_filename, settings, cwd, fix)
     else:
@@ -287,14 +337,14 @@ def _check_command(argv: list[str]) -> int:
         show_fixes=args.show_fixes,
         fix_mode=fix.apply,
         unsafe_fixes=fix.unsafe,
+        errors=len(run.errors),
     )
     if stdin:
         context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}
     # With --fix on stdin, as with ruff, stdout carries the fixed code and the report goes to stderr.
     code_to_stdout = stdin and fix.apply
-    if code_to_stdout:
-        sys.stdout.buffer.write(stdin_code)
-        sys.stdout.flush()
+    if code_to_stdout and echo is not None:
+        echo.write(echo.data if run.errors else stdin_code)
     findings = [] if args.fix_only else run.findings
     if args.fix_only:
         text = "" if args.quiet else f"Fixed {fixed} error{'s' if fixed != 1 else ''}.\n"
@@ -348,9 +398,9 @@ def _write_output(text: str, output_file: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from aoti_lint.fsutil import atomic_write_text
+    from aoti_lint.fsutil import write_report
 
     try:
-        atomic_write_text(output_file, text)
+        write_report(output_file, text.encode("utf-8", "backslashreplace"))
     except OSError as exc:
         raise OutputError(f"{output_file}: cannot write the report: {exc.strerror or exc}") from None

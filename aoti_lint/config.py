@@ -183,6 +183,8 @@ def read_table(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}: configuration is not valid UTF-8") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per nesting level: a 5,000-deep array
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
     if path.name == "pyproject.toml":
         tool = document.get("tool", {})
         table = tool.get("aoti-lint") if isinstance(tool, dict) else None

@@ -58,8 +58,16 @@ class RuleSet:
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
         self._per_file = []
+        # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
+        self.errors: list[FileError] = []
         if settings.per_file_ignores:
-            import pathspec  # slow to import; a run on one named file usually needs none of it
+            from aoti_lint.files import gitignore_spec  # pathspec is slow to import: only when needed
+
+            def spec(lines: list[str]) -> Any:
+                built, problems = gitignore_spec(lines)
+                origin = str(settings.config_path or "--per-file-ignores")
+                self.errors += [FileError(origin, f"per-file-ignores: {problem}") for problem in problems]
+                return built
 
             # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs)
             # stay one pass per file. A negated pattern keeps its own spec: in a shared one it would undo others.
@@ -67,10 +75,10 @@ class RuleSet:
             for pattern, codes in settings.per_file_ignores:
                 resolved = frozenset(selection.resolve(codes, (), ()))
                 if pattern.startswith("!"):
-                    self._per_file.append((pathspec.GitIgnoreSpec.from_lines([pattern]), resolved))
+                    self._per_file.append((spec([pattern]), resolved))
                 else:
                     groups.setdefault(resolved, []).append(pattern)
-            self._per_file += [(pathspec.GitIgnoreSpec.from_lines(group), codes) for codes, group in groups.items()]
+            self._per_file += [(spec(group), codes) for codes, group in groups.items()]
 
     def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
         """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
@@ -96,6 +104,29 @@ class RuleSet:
                 if spec.match_file(rel) or spec.match_file(path.name):
                     ignored |= codes
         return tuple(rule for rule in self.rules if kind in rule.file_kinds and rule.code not in ignored)
+
+
+# Past these, a file some rule would read is reported as not checked instead of parsed: libcst takes about
+# 13 s per 600 kB and gigabytes on a 5 MB line; a file no rule looks at costs its read, whatever its size.
+MAX_CHECKED_BYTES = 2_000_000
+MAX_LINE_BYTES = 100_000
+
+
+def over_limits(source: SourceFile) -> FileError | None:
+    """Why the file is too big to check (size, longest line), or None."""
+    size = len(source.data)
+    if size > MAX_CHECKED_BYTES:
+        return FileError(
+            source.display_path, f"not checked: {size:,} bytes is over the {MAX_CHECKED_BYTES:,}-byte limit"
+        )
+    if size > MAX_LINE_BYTES:
+        longest = max(map(len, source.data.splitlines()))
+        if longest > MAX_LINE_BYTES:
+            return FileError(
+                source.display_path,
+                f"not checked: a line of {longest:,} bytes is over the {MAX_LINE_BYTES:,}-byte limit",
+            )
+    return None
 
 
 def syntax_error_finding(source: SourceFile, message: str, row: int, column: int) -> Finding:
@@ -216,7 +247,13 @@ def _parse(source: SourceFile, text: str, result: FileResult, report_syntax: boo
             raise ValueError("source code contains NUL bytes")
         if _too_deep_for_python(text):
             raise RecursionError
-        return cst.parse_module(text)
+        limit = _over_tokenizer_limit(text)
+        if limit is not None:
+            # No Python accepts it; past these limits libcst's native parser overflows the C stack (a
+            # segfault, ~1,200 nested brackets) or takes minutes, so it is never given such a text.
+            message, row, column = limit
+        else:
+            return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
         message, row, column = _python_syntax_error(text) or (
             f"SyntaxError: {exc.message}",
@@ -241,6 +278,20 @@ def _too_deep_for_python(text: str) -> bool:
     from aoti_lint.pyast import parse
 
     return isinstance(parse(text), (RecursionError, MemoryError))
+
+
+# CPython's tokenizer limits (200 nested brackets, 100 indentation levels), the same in every version.
+_TOKENIZER_LIMITS = ("too many nested parentheses", "too many levels of indentation")
+
+
+def _over_tokenizer_limit(text: str) -> tuple[str, int, int] | None:
+    """CPython's error when ``text`` nests past its tokenizer's limits, else None."""
+    from aoti_lint.pyast import parse
+
+    outcome = parse(text)
+    if isinstance(outcome, SyntaxError) and outcome.msg in _TOKENIZER_LIMITS:
+        return f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
+    return None
 
 
 def _python_syntax_error(text: str) -> tuple[str, int, int] | None:
@@ -437,18 +488,24 @@ def write_bytes(path: Path, shown: str, original: bytes, data: bytes, dry_run: b
     """Write ``data`` over ``path`` atomically if it still holds ``original``; ``dry_run``: only check that."""
     import os
 
-    from aoti_lint.fsutil import atomic_write_bytes
+    from aoti_lint.fsutil import ChangedOnDisk, atomic_write_bytes, identity
 
+    changed = FileError(shown, "changed on disk while it was being fixed; not written")
     # A symlinked file is fixed where it lives; replacing the link by a copy would lose it.
     path = path.resolve() if path.is_symlink() else path
     try:
-        if path.read_bytes() != original:
-            return FileError(shown, "changed on disk while it was being fixed; not written")
+        with open(path, "rb") as handle:
+            # The identity of what is re-read here is checked again right before the rename.
+            seen = identity(os.fstat(handle.fileno()))
+            if handle.read() != original:
+                return changed
         # No write bit counts as read-only even for root, whom os.access lets write anything not immutable.
         if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
             return FileError(shown, "is read-only; fixes not written")
         if not dry_run:
-            atomic_write_bytes(path, data)
+            atomic_write_bytes(path, data, expected=seen)
+    except ChangedOnDisk:
+        return changed
     except OSError as exc:
         return FileError(shown, f"cannot write fixes: {exc.strerror or exc}")
     return None
@@ -552,6 +609,7 @@ def lint_paths(
     fix = fix or FixOptions()
     run = RunResult()
     ruleset = RuleSet(settings)
+    run.errors.extend(ruleset.errors)
     candidates: list[Candidate] = []
     for item in discover(paths, settings):
         if isinstance(item, MissingPath):
@@ -740,6 +798,10 @@ def lint_stdin(
         run.errors.append(source)
         return run, data
     rules = RuleSet(settings).for_file(absolute, kind)
+    too_big = over_limits(source)
+    if too_big is not None and any(rule.could_match(source.prefilter_data) for rule in rules):
+        run.errors.append(too_big)
+        return run, data
     outcome = process_source(source, rules, replace(fix, write=False), settings.target_torch)
     run.add(outcome)
     run.sort()

@@ -54,6 +54,39 @@ def fast_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:
     return lambda path: combined.search(path) is not None
 
 
+def gitignore_spec(lines: list[str]) -> tuple[pathspec.PathSpec, list[str]]:
+    """The spec of the valid patterns among ``lines``, and a message for each invalid one (`!`, `\\`,
+    `[z-a]`): git skips a pattern it cannot use, and so do we, but we say so."""
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines), []
+    except (ValueError, re.error):  # pathspec's GitIgnorePatternError is a ValueError
+        good, problems = gitignore_lines(lines)
+        return pathspec.GitIgnoreSpec.from_lines(good), problems
+
+
+def gitignore_lines(lines: list[str]) -> tuple[list[str], list[str]]:
+    """The valid lines, and a message for each invalid one."""
+    import pathspec
+
+    try:
+        pathspec.GitIgnoreSpec.from_lines(lines)
+        return lines, []
+    except (ValueError, re.error):
+        pass
+    good, problems = [], []
+    for line in lines:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([line])
+        except (ValueError, re.error) as exc:
+            reason = str(exc.msg) if isinstance(exc, re.error) else "not a valid pattern"
+            problems.append(f"invalid pattern `{line}` ({reason}); ignored")
+        else:
+            good.append(line)
+    return good, problems
+
+
 class _Ignores:
     """Exclude patterns (gitignore syntax, relative to the project root) and the .gitignore files met."""
 
@@ -63,6 +96,9 @@ class _Ignores:
         self._exclude: Callable[[str], bool] | None = None
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[Path, pathspec.PathSpec | None] = {}
+        self._origin = settings.config_path or Path("--extend-exclude")
+        # Invalid patterns met so far, as (file, message): each is reported once, the walk goes on.
+        self.problems: list[MissingPath] = []
 
     def _relative(self, path: Path, base: Path) -> str | None:
         # String slicing, not Path.relative_to: this runs for every entry of every directory walked.
@@ -79,25 +115,26 @@ class _Ignores:
             rel = path.name
         if self._exclude is None:
             # Built on first use: importing pathspec costs more than a whole run on one named file.
-            import pathspec
-
-            self._exclude = fast_matcher(pathspec.GitIgnoreSpec.from_lines(self._patterns))
+            spec, problems = gitignore_spec(self._patterns)
+            self.problems += [MissingPath(self._origin, f"exclude: {problem}") for problem in problems]
+            self._exclude = fast_matcher(spec)
         return self._exclude(rel + "/" if is_dir else rel)
 
     def _gitignore(self, directory: Path) -> pathspec.PathSpec | None:
         if directory not in self._gitignores:
             spec = None
+            files = [directory / ".gitignore", directory / ".ignore"]
+            if os.path.isdir(directory / ".git"):  # False, not an exception, in a directory we cannot search
+                files.append(directory / ".git" / "info" / "exclude")
             lines: list[str] = []
-            for name in (".gitignore", ".ignore"):
+            for file in files:
                 with contextlib.suppress(OSError):
-                    lines += (directory / name).read_text(encoding="utf-8", errors="replace").splitlines()
-            if (directory / ".git").is_dir():
-                with contextlib.suppress(OSError):
-                    lines += (directory / ".git" / "info" / "exclude").read_text(errors="replace").splitlines()
+                    read = file.read_text(encoding="utf-8", errors="replace").splitlines()
+                    valid, problems = gitignore_lines(read)
+                    self.problems += [MissingPath(file, problem) for problem in problems]
+                    lines += valid
             if lines:
-                import pathspec
-
-                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                spec, _ = gitignore_spec(lines)
             self._gitignores[directory] = spec
         return self._gitignores[directory]
 
@@ -119,7 +156,7 @@ def _gitignore_bases(directory: Path) -> tuple[Path, ...]:
     bases = []
     for parent in directory.parents:
         bases.append(parent)
-        if (parent / ".git").exists():
+        if os.path.exists(parent / ".git"):
             return tuple(reversed(bases))
     return ()
 
@@ -153,12 +190,19 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
             seen.add(path)
             # A file named on the command line is read whatever its suffix, as Python.
             yield Candidate(path, file_kind(path) or "python", explicit=True)
+    yield from ignores.problems
 
 
-def _walk(directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[Path]) -> Iterator[Candidate]:
+def _walk(
+    directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[Path]
+) -> Iterator[Candidate | MissingPath]:
     try:
+        # Listing needs `r`, reaching the entries `x`: a directory with only one of them is as unreadable
+        # (its files would be skipped silently, or fail one by one) and is reported once, as ruff does.
+        os.stat(os.path.join(directory, os.curdir))
         entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-    except OSError:
+    except OSError as exc:
+        yield MissingPath(directory, f"cannot read directory: {exc.strerror or exc}")
         return
     for entry in entries:
         path = Path(entry.path)

@@ -8,6 +8,8 @@ the markers and written back into only the cells whose source changed.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import re
 from dataclasses import dataclass, replace
@@ -16,8 +18,7 @@ from pathlib import Path
 from aoti_lint.diagnostics import Edit, Finding, Position
 from aoti_lint.source import SourceFile
 
-CELL_MARKER = "# aoti-lint: notebook cell {index}"
-_MARKER_LINE = re.compile(r"^# aoti-lint: notebook cell (\d+)\n", re.MULTILINE)
+CELL_MARKER = "# aoti-lint{tag}: notebook cell {index}"
 
 # Cell magics whose body is Python; any other (%%bash, %%writefile, %%html...) makes the cell not Python.
 _PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -104,7 +105,8 @@ def parse(data: bytes) -> tuple[dict, list[Cell]]:
     if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
         raise NotebookError("invalid notebook: no `cells` list")
     metadata = document.get("metadata")
-    language = metadata.get("language_info", {}).get("name", "python") if isinstance(metadata, dict) else "python"
+    info = metadata.get("language_info") if isinstance(metadata, dict) else None
+    language = info.get("name", "python") if isinstance(info, dict) else "python"
     if language != "python":
         return document, []
     cells = []
@@ -122,19 +124,114 @@ def parse(data: bytes) -> tuple[dict, list[Cell]]:
 
 def cell_source(data: bytes, index: int) -> str:
     """The source of cell ``index`` (1-based), for showing a snippet; empty when there is none."""
+    sources = _cell_sources(data)
+    return sources[index - 1] if 0 < index <= len(sources) else ""
+
+
+@functools.lru_cache(maxsize=4)
+def _cell_sources(data: bytes) -> tuple[str, ...]:
+    """Every cell's source, parsed once per notebook: a snippet per finding must not parse it per finding."""
     try:
         document, _ = parse(data)
-        return _source_string(document["cells"][index - 1].get("source", ""), index)
-    except (NotebookError, IndexError, AttributeError):
-        return ""
+        return tuple(
+            _source_string(cell.get("source", ""), number) if isinstance(cell, dict) else ""
+            for number, cell in enumerate(document["cells"], start=1)
+        )
+    except (NotebookError, AttributeError):
+        return ()
 
 
-def _json_layout(data: bytes) -> dict:
-    """json.dumps arguments that reproduce the file's own layout (nbformat writes indent=1, no ASCII escaping)."""
-    text = data.decode("utf-8")
-    second_line = text.split("\n", 2)[1] if text.count("\n") >= 1 else ""
-    indent = len(second_line) - len(second_line.lstrip(" "))
-    return {"indent": indent or None, "ensure_ascii": text.isascii() and "\\u" in text}
+def _source_value(old: str, source: str, ensure_ascii: bool) -> str:
+    """The JSON text of a cell's new ``source``, in the form of the ``old`` value: a string, or a list of lines
+    laid out as the old list was (nbformat: one line an element, indented)."""
+    if not old.startswith("["):
+        return json.dumps(source, ensure_ascii=ensure_ascii)
+    items = [json.dumps(line, ensure_ascii=ensure_ascii) for line in source.splitlines(keepends=True)]
+    lead = re.match(r"\[([ \t\r\n]*)", old)
+    close = re.search(r"([ \t\r\n]*)\]$", old)
+    before = lead.group(1) if lead and old[lead.end() :].strip() != "]" else ""
+    after = close.group(1) if close and before else ""
+    return "[" + before + ("," + before).join(items) + after + "]" if items else "[]"
+
+
+_WHITESPACE = re.compile(r"[ \t\r\n]*")
+_STRUCTURE = re.compile(r'["\[\]{}]')
+_SCALAR = re.compile(r"[^,\]}\s]*")
+
+
+def _value_end(text: str, index: int) -> int:
+    """The end of the JSON value at ``index`` (already known valid); linear, no recursion."""
+    from json.decoder import scanstring
+
+    if text[index] == '"':
+        return scanstring(text, index + 1)[1]
+    if text[index] not in "[{":
+        return _SCALAR.match(text, index).end()  # type: ignore[union-attr]
+    depth = 0
+    while True:
+        match = _STRUCTURE.search(text, index)
+        assert match is not None, "valid JSON closes what it opens"
+        char, index = match.group(), match.end()
+        if char == '"':
+            index = scanstring(text, index)[1]
+        elif char in "[{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return index
+
+
+def _members(text: str, index: int) -> dict[str, tuple[int, int]]:
+    """The value span of each key of the object at ``index``; the last of duplicate keys, as json.loads."""
+    from json.decoder import scanstring
+
+    members: dict[str, tuple[int, int]] = {}
+    index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    while text[index] != "}":
+        key, index = scanstring(text, index + 1)
+        index = _WHITESPACE.match(text, index).end() + 1  # type: ignore[union-attr]  # past the colon
+        start = _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]
+        end = _value_end(text, start)
+        members[key] = (start, end)
+        index = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+        if text[index] == ",":
+            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    return members
+
+
+def _elements(text: str, index: int) -> list[tuple[int, int]]:
+    spans = []
+    index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    while text[index] != "]":
+        end = _value_end(text, index)
+        spans.append((index, end))
+        index = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+        if text[index] == ",":
+            index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
+    return spans
+
+
+def source_spans(text: str) -> dict[int, tuple[int, int]]:
+    """Where each cell's ``source`` value lies in the notebook's text (1-based cell index -> span)."""
+    top = _WHITESPACE.match(text).end()  # type: ignore[union-attr]
+    start, _ = _members(text, top)["cells"]
+    spans = {}
+    for number, (cell_start, _) in enumerate(_elements(text, start), start=1):
+        if text[cell_start] == "{":
+            source = _members(text, cell_start).get("source")
+            if source is not None:
+                spans[number] = source
+    return spans
+
+
+def _marker_tag(cells: list[Cell]) -> str:
+    """ "" unless a cell holds a marker's words; then the first "-N" that none holds."""
+    tag, number = "", 0
+    while any(f"# aoti-lint{tag}: notebook cell" in cell.python for cell in cells):
+        number += 1
+        tag = f"-{number}"
+    return tag
 
 
 @dataclass
@@ -142,15 +239,22 @@ class NotebookSource(SourceFile):
     """A notebook whose ``text`` is its code cells joined (see the module docstring)."""
 
     cells: tuple[Cell, ...] = ()
+    # Makes the marker lines unlike any line of the cells (a cell may quote a marker).
+    tag: str = ""
 
     @classmethod
     def from_bytes(cls, path: Path, display_path: str, data: bytes) -> NotebookSource:
         _, cells = parse(data)
+        tag = _marker_tag(cells)
         text = "".join(
-            (CELL_MARKER.format(index=cell.index) + "\n" if position else "") + cell.joined
+            (CELL_MARKER.format(tag=tag, index=cell.index) + "\n" if position else "") + cell.joined
             for position, cell in enumerate(cells)
         )
-        return cls(path, display_path, "jupyter", data, _text=text, cells=tuple(cells))
+        return cls(path, display_path, "jupyter", data, _text=text, cells=tuple(cells), tag=tag)
+
+    @property
+    def _marker_line(self) -> re.Pattern[str]:
+        return re.compile(rf"^# aoti-lint{re.escape(self.tag)}: notebook cell (\d+)\n", re.MULTILINE)
 
     @property
     def text(self) -> str:
@@ -167,7 +271,7 @@ class NotebookSource(SourceFile):
         )
 
     def _split(self, text: str) -> list[str]:
-        chunks = _MARKER_LINE.split(text)
+        chunks = self._marker_line.split(text)
         # re.split with a group alternates text and marker numbers: [cell1, "3", cell3, "5", cell5, ...]
         numbers = [int(number) for number in chunks[1::2]]
         if numbers != [cell.index for cell in self.cells[1:]]:
@@ -175,22 +279,27 @@ class NotebookSource(SourceFile):
         return chunks[0::2]
 
     def with_text(self, text: str) -> NotebookSource:
-        document = json.loads(self.data.decode("utf-8"))
-        new_cells = []
+        """The notebook with ``text``'s cells: only the changed cells' ``source`` values are rewritten, in the
+        file's own text, so everything else (newlines, indentation, key order and duplicates, the spelling of
+        numbers) stays byte for byte."""
+        original = self.data.decode("utf-8")
+        new_cells, replacements = [], []
+        spans: dict[int, tuple[int, int]] | None = None
+        ensure_ascii = original.isascii() and "\\u" in original
         for cell, python in zip(self.cells, self._split(text), strict=True):
             if python == cell.joined:
                 new_cells.append(cell)
                 continue
             source = cell.restore(python)
-            stored = document["cells"][cell.index - 1]
-            if isinstance(stored.get("source"), list):
-                stored["source"] = source.splitlines(keepends=True)
-            else:
-                stored["source"] = source
+            spans = source_spans(original) if spans is None else spans
+            if cell.index not in spans:
+                raise ValueError(f"cell {cell.index} has no `source` key to write into")
+            start, end = spans[cell.index]
+            replacements.append((start, end, _source_value(original[start:end], source, ensure_ascii)))
             new_cells.append(Cell(cell.index, source, python_text(source) or "", source.endswith("\n") or not source))
-        data = json.dumps(document, **_json_layout(self.data))
-        if self.data.endswith(b"\n"):
-            data += "\n"
+        data = original
+        for start, end, value in sorted(replacements, reverse=True):
+            data = data[:start] + value + data[end:]
         return NotebookSource(
             self.path,
             self.display_path,
@@ -198,17 +307,19 @@ class NotebookSource(SourceFile):
             data.encode("utf-8"),
             _text=text,
             cells=tuple(new_cells),
+            tag=self.tag,
         )
 
     def locate(self, findings: list[Finding]) -> list[Finding]:
         """Findings with cell-relative rows (edits too), as ruff reports them."""
         starts = [1]  # row where each cell's code starts in ``text``
+        marker_line = self._marker_line
         for row, line in enumerate(self.text.split("\n"), start=1):
-            if _MARKER_LINE.match(line + "\n"):
+            if marker_line.match(line + "\n"):
                 starts.append(row + 1)
 
-        def cell_of(row: int) -> int:
-            return max(position for position, start in enumerate(starts) if start <= row)
+        def cell_of(row: int) -> int:  # a binary search: findings times cells would be quadratic
+            return max(bisect.bisect_right(starts, row) - 1, 0)
 
         def moved(position: Position, cell: int) -> Position:
             return Position(max(position.row - starts[cell] + 1, 1), position.column)

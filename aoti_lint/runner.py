@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import FileError
-from aoti_lint.engine import FileOutcome, FixOptions, RuleSet, process_source, read_source
+from aoti_lint.engine import FileOutcome, FixOptions, RuleSet, over_limits, process_source, read_source
 from aoti_lint.files import Candidate
 from aoti_lint.rules import Rule
 from aoti_lint.source import SourceFile
@@ -99,6 +99,10 @@ def run_files(
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
                 continue
+            too_big = over_limits(source)
+            if too_big is not None:
+                outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
+                continue
             key = cache.key(source, rules) if cache else None
             cached = cache.load(key, source.display_path) if cache and key else None
             # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache.
@@ -139,20 +143,91 @@ def _process_all(
     jobs = min(_jobs(execution), len(pending))
     work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
     if jobs <= 1 or work < execution.pool_min_seconds:
-        return [process_source(item.source, item.rules, fix, target, item.summary_rules, item.flow) for item in pending]
+        return [_process_here(item, fix, target) for item in pending]
     return _process_in_pool(pending, fix, jobs, target)
 
 
+def _process_here(item: _Pending, fix: FixOptions, target: tuple[int, int]) -> FileOutcome:
+    try:
+        return process_source(item.source, item.rules, fix, target, item.summary_rules, item.flow)
+    except Exception as exc:  # a bug of ours costs this file, not the run
+        return _failed(item, exc)
+
+
+def _failed(item: _Pending, exc: BaseException) -> FileOutcome:
+    import traceback
+
+    path = item.source.display_path
+    detail = "".join(traceback.format_exception(exc))
+    error = FileError(path, f"internal error while linting: {type(exc).__name__}: {exc}", detail=detail)
+    return FileOutcome(path=path, errors=[error])
+
+
+# After the first Ctrl-C, how long in-flight files may take to finish before their workers are stopped.
+INTERRUPT_GRACE_SECONDS = 1.0
+
+
 def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target: tuple[int, int]) -> list[FileOutcome]:
+    """Every file's outcome; a worker crash (a native parser segfault, the OOM killer) costs only its file.
+
+    A crash breaks the whole pool: the files in flight at that moment are suspects, each retried alone in a
+    pool of its own (a crash there is that file's error); the others go back to a fresh pool.
+    """
+    outcomes: dict[int, FileOutcome] = {}
+    # Largest first, so that one big file started last does not keep the other workers waiting.
+    todo = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
+    with _InterruptScope() as interrupts:
+        while todo:
+            suspects = _run_pool(pending, todo, fix, jobs, target, outcomes, interrupts)
+            unfinished = [i for i in todo if i not in outcomes]
+            if not unfinished:
+                break
+            # No file was seen in flight (the worker died between files): every unfinished one is a suspect.
+            suspects = [i for i in unfinished if i in suspects] or unfinished
+            for index in suspects:
+                _run_pool(pending, [index], fix, 1, target, outcomes, interrupts)
+                if index not in outcomes:
+                    outcomes[index] = _crashed(pending[index])
+            todo = [i for i in unfinished if i not in outcomes]
+    return [outcomes[i] for i in range(len(pending))]
+
+
+def _crashed(item: _Pending) -> FileOutcome:
+    path = item.source.display_path
+    message = "not checked: the worker process crashed on this file (a native parser crash or out of memory)"
+    return FileOutcome(path=path, errors=[FileError(path, message)])
+
+
+def _run_pool(
+    pending: list[_Pending],
+    indices: list[int],
+    fix: FixOptions,
+    jobs: int,
+    target: tuple[int, int],
+    outcomes: dict[int, FileOutcome],
+    interrupts: _Interrupts,
+) -> set[int]:
+    """Process ``indices`` into ``outcomes``; when a worker dies, the files that were in flight."""
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        # Largest first, so that one big file started last does not keep the other workers waiting.
-        order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
+    context = multiprocessing.get_context()
+    # Slot k holds the index of the file worker k is processing, -1 between files: what was in flight.
+    slots = context.Array("q", [-1] * jobs, lock=False)
+    counter = context.Value("i", 0)
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(slots, counter, os.getpid()),
+    )
+    interrupts.pool = pool
+    try:
         futures = {
             i: pool.submit(
                 _process_in_worker,
+                i,
                 pending[i].source,
                 pending[i].rules,
                 fix,
@@ -160,24 +235,137 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target
                 pending[i].summary_rules,
                 pending[i].flow,
             )
-            for i in order
+            for i in indices
         }
-        outcomes = []
-        for i, item in enumerate(pending):
-            try:
-                outcomes.append(futures[i].result())
-            except BrokenProcessPool:
-                # A worker died (killed, out of memory): that file is reported, the others still count.
-                outcomes.append(
-                    FileOutcome(
-                        path=item.source.display_path,
-                        errors=[FileError(item.source.display_path, "worker process died while linting")],
-                    )
-                )
-        return outcomes
+        try:
+            for i in indices:
+                try:
+                    outcomes[i] = futures[i].result()
+                except BrokenProcessPool:
+                    raise
+                except Exception as exc:  # raised in the worker (or its result could not be sent back)
+                    outcomes[i] = _failed(pending[i], exc)
+        except BrokenProcessPool:
+            for i, future in futures.items():
+                if future.done() and not future.cancelled() and future.exception() is None:
+                    outcomes[i] = future.result()
+            return {index for index in slots if index >= 0}
+        except KeyboardInterrupt:
+            _stop(pool, futures.values())
+            raise
+    finally:
+        interrupts.pool = None
+        pool.shutdown(wait=True, cancel_futures=True)
+    return set()
+
+
+def _stop(pool: object, futures: object) -> None:
+    """The first Ctrl-C: no new file starts; in-flight files get a moment to finish, then their workers are
+    stopped (SIGTERM: a worker removes its temporary file before it exits, so no file is half-written)."""
+    from concurrent.futures import wait
+
+    pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[attr-defined]
+    wait([f for f in futures if not f.done()], timeout=INTERRUPT_GRACE_SECONDS)  # type: ignore[attr-defined]
+    _terminate_workers(pool)
+
+
+def _terminate_workers(pool: object) -> None:
+    import contextlib
+
+    # The executor keeps its processes in a private mapping; without it the workers still exit on their own.
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        with contextlib.suppress(Exception):
+            process.terminate()
+
+
+class _Interrupts:
+    """SIGINT while a pool runs: the first raises KeyboardInterrupt (the run winds down), a second exits at
+    once."""
+
+    def __init__(self) -> None:
+        self.pool: object | None = None
+        self.count = 0
+
+    def handle(self, signum: int, frame: object) -> None:
+        self.count += 1
+        if self.count > 1:
+            if self.pool is not None:
+                _terminate_workers(self.pool)
+            os.write(2, b"aoti-lint: interrupted\n")
+            os._exit(130)
+        raise KeyboardInterrupt
+
+
+class _InterruptScope:
+    def __enter__(self) -> _Interrupts:
+        import signal
+        import threading
+
+        self.interrupts = _Interrupts()
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self.interrupts.handle)
+        return self.interrupts
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+# ---- in the worker processes ---------------------------------------------------------------------------------
+
+_slots: object = None
+_slot = -1
+_busy = False
+
+
+def _init_worker(slots: object, counter: object, parent: int) -> None:
+    """Ctrl-C is the parent's to handle; SIGTERM (the parent stopping us, or dying) ends the worker cleanly;
+    the worker must not outlive its parent (a `kill -9` of the run)."""
+    import signal
+
+    global _slots, _slot
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_terminate)
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the request above took effect
+        os._exit(1)
+    with counter.get_lock():  # type: ignore[attr-defined]
+        _slot = counter.value  # type: ignore[attr-defined]
+        counter.value += 1  # type: ignore[attr-defined]
+    _slots = slots
+
+
+class _Terminated(BaseException):
+    pass
+
+
+def _on_terminate(signum: int, frame: object) -> None:
+    if not _busy:
+        os._exit(1)
+    # Unwind the file in flight: an atomic write removes its temporary file on the way out.
+    raise _Terminated
+
+
+def _die_with_parent() -> None:
+    """Linux: the kernel sends SIGTERM when the parent exits, whatever killed it. Elsewhere a no-op."""
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    import contextlib
+    import ctypes
+    import signal
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
 def _process_in_worker(
+    index: int,
     source: SourceFile,
     rules: tuple[type[Rule], ...],
     fix: FixOptions,
@@ -185,7 +373,19 @@ def _process_in_worker(
     summary_rules: tuple[type[Rule], ...],
     flow: object = None,
 ) -> FileOutcome:
-    outcome = process_source(source, rules, fix, target, summary_rules, flow)
+    global _busy
+    slots = _slots
+    if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]
+        slots[_slot] = index  # type: ignore[index]
+    _busy = True
+    try:
+        outcome = process_source(source, rules, fix, target, summary_rules, flow)
+    except _Terminated:
+        os._exit(1)
+    finally:
+        _busy = False
+    if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]
+        slots[_slot] = -1  # type: ignore[index]
     for finding in outcome.findings:
         # Rule-private payloads (libcst nodes) are neither needed by the parent nor cheap to pickle.
         finding.data = None

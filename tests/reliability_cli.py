@@ -3,6 +3,9 @@
 Tests of --fix under faults (concurrent runs, interrupts, read-only and symlinked files, newline styles) need
 findings that have fixes; this gives them one whose edits are known, whatever the real codemod does.
 Run as ``python -m tests.reliability_cli [aoti-lint arguments]``.
+
+A file holding ``SEGFAULT_MARKER`` makes the process that lints it crash for real (a null pointer read through
+ctypes, SIGSEGV), as libcst's native parser did on deep nesting: the crash-containment tests need one.
 """
 
 from __future__ import annotations
@@ -13,7 +16,19 @@ from aoti_lint import cli, engine
 from aoti_lint.rules import ALL_RULES
 from tests.reliability_sources import RenameDeprecatedLoad
 
-FIXING_RULES = tuple(RenameDeprecatedLoad if rule.code == RenameDeprecatedLoad.code else rule for rule in ALL_RULES)
+SEGFAULT_MARKER = "# aoti-lint test: segfault here"
+
+
+class RenameOrCrash(RenameDeprecatedLoad):
+    def __init__(self, context) -> None:
+        super().__init__(context)
+        if SEGFAULT_MARKER in context.source.text:
+            import ctypes
+
+            ctypes.string_at(0)
+
+
+FIXING_RULES = tuple(RenameOrCrash if rule.code == RenameDeprecatedLoad.code else rule for rule in ALL_RULES)
 
 
 class FixingRuleSet(engine.RuleSet):

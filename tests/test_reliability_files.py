@@ -160,25 +160,33 @@ def test_generated_file_with_thousands_of_assignments_to_one_name(cli, tmp_path)
 @pytest.mark.parametrize(
     ("name", "text", "outcome"),
     [
-        ("parens", "import torch\nx = " + "(" * 1000 + "torch._export.aot_compile" + ")" * 1000 + "\n", "AOTI001"),
+        ("parens", "import torch\nx = " + "(" * 1000 + "torch._export.aot_compile" + ")" * 1000 + "\n", "AOTI000"),
         (
             "indent",
             "import torch\n" + "".join(" " * i + "if x:\n" for i in range(1000)) + " " * 999 + " aot_load._export\n",
             "AOTI000",
         ),
         ("attributes", "import torch\nx = torch._export.aot_compile" + ".a" * 20000 + "\n", "AOTI000"),
-        ("operators", "import torch\nx = torch._export.aot_compile" + " + a" * 30000 + "\n", "AOTI000"),
-        ("calls", "import torch\nx = " + "f(" * 1000 + "torch._export.aot_compile" + ")" * 1000 + "\n", "error"),
-        ("lists", "import torch\nx = " + "[" * 1000 + "torch._export.aot_compile" + "]" * 1000 + "\n", "error"),
+        # 24,000 (a 96 kB line): past 100 kB a line is not checked at all (docs/reliability.md, cost limits).
+        ("operators", "import torch\nx = torch._export.aot_compile" + " + a" * 24000 + "\n", "AOTI000"),
+        ("calls", "import torch\nx = " + "f(" * 1000 + "torch._export.aot_compile" + ")" * 1000 + "\n", "AOTI000"),
+        ("lists", "import torch\nx = " + "[" * 1000 + "torch._export.aot_compile" + "]" * 1000 + "\n", "AOTI000"),
+        ("calls-200", "import torch\nx = " + "f(" * 190 + "torch._export.aot_compile" + ")" * 190 + "\n", "any"),
     ],
+    # Short ids: pytest puts the test id in PYTEST_CURRENT_TEST, and a 500 kB one is too big for exec().
+    ids=lambda value: value if isinstance(value, str) and len(value) < 20 else "-",
 )
 def test_deep_nesting_never_crashes(cli, tmp_path, name, text, outcome):
-    """1,000 levels (and 20,000-long chains, which crashed libcst's parser or took minutes): a finding, a
-    syntax finding, or a `too deeply nested` error; never a RecursionError traceback or a hang."""
+    """1,000 levels (and 20,000-long chains, which crashed libcst's parser or took minutes): a syntax finding
+    (CPython refuses more than 200 nested brackets, and libcst is never given them); under that limit a finding
+    or a `too deeply nested` error; never a RecursionError traceback, a crash or a hang."""
     (tmp_path / "deep.py").write_text(text)
     result = cli("--isolated", "--output-format", "json", "deep.py", cwd=tmp_path)
     assert "Traceback" not in result.stderr and "RecursionError" not in result.stderr
-    if outcome == "error":
+    if outcome == "any":
+        assert result.returncode in (1, 2), result.stderr
+        assert result.returncode == 1 or "error: deep.py: too deeply nested to analyse" in result.stderr
+    elif outcome == "error":
         assert_user_error(result, "deep.py", "too deeply nested to analyse")
     else:
         assert result.returncode == 1

@@ -67,16 +67,17 @@ def test_linting_and_fixing_never_run_the_code_or_import_torch(tmp_path):
         assert not marker.exists(), f"{args}: {marker.read_text()}"
 
 
-def test_report_never_follows_a_symlink_planted_at_the_output_file(cli, tmp_path):
-    victim = tmp_path / "victim.txt"
-    victim.write_text("precious\n")
+def test_report_writes_through_a_symlink_at_the_output_file(cli, tmp_path):
+    """As a shell's `>` does (issue 18): the link stays, the file it points to gets the report."""
+    target = tmp_path / "reports" / "lint.txt"
+    target.parent.mkdir()
+    target.write_text("old report\n")
     (tmp_path / "a.py").write_text("import torch\nr = torch._export.aot_load(p)\n")
-    (tmp_path / "report.txt").symlink_to(victim)
+    (tmp_path / "report.txt").symlink_to(target)
     result = cli("--isolated", "-o", "report.txt", "a.py", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
-    assert victim.read_text() == "precious\n"
-    assert not (tmp_path / "report.txt").is_symlink()
-    assert (tmp_path / "report.txt").read_text().startswith("a.py:2:5: AOTI002")
+    assert (tmp_path / "report.txt").is_symlink()
+    assert target.read_text().startswith("a.py:2:5: AOTI002")
 
 
 def test_report_to_a_dangling_symlink_creates_nothing_at_its_target(cli, tmp_path):

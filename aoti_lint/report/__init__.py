@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +35,8 @@ class ReportContext:
     fix_mode: bool = False
     unsafe_fixes: bool = False
     quiet: bool = False
+    # Errors of the run (files not read or not checked): the summary must not say that all checks passed.
+    errors: int = 0
     # Source text for the snippet formats, keyed by display path (stdin has no file to re-read).
     texts: dict[str, str] = field(default_factory=dict)
 
@@ -64,6 +67,31 @@ def _read_lines(path: str, cell: int | None) -> list[str]:
 
         return cell_source(data, cell).splitlines()
     return data.decode("utf-8", errors="replace").splitlines()
+
+
+# What must never reach a terminal or a log raw from the code under review (or its file names): C0 and C1
+# controls but tab (newlines would forge report lines or CI workflow commands, ESC starts terminal escapes),
+# bidirectional overrides (Trojan Source), line and paragraph separators, lone surrogates (file names that
+# are not UTF-8), and the XML non-characters.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+)
+_NAMED = {"\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a non-UTF-8 file name (surrogateescape): show the byte
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with what could inject (see ``_UNSAFE``) shown as Python escapes: `\\n`, `\\x1b`, `\\u202e`."""
+    return _UNSAFE.sub(_escaped, text) if _UNSAFE.search(text) else text
 
 
 def render(findings: list[Finding], context: ReportContext) -> str:

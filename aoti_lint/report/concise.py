@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 from aoti_lint.report.summary import summary_lines
 
 
 def format_finding(finding: Finding, context: ReportContext) -> str:
-    where = f"{finding.path}:"
+    where = f"{printable(finding.path)}:"
     if finding.cell is not None:
         where += f"cell {finding.cell}:"
     marker = " [*]" if finding.fix_applies(context.unsafe_fixes) else ""
-    return f"{where}{finding.start.row}:{finding.start.column}: {finding.code}{marker} {finding.message}"
+    return f"{where}{finding.start.row}:{finding.start.column}: {finding.code}{marker} {printable(finding.message)}"
 
 
 def render(findings: list[Finding], context: ReportContext) -> str:

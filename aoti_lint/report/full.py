@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 from aoti_lint.report.summary import summary_lines
 
 CONTEXT_LINES = 1
@@ -20,7 +20,7 @@ def _snippet(finding: Finding, context: ReportContext) -> list[str]:
     gutter = " " * width
     out = [f"{gutter} |"]
     for number in range(first, last + 1):
-        text = lines[number - 1].rstrip("\r\n")
+        text = printable(lines[number - 1].rstrip("\r\n"))
         out.append(f"{number:>{width}} | {text}".rstrip())
         if number == row:
             end = finding.end.column if finding.end.row == row else len(text) + 1
@@ -34,12 +34,12 @@ def render(findings: list[Finding], context: ReportContext) -> str:
     out: list[str] = []
     for finding in findings:
         marker = " [*]" if finding.fix_applies(context.unsafe_fixes) else ""
-        out.append(f"{finding.code}{marker} {finding.message}")
+        out.append(f"{finding.code}{marker} {printable(finding.message)}")
         cell = f"cell {finding.cell}:" if finding.cell is not None else ""
-        out.append(f" --> {finding.path}:{cell}{finding.start.row}:{finding.start.column}")
+        out.append(f" --> {printable(finding.path)}:{cell}{finding.start.row}:{finding.start.column}")
         out += _snippet(finding, context)
         if finding.fix is not None:
-            out.append(f"help: {finding.fix.message} ({finding.fix.applicability.value} fix)")
+            out.append(f"help: {printable(finding.fix.message)} ({finding.fix.applicability.value} fix)")
         out.append("")
     out += summary_lines(findings, context)
     return "\n".join(out) + "\n" if out else ""

@@ -7,14 +7,16 @@ Escaped as the Actions toolkit escapes them (actions/toolkit packages/core/src/c
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding, Severity
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 from aoti_lint.report.locations import repository_path
 
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
 
 def escape_data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # The toolkit's rules for `%` and newlines, then every other control shown escaped (`\x1b`): the code
+    # under review wrote them, and a terminal or log viewer would obey them.
+    return printable(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(value: str) -> str:

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 from itertools import groupby
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 
 PACKAGE = "org.aoti-lint"
 
@@ -16,8 +16,10 @@ def render(findings: list[Finding], context: ReportContext) -> str:
     if not findings:
         suite = ET.SubElement(root, "testsuite", name="aoti-lint", tests="1", disabled="0", errors="0", failures="0")
         ET.SubElement(suite, "testcase", name="No errors found", classname="aoti-lint")
-    for path, group in groupby(findings, key=lambda finding: finding.path):
+    for raw_path, group in groupby(findings, key=lambda finding: finding.path):
         in_file = list(group)
+        # XML 1.0 cannot hold most control characters at all: escaped, the report stays valid.
+        path = printable(raw_path)
         suite = ET.SubElement(
             root,
             "testsuite",
@@ -39,7 +41,8 @@ def render(findings: list[Finding], context: ReportContext) -> str:
                 column=str(finding.start.column),
             )
             where = f"cell {finding.cell}, " if finding.cell is not None else ""
-            failure = ET.SubElement(case, "failure", message=finding.message)
-            failure.text = f"{where}line {finding.start.row}, col {finding.start.column}, {finding.message}"
+            message = printable(finding.message)
+            failure = ET.SubElement(case, "failure", message=message)
+            failure.text = f"{where}line {finding.start.row}, col {finding.start.column}, {message}"
     ET.indent(root, space="    ")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

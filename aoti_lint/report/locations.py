@@ -52,5 +52,6 @@ def fingerprints(findings: list[Finding], context: ReportContext) -> list[str]:
         )
         seen[key] += 1
         material = "\0".join(str(part) for part in (*key, seen[key]))
-        result.append(hashlib.sha256(material.encode("utf-8")).hexdigest()[:32])
+        # surrogateescape: a file name that is not UTF-8 hashes as its own bytes.
+        result.append(hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:32])
     return result

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 
 
 def render(findings: list[Finding], context: ReportContext) -> str:
     lines = []
     for finding in findings:
         where = f"cell {finding.cell}:" if finding.cell is not None else ""
-        lines.append(f"{finding.path}:{where}{finding.start.row}: [{finding.code}] {finding.message}\n")
+        path, message = printable(finding.path), printable(finding.message)
+        lines.append(f"{path}:{where}{finding.start.row}: [{finding.code}] {message}\n")
     return "".join(lines)

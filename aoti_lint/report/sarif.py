@@ -48,7 +48,8 @@ def _region(start, end) -> dict:
 
 
 def _artifact(finding: Finding, context: ReportContext) -> dict:
-    return {"uri": quote(repository_path(finding, context)), "uriBaseId": SRCROOT}
+    # A file name that is not UTF-8 keeps its bytes, percent-encoded.
+    return {"uri": quote(repository_path(finding, context), errors="surrogateescape"), "uriBaseId": SRCROOT}
 
 
 def _replacement(edit: Edit) -> dict:

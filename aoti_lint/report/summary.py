@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.report import ReportContext
+from aoti_lint.report import ReportContext, printable
 
 
 def _plural(count: int, word: str) -> str:
@@ -21,11 +21,14 @@ def summary_lines(findings: list[Finding], context: ReportContext) -> list[str]:
         lines.append("")
         lines.append(f"Fixed {_plural(fixed, 'error')}:")
         for path, count in sorted(context.fixed.items()):
-            lines.append(f"- {path}:")
+            lines.append(f"- {printable(path)}:")
             lines.append(f"    {_plural(count, 'fix')}")
     if not findings:
         if fixed:
             lines.append(f"Found {_plural(fixed, 'error')} ({fixed} fixed, 0 remaining).")
+        elif context.errors:
+            # Files that could not be read or checked were not "passed".
+            lines.append(f"Not all checks ran: {_plural(context.errors, 'error')}, listed above.")
         else:
             lines.append("All checks passed!")
         return lines

@@ -375,6 +375,9 @@ def _settings(command: _Command, locator: Locator, removal_mode: CommandRemoval)
         found = [(w, False) for w in assignments]
         if name == "echo":
             yield from _github_env(command, locator, removal_mode)
+    # Positions by identity: `words.index(word)` compares dataclasses field by field, once per word of a
+    # command that may hold thousands of pairs (`export A=1 ... V19999=x`: quadratic, 45 s).
+    positions = {id(word): position for position, word in enumerate(words)}
     for word, whole_command in found:
         match = _ASSIGNMENT.match(word.text)
         assert match is not None
@@ -385,7 +388,7 @@ def _settings(command: _Command, locator: Locator, removal_mode: CommandRemoval)
             end=locator.position(word.start + len(match.group(1))),
             removal=_remove_command(command, locator, removal_mode)
             if whole_command
-            else _remove_word(command, word, locator),
+            else _remove_word(command, positions[id(word)], locator),
             under_debug_condition=_under_debug(command),
         )
 
@@ -418,10 +421,10 @@ def _under_debug(command: _Command) -> bool:
     return command.after_debug_test or any(mentions_debug(" ".join(frame.condition)) for frame in command.frames)
 
 
-def _remove_word(command: _Command, word: Token, locator: Locator) -> tuple[Edit, ...]:
-    """Delete one word of a command that keeps others (an inline prefix, one pair of several)."""
+def _remove_word(command: _Command, position: int, locator: Locator) -> tuple[Edit, ...]:
+    """Delete the word at ``position`` of a command that keeps others (an inline prefix, one pair of several)."""
     words = command.words
-    position = words.index(word)
+    word = words[position]
     if position + 1 < len(words):
         return (locator.edit(word.start, words[position + 1].start),)
     return (locator.edit(words[position - 1].end, word.end),)

@@ -49,6 +49,13 @@ def test_python_and_strings_never_report(cli, tmp_path):
     assert (result.returncode, result.stdout) == (0, "All checks passed!\n"), result.stderr
 
 
+def test_a_latin1_comment_does_not_make_the_file_unreadable(cli, tmp_path):
+    (tmp_path / "serve.cpp").write_bytes("// r\xe9sum\xe9\n".encode("latin-1") + RUNNER.encode() + b"\n")
+    result = cli("--isolated", "serve.cpp", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.startswith("serve.cpp:2:18: AOTI004")
+
+
 def test_stdin_reads_as_its_filename(cli):
     result = cli("--isolated", "-", "--stdin-filename", "src/serve.cpp", stdin=RUNNER + "\n")
     assert result.returncode == 1

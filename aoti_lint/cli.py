@@ -325,8 +325,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
 
     if args.diff:
         _write_output(_unified_diffs(run.changes), args.output_file)
-        if fixed and not args.quiet:
-            print(f"Would fix {fixed} error{'s' if fixed != 1 else ''}.", file=sys.stderr)
+        if not args.quiet:
+            _diff_summary(fixed, run.findings, fix.unsafe)
         return EXIT_ERROR if run.errors else (EXIT_FINDINGS if run.changes else EXIT_CLEAN)
 
     context = ReportContext(
@@ -364,6 +364,22 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _diff_summary(fixed: int, findings, unsafe: bool) -> None:
+    """What ``--diff`` would fix, and, as ruff says it, how many more fixes ``--unsafe-fixes`` would show."""
+    hidden = 0 if unsafe else sum(1 for f in findings if f.fix_applies(True) and not f.fix_applies(False))
+    more = f"{hidden} {'fix' if hidden == 1 else 'fixes'}"
+    if fixed and hidden:
+        line = f"Would fix {fixed} error{'s' if fixed != 1 else ''} ({more.replace(' fix', ' additional fix')} "
+        line += "available with `--unsafe-fixes`)."
+    elif fixed:
+        line = f"Would fix {fixed} error{'s' if fixed != 1 else ''}."
+    elif hidden:
+        line = f"No errors would be fixed ({more} available with `--unsafe-fixes`)."
+    else:
+        return
+    print(line, file=sys.stderr)
 
 
 def _unified_diffs(changes: dict[str, tuple[str, str]]) -> str:

@@ -79,6 +79,10 @@ class SourceFile:
         if self._text is None:
             if self.kind == "python":
                 self._text, self.encoding = decode_python(self.data)
+            elif self.kind == "cpp":
+                # C/C++ is only read, never written: a comment in Latin-1 must not make the file unreadable.
+                text = self.data.decode("utf-8", "replace")
+                self._text = text[1:] if text.startswith("\ufeff") else text
             else:
                 self._text = decode_utf8(self.data)
         return self._text

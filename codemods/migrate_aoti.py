@@ -19,6 +19,7 @@ from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+from aoti_lint.unused_imports import without_blank_openings
 
 
 class _Chain(cst.CSTTransformer):
@@ -146,6 +147,7 @@ def _add_torch_import(module: cst.Module) -> cst.Module:
 
 def tidy_imports(module: cst.Module) -> cst.Module:
     """Remove imports of the deprecated API that nothing uses any more; keep aliases still in use."""
+    original = module
     body = _code_without_imports(module.code)
     # A name still written somewhere keeps its import: skip libcst's (costly) scope check for it.
     unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(_bound_name(e))}\b", body)]
@@ -158,7 +160,7 @@ def tidy_imports(module: cst.Module) -> cst.Module:
     if bare and not re.search(r"\btorch\._export\b", _code_without_imports(module.code)):
         only_binding = torch_binding(module) == "torch" and not _has_plain_torch_import(module)
         module = module.visit(_DropBareExportImport(keep_torch=only_binding))
-    return module
+    return without_blank_openings(original, module)  # a block whose first line was the import: no blank opening
 
 
 def _bound_name(entry: tuple[str, str | None, str | None]) -> str:

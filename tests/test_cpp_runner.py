@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pytest
 
 from tests.conftest import FIXTURES, REPO
 
@@ -49,6 +53,13 @@ def test_python_and_strings_never_report(cli, tmp_path):
     assert (result.returncode, result.stdout) == (0, "All checks passed!\n"), result.stderr
 
 
+def test_a_latin1_comment_does_not_make_the_file_unreadable(cli, tmp_path):
+    (tmp_path / "serve.cpp").write_bytes("// r\xe9sum\xe9\n".encode("latin-1") + RUNNER.encode() + b"\n")
+    result = cli("--isolated", "serve.cpp", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (1, "")
+    assert result.stdout.startswith("serve.cpp:2:18: AOTI004")
+
+
 def test_stdin_reads_as_its_filename(cli):
     result = cli("--isolated", "-", "--stdin-filename", "src/serve.cpp", stdin=RUNNER + "\n")
     assert result.returncode == 1
@@ -78,3 +89,15 @@ def test_tree_sitter_is_imported_only_for_cpp_files_with_runner_names(tmp_path):
     assert not _tree_sitter_loaded(tmp_path)
     (tmp_path / "serve.cpp").write_text(RUNNER + "\n")
     assert _tree_sitter_loaded(tmp_path)
+
+
+def test_torchs_own_headers_are_not_reported(cli):
+    """The headers that define the runners (`class TORCH_API AOTIModelContainerRunnerCpu : ...`) are torch's."""
+    spec = importlib.util.find_spec("torch")  # finds the wheel without importing torch
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed")
+    inductor = Path(spec.submodule_search_locations[0]) / "include" / "torch" / "csrc" / "inductor"
+    headers = sorted(str(path) for path in (inductor / "aoti_runner").glob("model_container_runner*.h"))
+    assert len(headers) >= 4
+    result = cli("--isolated", "--no-cache", "--select", "AOTI004", *headers, str(inductor / "aoti_package"))
+    assert (result.returncode, result.stdout) == (0, "All checks passed!\n"), result.stdout + result.stderr

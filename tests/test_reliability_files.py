@@ -26,8 +26,8 @@ from tests.conftest import REPO
 from tests.reliability_cli import FIXING_RULES
 from tests.reliability_sources import RenameDeprecatedLoad
 
-OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n"
-FIXED_LOAD = f"import torch\n\nrunner = {RenameDeprecatedLoad.REPLACEMENT}('m.so', 'cpu')\n"
+OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load(so_path, 'cpu')\n"
+FIXED_LOAD = f"import torch\n\nrunner = {RenameDeprecatedLoad.REPLACEMENT}(so_path, 'cpu')\n"
 FIX = FixOptions(apply=True, unsafe=True)
 
 

@@ -35,6 +35,14 @@ def _string(node: Any) -> str | None:
     return None
 
 
+# Calls whose result is a path ending in their last positional argument (joins) or in their only one.
+_PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
+_PATH_WRAPPERS = frozenset(
+    {"builtins.str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath", "os.path.expanduser"}
+)
+_PACKAGE_LOADERS = {NEW_LOAD: "aoti_load_package", NEW_LOAD_LOW_LEVEL: "load_package"}
+
+
 def _file_name_literal(node: Any) -> Any:
     """The literal carrying a path's file name: "x.pt2", os.path.join(d, "x.pt2"), d / "x.pt2"."""
     if isinstance(node, cst.Call) and node.args and node.args[-1].keyword is None:
@@ -54,8 +62,14 @@ class AotiApiMisuse(PythonRule):
     - a `package_path` whose file name does not end in `.pt2`;
     - `aot_inductor.output_path` in `inductor_configs`;
     - keyword arguments `aoti_load_package` does not take, such as `device=`;
+    - a bare `.so` path handed to `aoti_load_package` or `load_package`, written as a literal, through
+      `os.path.join`, `pathlib.Path`, `/`, `+`, an f-string ending in `.so`, `.with_suffix(".so")` or a
+      constant of the same module;
     - an integer for `aot_inductor.debug_intermediate_value_printer` (it must be a string: `"0"`..`"3"`);
-    - the old `torch._export.aot_load` applied to a `.pt2` package.
+    - the old `torch._export.aot_load` applied to a `.pt2` package (in the same path forms).
+
+    Only paths whose ending is certain are reported: a path from `argv`, the environment or an unknown
+    variable is left alone.
 
     ## Why is this bad?
     Each fails when it runs, after a long compile or on the serving host:
@@ -63,8 +77,9 @@ class AotiApiMisuse(PythonRule):
     `AssertionError: Expect package path to be a file ending in .pt2, is None, or is a buffer`;
     `RuntimeError: Please pass in a package path to aot_inductor_compile() instead of setting the
     aot_inductor.output_path config.`; `TypeError: aoti_load_package() got an unexpected keyword argument
-    'device'`; `ValueError: 3 is not a valid IntermediateValueDebuggingLevel`. The old loader reads a bare
-    `.so` and cannot open a `.pt2` archive.
+    'device'`; `ValueError: 3 is not a valid IntermediateValueDebuggingLevel`. The package loaders read a
+    `.pt2` zip archive and fail on a bare `.so` with `RuntimeError: Failed to initialize zip archive`; the old
+    loader reads a bare `.so` and cannot open a `.pt2` archive.
 
     The device of a package is recorded in it at compile time; the loader only takes `device_index=`.
 
@@ -103,6 +118,17 @@ class AotiApiMisuse(PythonRule):
             def build(program, out_dir):
                 pkg = os.path.join(out_dir, "model.pt2")
                 return torch._inductor.aoti_compile_and_package(program, package_path=pkg)
+            """
+        ),
+        Valid(
+            """
+            import os
+            import sys
+            from torch._inductor import aoti_load_package
+
+            runner = aoti_load_package(sys.argv[1])
+            other = aoti_load_package(os.path.join(out_dir, name))
+            third = aoti_load_package(os.path.join(out_dir, "model.pt2"))
             """
         ),
         Valid(
@@ -178,6 +204,31 @@ class AotiApiMisuse(PythonRule):
         ),
         Invalid(
             """
+            import os
+            from torch._inductor import aoti_load_package
+
+            MODEL = os.path.join(os.environ["ARTIFACTS"], "model.so")
+            runner = aoti_load_package(MODEL)
+            other = aoti_load_package(f"{out_dir}/encoder.so", device_index=0)
+            """,
+            line=5,
+            column=28,
+            count=2,
+            message_contains="not a bare `.so` (`model.so`)",
+        ),
+        Invalid(
+            """
+            import os
+            import torch
+
+            runner = torch._export.aot_load(os.path.join(out_dir, "model.pt2"), "cpu")
+            """,
+            line=4,
+            column=33,
+            message_contains="cannot read a `.pt2`",
+        ),
+        Invalid(
+            """
             import torch
 
             path = torch._inductor.aoti_compile_and_package(ep, package_path="model.pt2")
@@ -199,6 +250,9 @@ class AotiApiMisuse(PythonRule):
             self._check_load_keywords(node, NEW_LOAD_PARAMETERS, "aoti_load_package")
         if NEW_LOAD_LOW_LEVEL in names:
             self._check_load_keywords(node, LOW_LEVEL_LOAD_PARAMETERS, "load_package")
+        loader = next((_PACKAGE_LOADERS[name] for name in names if name in _PACKAGE_LOADERS), None)
+        if loader is not None:
+            self._check_package_path(node, loader)
         if AOT_LOAD.qualified_name in names:
             self._check_old_load(node)
         for function, keyword in CONFIG_DICT_ARGUMENTS.items():
@@ -286,15 +340,59 @@ class AotiApiMisuse(PythonRule):
                     f"`{function}` takes no `{arg.keyword.value}=` argument (it takes {', '.join(parameters)}){hint}",
                 )
 
+    def _check_package_path(self, call: Any, loader: str) -> None:
+        path = self._argument(call, 0, "path")
+        name = self._path_name(path) if path is not None else None
+        if name is not None and name.endswith(".so"):
+            file_name = name.replace("\\", "/").rsplit("/", 1)[-1]
+            shown = f" (`{file_name}`)" if file_name != ".so" else ""
+            self.report(
+                path,
+                f"`{loader}` reads a `.pt2` package, not a bare `.so`{shown} (fails with 'Failed to initialize zip "
+                "archive'): compile with `aoti_compile_and_package(..., package_path=...pt2)` and load that",
+            )
+
+    def _path_name(self, node: Any, depth: int = 0) -> str | None:
+        """How the path ``node`` certainly ends (its last literal part), or None when that is not known.
+
+        Follows literals, `os.path.join` / `Path(...)` (last part), `/` and `+` (right side), f-strings ending in
+        text, `str()` / `os.fspath()`, `.with_suffix(...)`, and names assigned once in scope.
+        """
+        if depth > 8:
+            return None
+        literal = _string(node)
+        if literal is not None:
+            return literal
+        facts = self.context.facts()
+        if isinstance(node, cst.FormattedString):
+            last = node.parts[-1] if node.parts else None
+            return last.value if isinstance(last, cst.FormattedStringText) else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.Add)):
+            return self._path_name(node.right, depth + 1)
+        if isinstance(node, cst.Name):
+            value = facts.single_value(node)
+            return self._path_name(value, depth + 1) if value is not None else None
+        if not isinstance(node, cst.Call) or any(arg.star or arg.keyword is not None for arg in node.args):
+            return None
+        if not node.args:
+            return None
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "with_suffix" and len(node.args) == 1:
+            return _string(node.args[0].value)
+        names = facts.names(func)
+        if names & _PATH_JOINS or (names & _PATH_WRAPPERS and len(node.args) == 1):
+            return self._path_name(node.args[-1].value, depth + 1)
+        return None
+
     def _check_old_load(self, call: Any) -> None:
         path = self._argument(call, 0, "so_path")
         if path is None:
             return
         facts = self.context.facts()
-        literal = _string(path)
+        name = self._path_name(path)
         value = facts.single_value(path) if isinstance(path, cst.Name) else None
         from_package = isinstance(value, cst.Call) and NEW_COMPILE in facts.names(value.func)
-        if (literal is not None and literal.endswith(".pt2")) or from_package:
+        if (name is not None and name.endswith(".pt2")) or from_package:
             self.report(
                 path,
                 "the old `torch._export.aot_load` cannot read a `.pt2` package; "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,12 @@ if TYPE_CHECKING:
 
 _NAME_NODES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 _CLASS_SPECIFIERS = frozenset({"class_specifier", "struct_specifier"})
+# `class [MACRO ...] Name [final] :` or `{`, the macros in capitals as export macros are written.
+_DEFINITION = re.compile(
+    rb"\b(?:class|struct)\s+(?:[A-Z][A-Z0-9_]*\s+)*("
+    + "|".join(sorted(RUNNER_CLASSES)).encode()
+    + rb")\s*(?:final\s*)?[:{]"
+)
 
 
 class DeprecatedCppRunner(TextRule):
@@ -197,6 +204,9 @@ def _references(root: Node) -> Iterator[Node]:
     if not names:
         return
     implemented = {cpp.text(node) for node in names if _implements(node)}
+    # `class TORCH_API AOTIModelContainerRunnerCpu : ...`: an export macro the grammar cannot know hides the
+    # definition from the tree, so the text is asked too.
+    implemented |= {match.group(1).decode() for match in _DEFINITION.finditer(root.text or b"")}
     for node in names:
         if cpp.text(node) not in implemented and not _declares(node):
             yield node

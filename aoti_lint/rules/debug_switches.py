@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 _UNKNOWN = object()
 ENVIRON = "os.environ"
+_LINE_END = re.compile(r"\r\n?|\n")
+_IMPORTS_OS = re.compile(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
 
 
 def _literal(node: Any) -> Any:
@@ -115,7 +118,11 @@ class _PythonSwitches(PythonRule):
             isinstance(block, cst.Module) or (block is not None and len(block.body) > 1)
         ):
             first, last = self._position(line).row, self._position(line, end=True).row
-            edits = [Edit("", Position(first, 1), Position(last + 1, 1))]
+            first, last = self._with_blank_lines(first, last, opens_block=block.body[0] is line)
+            start, end = Position(first, 1), Position(last + 1, 1)
+            # Empty edits at both ends: removals whose ranges meet (neighbouring statements) then overlap and go
+            # in separate rounds, so each one's blank lines are counted on the text the other left.
+            edits = [Edit("", start, end), Edit("", start, start), Edit("", end, end)]
             if isinstance(block, cst.IndentedBlock):
                 # An empty edit at the block's header: two removals from one block overlap there, so they
                 # are applied in separate rounds and the last statement left becomes `pass`, never nothing.
@@ -123,6 +130,30 @@ class _PythonSwitches(PythonRule):
                 edits.append(Edit("", anchor, anchor))
             return tuple(edits)
         return (Edit("pass", self._position(statement), self._position(statement, end=True)),)
+
+    def _lines(self) -> list[str]:
+        # Rows as the edits count them (a lone "\r" ends a line too, see aoti_lint.edits).
+        return self.context.memo("debug-switch-lines", lambda: _LINE_END.split(self.context.module.code))
+
+    def _with_blank_lines(self, first: int, last: int, opens_block: bool) -> tuple[int, int]:
+        """The rows to remove with statement rows ``first..last`` so that no run of blank lines is left: the
+        blank lines around it merge into the longer of the two, none opens a block, none ends the file."""
+        lines = self._lines()
+        real = len(lines) - (1 if lines and lines[-1] == "" else 0)  # the "" after a final newline is no line
+
+        def blank(row: int) -> bool:
+            return 1 <= row <= real and not lines[row - 1].strip()
+
+        before = after = 0
+        while blank(first - before - 1):
+            before += 1
+        while blank(last + after + 1):
+            after += 1
+        if last + after >= real:
+            return first - before, last + after
+        if opens_block:
+            return first, last + after
+        return first, last + min(before, after)
 
     def remove_element(self, elements: Sequence[Any], element: Any) -> tuple[Edit, ...]:
         """Remove a dict element or a call argument, and the comma that goes with it."""
@@ -193,6 +224,11 @@ class DebugEnvVar(_PythonSwitches, TextRule):
     ## Fix safety
     The fix removes the setting: the Python statement or dict entry, the `export` line, the inline
     prefix (the command stays), the `ENV` pair (the other pairs stay), the YAML entry, the `.env` line.
+    In Python it leaves nothing behind that a person would delete by hand: an `env=` left holding only
+    `**os.environ` (or `dict(os.environ)`) goes, since the child inherits that anyway; an
+    `os.environ.update(...)` left empty goes (inside an expression, where it cannot, there is no fix);
+    `import os` / `from os import environ` go once nothing uses them; the blank lines around a removed
+    statement merge instead of piling up.
     It is unsafe: the switch may be wanted where it is, e.g. in a job that exists to debug.
     Add `# noqa: AOTI201` at the end of the line to keep one on purpose.
 
@@ -218,6 +254,15 @@ class DebugEnvVar(_PythonSwitches, TextRule):
             or bool(code.called & {"setdefault", "update", "putenv"})
             or "env" in code.keywords
         )
+
+    @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """`import os` / `from os import environ` that the removed settings were the last users of."""
+        if not _IMPORTS_OS.search(text):  # also keeps shell, YAML and .env files away from the Python parser
+            return text
+        from aoti_lint.unused_imports import drop_unused
+
+        return drop_unused(text, lambda module, name, _: module == "os" and name in (None, "environ", "putenv"))
 
     @classmethod
     def check(cls, source: SourceFile) -> list[Finding]:
@@ -303,29 +348,53 @@ class DebugEnvVar(_PythonSwitches, TextRule):
         if method == "setdefault":
             self._key_value_call(node)
             return
-        # An update of one variable goes whole: `os.environ.update()` would be left doing nothing.
-        statement = self.statement_of(node) if _single_entry(node) else None
-        whole = self.remove_statement(statement) if statement is not None else None
+        # An update of one variable goes whole: `os.environ.update()` would be left doing nothing. Inside an
+        # expression it cannot go: no fix.
+        whole: tuple[Edit, ...] | None = None
+        if _single_entry(node):
+            statement = self.statement_of(node)
+            whole = self.remove_statement(statement) if statement is not None else ()
         for arg in node.args:
             if arg.keyword is not None:
-                self._report_keyword(arg, whole or self.remove_element(node.args, arg))
+                self._report_keyword(arg, whole if whole is not None else self.remove_element(node.args, arg))
             elif not arg.star and isinstance(arg.value, cst.Dict):
                 self._dict_entries(arg.value, whole)
 
     def _dict_entries(self, mapping: Any, whole: Sequence[Edit] | None = None) -> None:
         for element in mapping.elements:
             if isinstance(element, cst.DictElement):
-                edits = whole or self.remove_element(mapping.elements, element)
+                edits = whole if whole is not None else self.remove_element(mapping.elements, element)
                 self._report_setting(element.key, element.value, edits)
 
     def _env_mapping(self, value: Any) -> None:
         """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``."""
         if isinstance(value, cst.Dict):
-            self._dict_entries(value)
+            self._dict_entries(value, self._whole_env(value, value.elements))
         elif isinstance(value, cst.Call) and "builtins.dict" in self.qualified_names(value.func):
+            whole = self._whole_env(value, value.args)
             for arg in value.args:
                 if arg.keyword is not None:
-                    self._report_keyword(arg, self.remove_element(value.args, arg))
+                    self._report_keyword(arg, whole if whole is not None else self.remove_element(value.args, arg))
+
+    def _whole_env(self, mapping: Any, items: Sequence[Any]) -> tuple[Edit, ...] | None:
+        """Removing the `env=` argument, when its one setting goes and only ``os.environ`` would be left:
+        ``env={**os.environ}`` is what the child inherits anyway."""
+        inherited = [
+            item
+            for item in items
+            if (isinstance(item, cst.StarredDictElement) or (isinstance(item, cst.Arg) and not item.star))
+            and getattr(item, "keyword", None) is None
+            and self._is_environ(item.value)
+        ]
+        if len(items) != 2 or len(inherited) != 1:
+            return None
+        facts = self.context.facts()
+        arg, call = facts.parent(mapping), None
+        if isinstance(arg, cst.Arg):
+            call = facts.parent(arg)
+        if not isinstance(call, cst.Call) or not any(a is arg for a in call.args):
+            return None
+        return self.remove_element(call.args, arg)
 
     VALID = [
         Valid(
@@ -395,7 +464,7 @@ class DebugEnvVar(_PythonSwitches, TextRule):
             import os
 
             os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
-            model = load()
+            model = load(os.environ["MODEL_PATH"])
             """,
             line=3,
             column=12,
@@ -403,7 +472,7 @@ class DebugEnvVar(_PythonSwitches, TextRule):
             fixed="""
             import os
 
-            model = load()
+            model = load(os.environ["MODEL_PATH"])
             """,
         ),
         Invalid(
@@ -502,8 +571,13 @@ class DebugInductorConfig(_PythonSwitches):
     package; the package must be rebuilt without it.
 
     ## Fix safety
-    The fix removes the assignment statement, the `patch` argument or the dict entry. It is unsafe: the key
-    may be wanted there, e.g. in a script that exists to debug. Add `# noqa: AOTI202` to keep it.
+    The fix removes the assignment statement, the `patch` argument or the dict entry. The last key of a
+    container takes it along: `options={...}` / `inductor_configs={...}` go (an empty dict means what no
+    argument means), a `config.patch` left empty goes with its decorator, its statement, or its `with` (the
+    body moves one indent out). Where the emptied call cannot go (`with ... as name`, inside an expression,
+    a body with a multi-line string) there is no fix. An import of `torch._inductor.config` under a name of
+    its own goes once nothing uses it. It is unsafe: the key may be wanted there, e.g. in a script that
+    exists to debug. Add `# noqa: AOTI202` to keep it.
 
     ## References
     - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
@@ -536,6 +610,20 @@ class DebugInductorConfig(_PythonSwitches):
         reached = code.called | {name for _, name in code.imported_names}
         passes_dict = bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values())) and bool(reached & compilers)
         return (uses_config and sets_config) or passes_dict
+
+    @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """`torch._inductor.config` imported under a name of its own that the removed keys were the last users
+        of (a bare `import torch._inductor.config` also binds `torch`, and stays)."""
+        from aoti_lint.unused_imports import drop_unused
+
+        return drop_unused(
+            text,
+            lambda module, name, alias: (
+                (module == INDUCTOR_CONFIG and name is None and alias is not None)
+                or (module == INDUCTOR_CONFIG.rsplit(".", 1)[0] and name == "config")
+            ),
+        )
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)
@@ -619,20 +707,31 @@ class DebugInductorConfig(_PythonSwitches):
         if arg is None:
             return
         if isinstance(arg.value, cst.Dict):
-            for entry in self._entries(arg.value):
+            for entry in self._argument_entries(node.args, arg):
                 self._report_key(*entry)
         elif isinstance(arg.value, cst.Name):
             uses = self._scopes[-1].uses
             uses[arg.value.value] = uses.get(arg.value.value, True) and self.deliberate
+
+    def _argument_entries(
+        self, args: Sequence[Any], arg: Any
+    ) -> Iterator[tuple[Any, str, Any, tuple[Edit, ...], bool]]:
+        """The entries of a literal `options=` / `inductor_configs=` dict; its last entry takes the argument
+        with it (`options={}` would be left, and it means what no argument means)."""
+        entries = self._entries(arg.value)
+        if len(arg.value.elements) != 1:
+            return entries
+        whole = self.remove_element(args, arg)
+        return ((key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries)
 
     def _dict_update(self, node: Any) -> None:
         """``options.update({...})`` on a variable: more entries of the dict it holds."""
         target = node.func.value
         if isinstance(target, cst.Name) and len(node.args) == 1 and isinstance(node.args[0].value, cst.Dict):
             entries = list(self._entries(node.args[0].value))
-            statement = self.statement_of(node) if _single_entry(node) else None
-            if statement is not None:  # `options.update({})` would be left doing nothing
-                whole = self.remove_statement(statement)
+            if _single_entry(node):  # `options.update({})` would be left doing nothing: the statement goes, or no fix
+                statement = self.statement_of(node)
+                whole = self.remove_statement(statement) if statement is not None else ()
                 entries = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries]
             self._scopes[-1].entries.setdefault(target.value, []).extend(entries)
 
@@ -644,29 +743,67 @@ class DebugInductorConfig(_PythonSwitches):
 
     def _patch(self, node: Any) -> None:
         args = node.args
-        decorator = self._decorator
-        if decorator is not None and decorator.decorator is node and _single_entry(node):
-            # `@config.patch()` would be left doing nothing: the decorator goes whole.
-            first, last = self._position(decorator).row, self._position(decorator, end=True).row
-            whole: tuple[Edit, ...] | None = (Edit("", Position(first, 1), Position(last + 1, 1)),)
-        else:
-            whole = None
         positional = [arg for arg in args if arg.keyword is None and not arg.star]
-        if len(positional) == 2 and len(args) == 2:
+        pair = len(positional) == 2 and len(args) == 2
+        # The last key of a patch takes the patch with it (`config.patch()` would be left doing nothing): the
+        # decorator, the `with` (its body dedented), the statement; where none of these can go, no fix.
+        whole = self._whole_patch(node) if pair or _single_entry(node) else None
+        if pair:
             key = _string(positional[0].value)
             if key is not None:
-                value = positional[1]
-                end = value.comma if isinstance(value.comma, cst.Comma) else value.value
-                edits = (Edit("", self._position(positional[0]), self._position(end, end=True)),)
-                self._report_key(positional[0].value, key, value.value, edits, self.deliberate)
+                self._report_key(positional[0].value, key, positional[1].value, whole or (), self.deliberate)
             return
         for arg in args:
             if arg.keyword is not None:
-                edits = whole or self.remove_element(args, arg)
+                edits = whole if whole is not None else self.remove_element(args, arg)
                 self._report_key(arg.keyword, arg.keyword.value, arg.value, edits, self.deliberate)
             elif not arg.star and isinstance(arg.value, cst.Dict):
                 for key_node, key, value, edits, deliberate in self._entries(arg.value):
-                    self._report_key(key_node, key, value, whole or edits, deliberate)
+                    self._report_key(key_node, key, value, whole if whole is not None else edits, deliberate)
+
+    def _whole_patch(self, node: Any) -> tuple[Edit, ...]:
+        decorator = self._decorator
+        if decorator is not None and decorator.decorator is node:
+            first, last = self._position(decorator).row, self._position(decorator, end=True).row
+            return (Edit("", Position(first, 1), Position(last + 1, 1)),)
+        statement = self.statement_of(node)
+        if statement is not None:
+            return self.remove_statement(statement)
+        facts = self.context.facts()
+        item = facts.parent(node)
+        block = facts.parent(item) if isinstance(item, cst.WithItem) and item.asname is None else None
+        if isinstance(block, cst.With) and len(block.items) == 1 and block.asynchronous is None:
+            return self._unwrap_with(block)
+        return ()
+
+    def _unwrap_with(self, node: Any) -> tuple[Edit, ...]:
+        """``with config.patch(k=v):`` and its body become the body, one indent level out; no edit when the
+        body holds a line that dedenting could change (a multi-line string, a backslash continuation)."""
+        body = node.body
+        start = self._position(node)
+        if isinstance(body, cst.SimpleStatementSuite):
+            return (Edit("", start, self._position(body.body[0])),)
+        lines = self._lines()
+        indent = lines[start.row - 1][: start.column - 1]
+        header_row = self._position(body.header).row
+        end_row = self._position(node, end=True).row
+        inner = lines[header_row:end_row]
+        first = next((line for line in inner if line.strip()), None)
+        if indent.strip() or first is None or not first.startswith(indent):
+            return ()
+        deeper = first[: len(first) - len(first.lstrip())]
+        if len(deeper) <= len(indent):
+            return ()
+        dedented = []
+        for line in inner:
+            if not line.strip():
+                dedented.append("")
+            elif not line.startswith(deeper) or line.rstrip().endswith("\\") or '"""' in line or "'''" in line:
+                return ()
+            else:
+                dedented.append(indent + line[len(deeper) :])
+        newline = "\r\n" if "\r\n" in self.context.module.code else "\n"
+        return (Edit(newline.join(dedented) + newline, Position(start.row, 1), Position(end_row + 1, 1)),)
 
     VALID = [
         Valid(
@@ -706,6 +843,7 @@ class DebugInductorConfig(_PythonSwitches):
             import torch._inductor.config as cfg
 
             cfg.nan_asserts = True
+            cfg.max_autotune = True
             compile_model()
             """,
             line=3,
@@ -714,6 +852,7 @@ class DebugInductorConfig(_PythonSwitches):
             fixed="""
             import torch._inductor.config as cfg
 
+            cfg.max_autotune = True
             compile_model()
             """,
         ),

@@ -1,0 +1,126 @@
+"""Imports that fixes left unused, removed as a person would: no blank line left opening a block.
+
+Used after fixes (``Rule.tidy_after_fix``); imports libcst, so only fix runs load it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import RemoveImportsVisitor
+
+# (module, imported name or None for `import module`, alias or None)
+ImportEntry = tuple[str, str | None, str | None]
+
+
+def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]) -> str:
+    """``text`` without the imports selected by ``wanted(module, name, alias)`` that no code uses any more.
+
+    Text that is not Python comes back unchanged.
+    """
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return text
+    entries = [entry for entry in _imports(module) if wanted(*entry)]
+    if not entries:
+        return text
+    context = CodemodContext()
+    for name, obj, asname in entries:
+        RemoveImportsVisitor.remove_unused_import(context, name, obj, asname)
+    tidied = RemoveImportsVisitor(context).transform_module(module)
+    return without_blank_openings(module, tidied).code
+
+
+def _imports(module: cst.Module) -> list[ImportEntry]:
+    found: list[ImportEntry] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                asname = alias.asname.name.value if isinstance(alias.asname, cst.AsName) else None
+                found.append((cst.helpers.get_full_name_for_node_or_raise(alias.name), None, asname))
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                return
+            source = cst.helpers.get_full_name_for_node_or_raise(node.module)
+            for alias in node.names:
+                asname = alias.asname.name.value if isinstance(alias.asname, cst.AsName) else None
+                found.append((source, cst.helpers.get_full_name_for_node_or_raise(alias.name), asname))
+
+    module.visit(Finder())
+    return found
+
+
+def without_blank_openings(before: cst.Module, after: cst.Module) -> cst.Module:
+    """``after`` (``before`` with statements removed) where a block whose first statement went does not start
+    with the blank lines that separated that statement from the next one. At the top of a file, they go only
+    when no comment heads the file."""
+    if after is before:
+        return after
+    old, new = _blocks(before), _blocks(after)
+    if len(old) != len(new):  # not a removal of statements only: leave it as it is
+        return after
+    flags = [
+        bool(n.body) and len(n.body) < len(o.body) and before.code_for_node(o.body[0]) != after.code_for_node(n.body[0])
+        for o, n in zip(old, new, strict=True)
+    ]
+    if not any(flags):
+        return after
+    return after.visit(_StripOpenings(flags))
+
+
+def _blocks(module: cst.Module) -> list[cst.Module | cst.IndentedBlock]:
+    found: list[cst.Module | cst.IndentedBlock] = []
+
+    class Collector(cst.CSTVisitor):
+        def visit_Module(self, node: cst.Module) -> None:
+            found.append(node)
+
+        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+            found.append(node)
+
+    module.visit(Collector())
+    return found
+
+
+class _StripOpenings(cst.CSTTransformer):
+    """Visits the blocks in the order ``_blocks`` lists them and strips the flagged ones' opening blank lines."""
+
+    def __init__(self, flags: list[bool]) -> None:
+        super().__init__()
+        self.flags = flags
+        self.count = 0
+        self.open: list[int] = []
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        return self._enter()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        return self._enter()
+
+    def _enter(self) -> bool:
+        self.open.append(self.count)
+        self.count += 1
+        return True
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock):
+        return self._strip(updated_node)
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module):
+        if any(line.comment is not None for line in updated_node.header):
+            self.open.pop()
+            return updated_node
+        return self._strip(updated_node)
+
+    def _strip(self, block):
+        if not self.flags[self.open.pop()]:
+            return block
+        first = block.body[0]
+        lines = list(first.leading_lines)
+        while lines and lines[0].comment is None:
+            lines.pop(0)
+        return block.with_changes(body=[first.with_changes(leading_lines=lines), *block.body[1:]])

@@ -21,6 +21,19 @@ from aoti_lint.source import DecodeError, SourceFile
 RuleType = TypeVar("RuleType", bound=type[Rule])
 
 
+_UNKNOWN = object()
+
+
+def literal(node: ast.AST) -> object:
+    """The value of a literal string, integer, bool or None, as libcst's rules read literals; ``_UNKNOWN``
+    for anything else (bytes, floats, f-strings, negative numbers, names)."""
+    if type(node) is ast.Constant:
+        value = node.value
+        if value is None or type(value) in (str, int, bool):
+            return value
+    return _UNKNOWN
+
+
 @dataclass(frozen=True)
 class CodeIndex:
     """The names a module's code uses, gathered in one ``ast`` walk for every rule to query."""
@@ -44,6 +57,22 @@ class CodeIndex:
     # Names written to: attributes (``nan_asserts`` in ``config.nan_asserts = True``) and subscripted
     # objects (``environ`` in ``os.environ["X"] = "1"``).
     assigned: frozenset[str] = frozenset()
+    # Names bound by an absolute import (``torch`` for ``import torch.x``, ``c`` for ``from m import n as c``):
+    # the only names libcst resolves to a qualified name outside the module. Relative imports resolve to
+    # ``.x`` names, which match no API.
+    import_bound: frozenset[str] = frozenset()
+    # (key, value) of every literal setting, whatever object it is made on: a dict entry ``{"K": V}``, a
+    # keyword ``f(K=V)``, a call of two positional literals ``f("K", V)`` and ``x["K"] = V``. Values are
+    # literals (see ``literal``); a key with any other value is not recorded.
+    literal_settings: frozenset[tuple[str, object]] = frozenset()
+    # (root name, last attribute, value) of ``root.a.b = V`` with a literal V.
+    attribute_writes: frozenset[tuple[str, str, object]] = frozenset()
+
+
+def _root(node: ast.AST) -> str | None:
+    while type(node) is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+    return node.id if type(node) is ast.Name else None  # type: ignore[attr-defined]
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
@@ -63,39 +92,78 @@ def code_index(text: str) -> CodeIndex | None:
     called: set[str] = set()
     keywords: set[str] = set()
     assigned: set[str] = set()
+    bound: set[str] = set()
+    settings: set[tuple[str, object]] = set()
+    writes: set[tuple[str, str, object]] = set()
+    # One pass, dispatching on the exact node type: this walk runs on every file that passes stage one, and
+    # isinstance chains over every node cost more than the parse.
+    Name, Attribute, Call, Constant, Assign = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Assign
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Subscript):
-                    target = target.value
-                if isinstance(target, ast.Attribute):
-                    assigned.add(target.attr)
-                elif isinstance(target, ast.Name):
-                    assigned.add(target.id)
-        if isinstance(node, ast.Call):
-            keywords.update(keyword.arg for keyword in node.keywords if keyword.arg)
-            callee = node.func
-            if isinstance(callee, ast.Name):
+        kind = type(node)
+        if kind is Name:
+            identifiers.add(node.id)  # type: ignore[attr-defined]
+        elif kind is Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            identifiers.add(attr)
+            inner = node.value  # type: ignore[attr-defined]
+            if type(inner) is Attribute:
+                pairs.add((inner.attr, attr))
+            elif type(inner) is Name:
+                pairs.add((inner.id, attr))
+        elif kind is Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str and "." in value[-8:]:
+                suffixes.add(value[value.rindex(".") :])
+        elif kind is Call:
+            callee = node.func  # type: ignore[attr-defined]
+            if type(callee) is Name:
                 called.add(callee.id)
-            elif isinstance(callee, ast.Attribute):
+            elif type(callee) is Attribute:
                 called.add(callee.attr)
-        if isinstance(node, ast.Name):
-            identifiers.add(node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value[-8:]:
-            suffixes.add(node.value[node.value.rindex(".") :])
-        if isinstance(node, ast.Attribute):
-            identifiers.add(node.attr)
-            inner = node.value
-            if isinstance(inner, ast.Attribute):
-                pairs.add((inner.attr, node.attr))
-            elif isinstance(inner, ast.Name):
-                pairs.add((inner.id, node.attr))
-        elif isinstance(node, ast.Import):
-            modules.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            names.update((module, alias.name) for alias in node.names)
-            identifiers.update(alias.name for alias in node.names)
+            for keyword in node.keywords:  # type: ignore[attr-defined]
+                if keyword.arg:
+                    keywords.add(keyword.arg)
+                    value = literal(keyword.value)
+                    if value is not _UNKNOWN:
+                        settings.add((keyword.arg, value))
+            args = node.args  # type: ignore[attr-defined]
+            if len(args) == 2:
+                key, value = literal(args[0]), literal(args[1])
+                if type(key) is str and value is not _UNKNOWN:
+                    settings.add((key, value))
+        elif kind is ast.Dict:
+            for key_node, value_node in zip(node.keys, node.values, strict=True):  # type: ignore[attr-defined]
+                key = literal(key_node) if key_node is not None else None
+                if type(key) is str:
+                    value = literal(value_node)
+                    if value is not _UNKNOWN:
+                        settings.add((key, value))
+        elif kind is Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
+            value = literal(node.value) if node.value is not None else _UNKNOWN  # type: ignore[attr-defined]
+            for target in node.targets if kind is Assign else [node.target]:  # type: ignore[attr-defined]
+                if type(target) is ast.Subscript:
+                    key = literal(target.slice)
+                    if type(key) is str and value is not _UNKNOWN:
+                        settings.add((key, value))
+                    target = target.value
+                if type(target) is Attribute:
+                    assigned.add(target.attr)
+                    root = _root(target)
+                    if root is not None and value is not _UNKNOWN and kind is Assign:
+                        writes.add((root, target.attr, value))
+                elif type(target) is Name:
+                    assigned.add(target.id)
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                modules.add(alias.name)
+                bound.add(alias.asname or alias.name.split(".", 1)[0])
+        elif kind is ast.ImportFrom:
+            module = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
+                names.add((module, alias.name))
+                identifiers.add(alias.name)
+                if not node.level:  # type: ignore[attr-defined]
+                    bound.add(alias.asname or alias.name)
     module_suffixes = {
         item.value[item.value.rindex(".") :]
         for statement in tree.body
@@ -113,25 +181,33 @@ def code_index(text: str) -> CodeIndex | None:
         frozenset(module_suffixes),
         frozenset(keywords),
         frozenset(assigned),
+        frozenset(bound),
+        frozenset(settings),
+        frozenset(writes),
     )
 
 
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
-    """The rules that can still fire once the code, not just the bytes, has been looked at."""
+    """The rules that can still fire once the code, not just the bytes, has been looked at: first the text
+    (``could_match_python``), then, only for the rules left, the ``ast`` index (``could_match_code``)."""
+    rules = [rule for rule in rules if rule.could_match_python(text)]
     if all(rule.could_match_code is Rule.could_match_code for rule in rules):
-        return list(rules)
+        return rules
     index = code_index(text)
     if index is None:
-        return list(rules)
+        return rules
     return [rule for rule in rules if rule.could_match_code(index)]
 
 
 def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     """The project rules that still want the file's summary once its code has been looked at."""
+    rules = [rule for rule in rules if rule.wants_summary_python(text)]  # type: ignore[attr-defined]
+    if not rules:
+        return rules
     index = code_index(text)
     if index is None:
-        return list(rules)
-    return [rule for rule in rules if rule.wants_summary_code(index)]
+        return rules
+    return [rule for rule in rules if rule.wants_summary_code(index)]  # type: ignore[attr-defined]
 
 
 def needs_parse(source: SourceFile, rules: Sequence[type[Rule]], summary_rules: Sequence[type[Rule]] = ()) -> bool:

@@ -50,7 +50,8 @@ class CodeIndex:
     string_suffixes: frozenset[str] = frozenset()
     # The last name of every callee (``f`` in ``f(...)`` and ``a.b.f(...)``).
     called: frozenset[str] = frozenset()
-    # The suffixes of string constants in module-level assignments (``PACKAGE = "out/model.pt2"``).
+    # The suffixes of string constants in module-level assignments to a name (``PACKAGE = "out/model.pt2"``),
+    # conditional values aside.
     module_string_suffixes: frozenset[str] = frozenset()
     # Keyword argument names of every call (``options`` in ``torch.compile(m, options=...)``).
     keywords: frozenset[str] = frozenset()
@@ -164,13 +165,21 @@ def code_index(text: str) -> CodeIndex | None:
                 identifiers.add(alias.name)
                 if not node.level:  # type: ignore[attr-defined]
                     bound.add(alias.asname or alias.name)
-    module_suffixes = {
-        item.value[item.value.rindex(".") :]
-        for statement in tree.body
-        if isinstance(statement, (ast.Assign, ast.AnnAssign))
-        for item in ast.walk(statement)
-        if isinstance(item, ast.Constant) and isinstance(item.value, str) and "." in item.value[-8:]
-    }
+    module_suffixes: set[str] = set()
+    for statement in tree.body:
+        if type(statement) is Assign:
+            targets, bound_value = statement.targets, statement.value  # type: ignore[attr-defined]
+        elif type(statement) is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
+            targets, bound_value = [statement.target], statement.value  # type: ignore[attr-defined]
+        else:
+            continue
+        # A constant another module can import is `NAME = value`; a conditional value (`".pyd" if WIN else
+        # ".so"`) is not evaluated to a path by the analysis (aoti_lint.analysis.devices).
+        if type(bound_value) is ast.IfExp or not any(type(target) is Name for target in targets):
+            continue
+        for item in ast.walk(bound_value):
+            if type(item) is Constant and type(item.value) is str and "." in item.value[-8:]:  # type: ignore[attr-defined]
+                module_suffixes.add(item.value[item.value.rindex(".") :])  # type: ignore[attr-defined]
     return CodeIndex(
         frozenset(pairs),
         frozenset(modules),

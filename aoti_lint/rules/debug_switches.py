@@ -37,8 +37,9 @@ _COMPILERS = frozenset(name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS)
 _SUBPROCESS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in SUBPROCESS_FUNCTIONS)
 
 
-# Between a key and its value: blanks, line continuations, comments.
-_GAP = rb"(?:\s|\\\r?\n|#[^\n]*)*"
+# Between a key and its value: blanks, line continuations, comments. A comment runs to the end of its line
+# (one way to match it: `# ####` must not backtrack through every split).
+_GAP = rb"(?:\s|\\\r?\n|#[^\n]*(?![^\n]))*"
 # The start of a literal that may be "on": True, a number other than 0, a string (parenthesised or not).
 _ON_VALUE = rb"(?:\(" + _GAP + rb")*(?:True\b|(?!0\b)[0-9]|[rRuU]?[\"'])"
 # `a.key = b = True`: the value comes after another target of the same assignment.
@@ -91,9 +92,16 @@ def _is_word_byte(byte: int) -> bool:
 # AOTI201 in Python: a switch's name in quotes with a string value (`environ["K"] = ...`, `{"K": "1"}`,
 # `setdefault("K", "1")`), or as a keyword with a string value (`update(K="1")`, `dict(os.environ, K="1")`).
 _ENV_NAMES = b"|".join(re.escape(name.encode()) for name in SWITCHES_BY_ENV_VAR)
+# A read with a default (`os.environ.get("K", "0")`, `os.getenv("K", "1")`) is matched as such and passed over:
+# an attribute named `get` never resolves to `setdefault` or `putenv`.
 _ENV_SETTING = (
-    _quoted_key_pattern(_ENV_NAMES, _STRING_VALUE)
-    + rb"|(?<![\w.])(?:"
+    rb"(?P<read>\.(?:get|getenv)\("
+    + _GAP
+    + rb")?"
+    + _quoted_key_pattern(_ENV_NAMES, _STRING_VALUE)
+    + rb"|[(,]"
+    + _GAP
+    + rb"(?:"
     + _ENV_NAMES
     + rb")"
     + _GAP
@@ -305,7 +313,7 @@ class DebugEnvVar(_PythonSwitches, TextRule):
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:
-        return re.search(_ENV_SETTING, text) is not None
+        return any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
 
     @classmethod
     def check(cls, source: SourceFile) -> list[Finding]:

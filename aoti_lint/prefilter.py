@@ -1,10 +1,18 @@
-"""The second stage of the prefilter: what the code says, not what its bytes mention.
+"""The later stages of the prefilter: what the code says, not what its bytes mention.
 
-The first stage (``Rule.could_match``) looks for bytes. Many files merely mention a name in a docstring, a
-comment, or an unrelated module path (torch's own sources hold ``aot_compile`` and ``_export`` together in 13
-files; 1 refers to ``torch._export.aot_compile``). Parsing such a file with libcst and resolving its names
-costs ten to a hundred times more than the ``ast`` parse that settles it here. ``ast`` compiles nothing and
-runs nothing.
+A file pays for libcst only if some rule passes every stage, each cheaper than the next:
+1. its bytes (``Rule.could_match``): what must literally appear for a finding (a debug variable's own name, a
+   config key's own forms next to an Inductor token, ``aot_compile`` with ``_export``);
+2. for Python, its text (``Rule.could_match_python``): a regular expression for the forms a finding takes (a
+   debug variable's name with a literal value, not a read of it);
+3. one ``ast`` parse, cached, and one walk (``code_index``), queried by ``Rule.could_match_code``: e.g. a literal
+   setting of a debug key to an "on" value, a call of the API by its name or an imported one.
+
+Many files merely mention a name in a docstring, a comment, or an unrelated module path (torch's own sources
+hold ``aot_compile`` and ``_export`` together in 13 files; 1 refers to ``torch._export.aot_compile``). Parsing
+such a file with libcst and resolving its names costs ten to a hundred times more than the ``ast`` parse that
+settles it here. ``ast`` compiles nothing and runs nothing. Every stage must be sound: ``tests/test_fixtures.py``
+runs each fixture and rule example through each stage and compares with the unfiltered analysis.
 """
 
 from __future__ import annotations

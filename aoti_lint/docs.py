@@ -11,6 +11,7 @@ from pathlib import Path
 
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.base import Rule
+from aoti_lint.source import file_kind
 
 FIX_AVAILABILITY = {
     "never": "Fix is not available.",
@@ -29,16 +30,23 @@ def _sections(explanation: str) -> list[tuple[str, str]]:
     return sections
 
 
+def _fence(filename: str) -> str:
+    """The opening code fence for an example, in the language of its file."""
+    return "```cpp" if file_kind(Path(filename)) == "cpp" else "```python"
+
+
 def _example(rule: type[Rule]) -> list[str]:
     if not rule.INVALID:
         return []
     first = rule.INVALID[0]
-    out = ["## Example", "```python", first.source.rstrip(), "```"]
+    fence = _fence(first.filename)
+    out = ["## Example", fence, first.source.rstrip(), "```"]
     use_instead = first.fixed_source
     if use_instead is None and rule.VALID:
         use_instead = rule.VALID[0].source
+        fence = _fence(rule.VALID[0].filename)
     if use_instead is not None and use_instead.strip():
-        out += ["", "Use instead:", "```python", use_instead.rstrip(), "```"]
+        out += ["", "Use instead:", fence, use_instead.rstrip(), "```"]
     return out
 
 

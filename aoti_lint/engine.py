@@ -24,6 +24,11 @@ if TYPE_CHECKING:
     from aoti_lint.suppressions import Suppressions
 
 
+# The fixes planned per artifact flow across the files of a run, and the summary that plan reads.
+MIGRATION_CODES = frozenset({"AOTI001", "AOTI002"})
+FLOW_SUMMARY = "device-flow"
+
+
 @dataclass
 class ProjectPart:
     """What one file gives the project pass (plain data): summaries by ``ProjectRule.summary_key``, the
@@ -67,8 +72,17 @@ class RuleSet:
             self._per_file += [(pathspec.GitIgnoreSpec.from_lines(group), codes) for codes, group in groups.items()]
 
     def project_rules(self, kind: str) -> tuple[type[Rule], ...]:
-        """The enabled project rules for files of ``kind``, per-file-ignores left aside."""
-        return tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
+        """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
+        and the device-flow summary whenever the migration fixes are on (they are planned per artifact flow)."""
+        rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
+        if any(rule.code in MIGRATION_CODES for rule in self.rules) and not any(
+            rule.summary_key == FLOW_SUMMARY for rule in rules
+        ):
+            from aoti_lint.rules.device_flow import CrossDeviceLoad
+
+            if kind in CrossDeviceLoad.file_kinds:
+                rules += (CrossDeviceLoad,)
+        return rules
 
     def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
         ignored: set[str] = set()
@@ -112,6 +126,7 @@ def check_source(
     prefilter: bool = True,
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
+    flow: Any = None,
 ) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
 
@@ -150,7 +165,7 @@ def check_source(
         return result
     result.parsed = True
     try:
-        findings, summaries = _check_python(source, module, python_rules, target_torch, project_rules)
+        findings, summaries = _check_python(source, module, python_rules, target_torch, project_rules, flow)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -163,7 +178,9 @@ def check_source(
         suppressions = python_suppressions(text)
         findings = suppressions.filter(findings)
         if summaries:
-            codes = frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule))
+            codes = frozenset(
+                rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES
+            )
             result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
     return result
@@ -185,9 +202,10 @@ def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResu
         except Exception as exc:  # a bug in a rule must not stop the run
             result.errors.append(internal_error(source, exc))
     if result.findings:
-        from aoti_lint.suppressions import hash_comment_suppressions
+        from aoti_lint.suppressions import cpp_suppressions, hash_comment_suppressions
 
-        result.findings = hash_comment_suppressions(text).filter(result.findings)
+        suppressions = cpp_suppressions(text.encode()) if source.kind == "cpp" else hash_comment_suppressions(text)
+        result.findings = suppressions.filter(result.findings)
     return result
 
 
@@ -243,6 +261,7 @@ def _check_python(
     rules: Iterable[type[PythonRule]],
     target_torch: tuple[int, int],
     project_rules: Iterable[type[ProjectRule]] = (),
+    flow: Any = None,
 ) -> tuple[list[Finding], dict[str, object]]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
@@ -251,6 +270,7 @@ def _check_python(
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = PythonContext(source, module, wrapper, target_torch)
+    context.flow = flow
 
     class RuleVisitor(cst.BatchableCSTVisitor):
         """Hands libcst's batched traversal the rule's own visit_/leave_ methods."""
@@ -339,6 +359,11 @@ class FileOutcome:
     fixed_data: bytes | None = None
     checked: bool = False
     project: ProjectPart | None = None
+    # Artifact flows (aoti_lint.analysis.migration_flow) whose part in this file the fixed text migrates.
+    flow_groups: frozenset[int] = frozenset()
+    # What a fixed file is written over, when the run writes it after checking the whole flow.
+    source_path: Path | None = None
+    original_data: bytes | None = None
 
 
 MAX_FIX_ITERATIONS = 10
@@ -351,6 +376,7 @@ def fix_source(
     unsafe: bool,
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
+    flow: Any = None,
 ) -> tuple[SourceFile, int, FileResult]:
     """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
 
@@ -375,7 +401,7 @@ def fix_source(
         fixed += len(chosen)
         applied.update(finding.code for finding in chosen)
         source = source.with_text(text)
-        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules, flow=flow)
     text = source.text
     for rule in rules:
         # A fix sees one finding at a time; what only the whole set of fixes leaves behind (an import no
@@ -384,7 +410,7 @@ def fix_source(
             text = rule.tidy_after_fix(text)
     if text != source.text:
         source = source.with_text(text)
-        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
+        result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules, flow=flow)
     return source, fixed, result
 
 
@@ -405,21 +431,27 @@ def _parse_error(source: SourceFile) -> str | None:
 
 def _write_fixed(original: SourceFile, fixed: SourceFile) -> FileError | None:
     """Write atomically, and only if the file on disk is still the one that was read."""
+    return write_bytes(original.path, original.display_path, original.data, fixed.data)
+
+
+def write_bytes(path: Path, shown: str, original: bytes, data: bytes, dry_run: bool = False) -> FileError | None:
+    """Write ``data`` over ``path`` atomically if it still holds ``original``; ``dry_run``: only check that."""
     import os
 
     from aoti_lint.fsutil import atomic_write_bytes
 
     # A symlinked file is fixed where it lives; replacing the link by a copy would lose it.
-    path = original.path.resolve() if original.path.is_symlink() else original.path
+    path = path.resolve() if path.is_symlink() else path
     try:
-        if path.read_bytes() != original.data:
-            return FileError(original.display_path, "changed on disk while it was being fixed; not written")
+        if path.read_bytes() != original:
+            return FileError(shown, "changed on disk while it was being fixed; not written")
         # No write bit counts as read-only even for root, whom os.access lets write anything not immutable.
         if not os.access(path, os.W_OK) or not path.stat().st_mode & 0o222:
-            return FileError(original.display_path, "is read-only; fixes not written")
-        atomic_write_bytes(path, fixed.data)
+            return FileError(shown, "is read-only; fixes not written")
+        if not dry_run:
+            atomic_write_bytes(path, data)
     except OSError as exc:
-        return FileError(original.display_path, f"cannot write fixes: {exc.strerror or exc}")
+        return FileError(shown, f"cannot write fixes: {exc.strerror or exc}")
     return None
 
 
@@ -429,32 +461,59 @@ def process_source(
     fix: FixOptions,
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
+    flow: Any = None,
 ) -> FileOutcome:
-    """Lint one file and, when asked, fix it. Never leaves a file half-written or broken."""
+    """Lint one file and, when asked, fix it. Never leaves a file half-written or broken.
+
+    ``flow`` is the run's migration plan for this file (``aoti_lint.analysis.migration_flow.FileFlow``): its
+    part of every artifact flow the fix options allow is migrated in one pass, then the other fixes follow.
+    """
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules)
+    result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules, flow=flow)
     shown = source
-    if fix.apply and any(f.fix_applies(fix.unsafe) for f in result.findings):
+    groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
+    if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):
         try:
-            fixed_source, fixed, after = fix_source(source, rules, result, fix.unsafe, target_torch, summary_rules)
+            fixed_source, fixed, after = source, 0, result
+            if groups:
+                from aoti_lint.codemods.migrate_aoti import migrate_flows
+
+                try:
+                    text, fixed = migrate_flows(source.text, flow, groups, target_torch)
+                except Exception as exc:  # a bug in the codemod must not stop the run, nor write anything
+                    raise ValueError(
+                        f"the migration of its artifact flows failed: {type(exc).__name__}: {exc}"
+                    ) from exc
+                flow = flow.after(groups)
+                fixed_source = source.with_text(text)
+                after = check_source(
+                    fixed_source, rules, target_torch=target_torch, summary_rules=summary_rules, flow=flow
+                )
+            if any(f.fix_applies(fix.unsafe) for f in after.findings):
+                fixed_source, more, after = fix_source(
+                    fixed_source, rules, after, fix.unsafe, target_torch, summary_rules, flow
+                )
+                fixed += more
         except ValueError as exc:  # edits that cannot be applied, e.g. across notebook cells
             outcome.errors.append(
                 FileError(source.display_path, f"fixes could not be applied ({exc}); nothing written")
             )
-            fixed_source, fixed, after = source, 0, result
+            fixed_source, fixed, after, groups = source, 0, result, frozenset()
         broken = _parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:
             outcome.errors.append(
                 FileError(source.display_path, f"fixes would break the file ({broken}); nothing written")
             )
-        elif fixed and fixed_source.text != source.text:
+        elif (fixed or groups) and fixed_source.text != source.text:
             error = _write_fixed(source, fixed_source) if fix.write else None
             if error is not None:
                 outcome.errors.append(error)
             else:
                 outcome.fixed = fixed
+                outcome.flow_groups = groups
                 outcome.original_text, outcome.fixed_text = source.diff_text, fixed_source.diff_text
                 outcome.fixed_data = fixed_source.data
+                outcome.source_path, outcome.original_data = source.path, source.data
                 result, shown = after, fixed_source
     outcome.findings = shown.locate(result.findings)
     outcome.errors.extend(result.errors)
@@ -500,8 +559,47 @@ def lint_paths(
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
+    execution = execution or Execution()
+    # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
+    # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
+    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), execution)
+    flows = plan_migrations(
+        [outcome.project for outcome in outcomes if outcome.project is not None],
+        lambda: _cpp_artifact_loads(candidates, cwd),
+    )
+    again = [
+        index
+        for index, outcome in enumerate(outcomes)
+        if (outcome.path in flows and (flows[outcome.path].changed or fix.apply))
+        or (fix.apply and any(f.fix_applies(fix.unsafe) for f in outcome.findings))
+    ]
+    if again:
+        redone = run_files(
+            [candidates[index] for index in again],
+            ruleset,
+            cwd,
+            replace(fix, write=False),
+            replace(execution, cache_dir=None),
+            flows,
+        )
+        for index, outcome in zip(again, redone, strict=True):
+            outcomes[index] = outcome
+        if fix.apply:
+            _settle_flows(
+                outcomes,
+                flows,
+                fix,
+                lambda chosen: run_files(
+                    [candidates[index] for index in chosen],
+                    ruleset,
+                    cwd,
+                    replace(fix, apply=False),
+                    replace(execution, cache_dir=None),
+                    flows,
+                ),
+            )
     parts: list[ProjectPart] = []
-    for outcome in run_files(candidates, ruleset, cwd, fix, execution or Execution()):
+    for outcome in outcomes:
         run.add(outcome)
         if outcome.project is not None:
             parts.append(outcome.project)
@@ -510,6 +608,97 @@ def lint_paths(
     run.errors.extend(errors)
     run.sort()
     return run
+
+
+def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict[str, Any]:
+    """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
+
+    ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed).
+    """
+    summaries = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
+    if not any(getattr(summary, "migrations", ()) for summary in summaries):
+        return {}
+    from aoti_lint.analysis.migration_flow import plan_flows
+    from aoti_lint.rules.device_flow import CrossDeviceLoad
+
+    enabled = {part.path: part.codes for part in parts}
+    loaded_from_cpp = cpp_loads()
+
+    def foreign(name: str) -> str | None:
+        places = loaded_from_cpp.get(name)
+        if not places:
+            return None
+        return f"loaded from C++ at {places[0]}: migrate it to AOTIModelPackageLoader"
+
+    return plan_flows(summaries, CrossDeviceLoad.check_load, foreign, enabled=lambda path, code: code in enabled[path])
+
+
+def _cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str, list[str]]:
+    """``file:row`` of each C/C++ construction of an AOTI runner from a literal `.so` path, by file name."""
+    import posixpath
+
+    found: dict[str, list[str]] = {}
+    for candidate in candidates:
+        if candidate.kind != "cpp":
+            continue
+        try:
+            data = _read_regular_file(candidate.path)
+            from aoti_lint.analysis.cpp_consumers import find_artifact_loads
+
+            loads = find_artifact_loads(data)
+        except Exception:  # unreadable or unparsable: the C++ rules report it; the plan sees no load there
+            continue
+        for load in loads:
+            if load.path.endswith(".so"):
+                where = f"{display_path(candidate.path, cwd)}:{load.start.row}"
+                found.setdefault(posixpath.basename(load.path), []).append(where)
+    return found
+
+
+def _settle_flows(outcomes: list[FileOutcome], flows: dict[str, Any], fix: FixOptions, recheck: Any) -> None:
+    """Write the fixed files, but a flow's fix only if every file of it has it: a file that could not be
+    fixed or written keeps the whole flow (its other files included) as it was."""
+    where = {outcome.path: index for index, outcome in enumerate(outcomes)}
+    members: dict[int, set[str]] = {}
+    for path, flow in flows.items():
+        for group in flow.allowed_groups(fix.unsafe):
+            members.setdefault(group, set()).add(path)
+    why: dict[str, str] = {}
+    for outcome in outcomes:
+        if outcome.fixed_data is not None and outcome.source_path is not None and fix.write:
+            error = write_bytes(
+                outcome.source_path, outcome.path, outcome.original_data or b"", outcome.fixed_data, dry_run=True
+            )
+            if error is not None:
+                why[outcome.path] = error.message
+    changed = True
+    while changed:
+        changed = False
+        for group, paths in members.items():
+            missing = [
+                path
+                for path in sorted(paths)
+                if path in why or path not in where or group not in outcomes[where[path]].flow_groups
+            ]
+            if not missing:
+                continue
+            for path in paths - why.keys():
+                if path in where and outcomes[where[path]].fixed_data is not None:
+                    why[path] = f"fixes not written: its artifact flow could not be migrated in {missing[0]}"
+                    changed = True
+    refused = [where[path] for path in why if path in where and outcomes[where[path]].fixed_data is not None]
+    if refused:
+        for index, outcome in zip(refused, recheck(refused), strict=True):
+            outcome.errors.append(FileError(outcome.path, why[outcomes[index].path]))
+            outcomes[index] = outcome
+    if not fix.write:
+        return
+    for outcome in outcomes:
+        if outcome.fixed_data is not None and outcome.source_path is not None:
+            error = write_bytes(outcome.source_path, outcome.path, outcome.original_data or b"", outcome.fixed_data)
+            if error is not None:
+                outcome.errors.append(error)
+                outcome.fixed, outcome.fixed_text, outcome.fixed_data = 0, None, None
 
 
 def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> tuple[list[Finding], list[FileError]]:

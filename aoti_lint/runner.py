@@ -65,12 +65,20 @@ class _Pending:
     cache_key: str | None
     # Project rules that need this file's summary, per-file-ignores aside (see engine.check_source).
     summary_rules: tuple[type[Rule], ...] = ()
+    # The run's migration plan for this file (engine.plan_migrations), if any.
+    flow: object = None
 
 
 def run_files(
-    candidates: Sequence[Candidate], ruleset: RuleSet, cwd: Path, fix: FixOptions, execution: Execution
+    candidates: Sequence[Candidate],
+    ruleset: RuleSet,
+    cwd: Path,
+    fix: FixOptions,
+    execution: Execution,
+    flows: dict[str, object] | None = None,
 ) -> list[FileOutcome]:
-    """The outcome of linting (and fixing) each candidate, in the same order."""
+    """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
+    per display path (engine.plan_migrations)."""
     from contextlib import nullcontext
 
     target = ruleset.settings.target_torch
@@ -85,6 +93,7 @@ def run_files(
                 continue
             rules = ruleset.for_file(source.path, source.kind)
             summary_rules = ruleset.project_rules(source.kind)
+            flow = (flows or {}).get(source.display_path)
             summarise = any(rule.wants_summary(source.prefilter_data) for rule in summary_rules)
             if not summarise and not any(rule.could_match(source.prefilter_data) for rule in rules):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
@@ -99,10 +108,10 @@ def run_files(
             from aoti_lint.prefilter import needs_parse  # imports ast: only once some file passes stage one
 
             if needs_parse(source, rules, summary_rules):
-                pending.append(_Pending(index, source, rules, key, summary_rules))
+                pending.append(_Pending(index, source, rules, key, summary_rules, flow))
                 continue
             # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
-            outcomes[index] = outcome = process_source(source, rules, fix, target, summary_rules)
+            outcomes[index] = outcome = process_source(source, rules, fix, target, summary_rules, flow)
             _store(cache, key, outcome)
         for item, outcome in zip(pending, _process_all(pending, fix, execution, target), strict=True):
             outcomes[item.index] = outcome
@@ -130,7 +139,7 @@ def _process_all(
     jobs = min(_jobs(execution), len(pending))
     work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
     if jobs <= 1 or work < execution.pool_min_seconds:
-        return [process_source(item.source, item.rules, fix, target, item.summary_rules) for item in pending]
+        return [process_source(item.source, item.rules, fix, target, item.summary_rules, item.flow) for item in pending]
     return _process_in_pool(pending, fix, jobs, target)
 
 
@@ -143,7 +152,13 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target
         order = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
         futures = {
             i: pool.submit(
-                _process_in_worker, pending[i].source, pending[i].rules, fix, target, pending[i].summary_rules
+                _process_in_worker,
+                pending[i].source,
+                pending[i].rules,
+                fix,
+                target,
+                pending[i].summary_rules,
+                pending[i].flow,
             )
             for i in order
         }
@@ -168,8 +183,9 @@ def _process_in_worker(
     fix: FixOptions,
     target: tuple[int, int],
     summary_rules: tuple[type[Rule], ...],
+    flow: object = None,
 ) -> FileOutcome:
-    outcome = process_source(source, rules, fix, target, summary_rules)
+    outcome = process_source(source, rules, fix, target, summary_rules, flow)
     for finding in outcome.findings:
         # Rule-private payloads (libcst nodes) are neither needed by the parent nor cheap to pickle.
         finding.data = None

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aoti_lint.cpp import CPP_SUFFIXES
 from aoti_lint.diagnostics import Finding
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -33,6 +34,8 @@ def file_kind(path: Path) -> str | None:
         return "shell"
     if suffix in YAML_SUFFIXES:
         return "yaml"
+    if suffix in CPP_SUFFIXES:
+        return "cpp"
     name = path.name
     if name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")):
         return "dockerfile"

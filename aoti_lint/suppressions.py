@@ -82,3 +82,20 @@ def hash_comment_suppressions(text: str) -> Suppressions:
         if match:
             result.add_comment(row, match.group(1))
     return result
+
+
+def cpp_suppressions(data: bytes) -> Suppressions:
+    """``// noqa: CODE`` and ``/* noqa */`` comments of C/C++ code, read with tree-sitter (never from strings).
+
+    A file-level ``// aoti-lint: noqa: CODE`` works as ``#`` does in other files. Each line of a block comment
+    counts for its own row.
+    """
+    from aoti_lint import cpp
+
+    result = Suppressions()
+    for node in cpp.walk(cpp.parse(data).root_node, ("comment",)):
+        row = node.start_point[0] + 1
+        for offset, line in enumerate(cpp.text(node).split("\n")):
+            body = line.strip().removeprefix("//").removeprefix("/*").removesuffix("*/").lstrip("*")
+            result.add_comment(row + offset, "#" + body.strip())
+    return result

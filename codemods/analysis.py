@@ -49,6 +49,8 @@ ABSOLUTE_PATH_FUNCTIONS = {
 }
 DEVICE_LITERAL = re.compile(r"^(?P<type>cpu|cuda|xpu|mps)(?::(?P<index>\d+))?$")
 
+NEEDS_PACKAGE = "the loader will need a `.pt2` package where it read a `.so`: its producer must now write one"
+
 _RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
 
 
@@ -82,6 +84,11 @@ class CompileSite:
     # Two-step packaging: the statement holding `package_aoti(path, files)` and the call in it.
     package_call: cst.Call | None = None
     statement: cst.CSTNode | None = None
+    # Why the output path cannot become a package path here (a name bound elsewhere); the project plan
+    # lifts it when it rewrites that constant where it is defined.
+    path_blocked: str | None = None
+    # Comments trailing the options entries the fix removes: they move to the package path.
+    removed_comments: list[str] = field(default_factory=list)
 
     kind = "compile"
 
@@ -94,8 +101,14 @@ class LoadSite:
     verdict: Verdict
     producer: CompileSite | None = None
     device_index: int | None = None
-    # A `.so` literal of a migrated compile in the same module, to be rewritten to its `.pt2`.
-    path_literal: cst.SimpleString | None = None
+    # ``rank`` in ``f"cuda:{rank}"`` / ``torch.device("cuda", rank)``: passed on as ``device_index=rank``.
+    device_index_expr: cst.BaseExpression | None = None
+    # A `.so` path written here (literal, join, Path, f-string), to be rewritten to its `.pt2`: a fix never
+    # hands a `.so` to the package loader.
+    path_literal: cst.BaseExpression | None = None
+    # Why a variable holding a `.so` path blocks the fix; the project plan lifts it when it rewrites that
+    # constant where it is defined.
+    path_blocked: str | None = None
 
     kind = "load"
 
@@ -169,13 +182,12 @@ def replace_suffix(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpr
 
 def parse_device(node: cst.BaseExpression | None, names: Any) -> tuple[str, int | None] | None:
     """(device type, index) of a literal device: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
+    from aoti_lint.analysis.devices import parse_device as parse_device_text
+
     literal = string_value(node)
     if literal is not None:
-        match = DEVICE_LITERAL.match(literal.strip())
-        if not match:
-            return None
-        index = match.group("index")
-        return match.group("type"), None if index is None else int(index)
+        device = parse_device_text(literal.strip())
+        return None if device is None else (device.type, device.index)
     if isinstance(node, cst.Call) and names(node.func) == {"torch.device"} and 1 <= len(node.args) <= 2:
         if any(arg.keyword is not None or arg.star for arg in node.args):
             return None
@@ -191,21 +203,64 @@ def parse_device(node: cst.BaseExpression | None, names: Any) -> tuple[str, int 
     return None
 
 
+def device_index_expression(node: cst.BaseExpression | None, names: Any) -> tuple[str, cst.BaseExpression] | None:
+    """(device type, index expression) of ``f"cuda:{rank}"`` or ``torch.device("cuda", rank)``."""
+    if isinstance(node, cst.FormattedString) and len(node.parts) == 2:
+        text, expression = node.parts
+        if (
+            isinstance(text, cst.FormattedStringText)
+            and isinstance(expression, cst.FormattedStringExpression)
+            and expression.conversion is None
+            and expression.format_spec is None
+            and text.value.endswith(":")
+        ):
+            device = parse_device(cst.SimpleString(repr(text.value[:-1])), names)
+            if device is not None and device[1] is None:
+                return device[0], expression.expression
+    if isinstance(node, cst.Call) and names(node.func) == {"torch.device"} and len(node.args) == 2:
+        if any(arg.keyword is not None or arg.star for arg in node.args):
+            return None
+        device = parse_device(node.args[0].value, names)
+        if device is not None and device[1] is None and not isinstance(node.args[1].value, cst.Integer):
+            return device[0], node.args[1].value
+    return None
+
+
 class MigrationPlan:
     """Every deprecated call of one module, with what its fix will do and how safe it is."""
 
-    def __init__(self, facts: ModuleFacts, target_torch: tuple[int, int]) -> None:
+    def __init__(
+        self, facts: ModuleFacts, target_torch: tuple[int, int], flow: Any = None, lift_paths: bool = False
+    ) -> None:
         self.facts = facts
         self.module = facts.module
         self.target_torch = target_torch
         self.compiles: dict[int, CompileSite] = {}
         self.loads: dict[int, LoadSite] = {}
+        # Every call site in document order: the project plan (``flow``) names sites by this order.
+        self.sites: list[CompileSite | LoadSite] = []
         self._collect()
+        self._decisions = flow.decisions(len(self.sites)) if flow is not None else None
+        # With a project plan (or to summarise for one), a path held by a constant is the plan's business.
+        self._lift_paths = lift_paths or self._decisions is not None
         for site in self.compiles.values():
             self._analyse_compile(site)
         for site in self.loads.values():
             self._analyse_load(site)
         self._link()
+        self.flow_applied = False
+        if self._decisions is not None:
+            self._apply_flow(self._decisions)
+
+    def _apply_flow(self, decisions: Any) -> None:
+        """Replace each site's own verdict by its flow's (all its sites in every file of the run, or none)."""
+        self.flow_applied = True
+        for site, decision in zip(self.sites, decisions, strict=True):
+            site.verdict = Verdict(decision.applicability, decision.reason)
+            if decision.path_by_constant and site.kind == "compile":
+                site.package_path = site.so_path
+            if site.path_blocked is not None and not decision.path_by_constant:
+                site.verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
 
     def names(self, node: cst.CSTNode) -> set[str]:
         return self.facts.names(node)
@@ -250,7 +305,8 @@ class MigrationPlan:
                     if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
                         verdict.lower(Applicability.DISPLAY_ONLY, "its arguments cannot be read statically")
                         arguments = arguments or {}
-                    table[id(node.func)] = site_type(node, node.func, arguments, verdict)
+                    table[id(node.func)] = site = site_type(node, node.func, arguments, verdict)
+                    plan.sites.append(site)
 
         self.module.visit(Finder())
 
@@ -272,10 +328,11 @@ class MigrationPlan:
         if "options" in args:
             self._analyse_options(site, args["options"].value)
         if site.package_path is None and site.so_path is not None:
-            verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                "its `aot_inductor.output_path` is not a literal `.so` path that can become a `.pt2` package path",
+            site.path_blocked = (
+                "its `aot_inductor.output_path` is not a literal `.so` path that can become a `.pt2` package path"
             )
+            if not self._lift_paths:
+                verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
 
     def _analyse_callable(self, site: CompileSite, f: cst.BaseExpression) -> None:
         if isinstance(f, cst.Lambda) or (isinstance(f, cst.Call) and self.names(f.func) & {"functools.partial"}):
@@ -350,6 +407,47 @@ class MigrationPlan:
             self._pair_package_aoti(site)
         if kept:
             site.options = options.with_changes(elements=_reflow(options.elements, kept))
+        self._keep_dict_comments(site, options, kept)
+
+    def _keep_dict_comments(self, site: CompileSite, options: cst.Dict, kept: list[Any]) -> None:
+        """A removed entry's trailing comment goes with the package path; the comment lines after it stay in
+        front of the next entry that is kept."""
+        lines: list[cst.EmptyLine] = []
+        elements = list(site.options.elements) if kept and isinstance(site.options, cst.Dict) else []
+        kept_ids = {id(element) for element in kept}
+        position = 0
+        for element in options.elements:
+            if id(element) in kept_ids:
+                if lines and elements:
+                    if position == 0:
+                        brace = site.options.lbrace
+                        whitespace = brace.whitespace_after
+                        if isinstance(whitespace, cst.ParenthesizedWhitespace):
+                            brace = brace.with_changes(
+                                whitespace_after=whitespace.with_changes(empty_lines=[*whitespace.empty_lines, *lines])
+                            )
+                            site.options = site.options.with_changes(lbrace=brace)
+                    else:
+                        before = elements[position - 1]
+                        whitespace = before.comma.whitespace_after if isinstance(before.comma, cst.Comma) else None
+                        if isinstance(whitespace, cst.ParenthesizedWhitespace):
+                            elements[position - 1] = before.with_changes(
+                                comma=before.comma.with_changes(
+                                    whitespace_after=whitespace.with_changes(
+                                        empty_lines=[*whitespace.empty_lines, *lines]
+                                    )
+                                )
+                            )
+                            site.options = site.options.with_changes(elements=elements)
+                    lines = []
+                position += 1
+                continue
+            after = element.comma.whitespace_after if isinstance(element.comma, cst.Comma) else None
+            if isinstance(after, cst.ParenthesizedWhitespace):
+                if after.first_line.comment is not None:
+                    site.removed_comments.append(after.first_line.comment.value)
+                lines += [line for line in after.empty_lines if line.comment is not None]
+        site.removed_comments += [line.comment.value for line in lines]
 
     def _literal_keys_of_variable(self, name: cst.Name) -> set[str] | None:
         """All keys a dict variable can hold, when every write to it in its scope is a literal-keyed dict."""
@@ -447,6 +545,20 @@ class MigrationPlan:
         if "device" not in site.arguments:
             return
         device = parse_device(site.arguments["device"].value, self.names)
+        indexed = device_index_expression(site.arguments["device"].value, self.names)
+        if device is None and indexed is not None:
+            device_type, expression = indexed
+            if device_type == "cpu":
+                return
+            if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
+                site.device_index_expr = expression
+            else:
+                verdict.lower(
+                    Applicability.DISPLAY_ONLY,
+                    f"loading on `{self.module.code_for_node(site.arguments['device'].value)}` needs "
+                    "`device_index=` (torch 2.8+); raise `target-torch`",
+                )
+            return
         if device is None:
             verdict.lower(
                 Applicability.UNSAFE,
@@ -486,17 +598,33 @@ class MigrationPlan:
                     load.producer = self.compiles[id(value.func)]
                 elif isinstance(value, cst.Call) and NEW_COMPILE in self.names(value.func):
                     continue  # already a package
-                else:
-                    load.verdict.lower(
-                        Applicability.UNSAFE, "the loader will need a `.pt2` package where it read a `.so`"
+                elif value is not None and replace_suffix(value, ".so", ".pt2") is not None:
+                    load.path_blocked = (
+                        f"`{path.value}` holds a `.so` path: make it the `.pt2` package path where it is defined"
                     )
+                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+                    if not self._lift_paths:
+                        load.verdict.lower(Applicability.DISPLAY_ONLY, load.path_blocked)
+                else:
+                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
             elif string_value(path) is not None and string_value(path).endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
             elif string_value(path) in so_literals:
                 load.producer = so_literals[string_value(path)]
                 load.path_literal = path
+            elif path is not None and replace_suffix(path, ".so", ".pt2") is not None:
+                load.path_literal = path
+                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+            elif (
+                path is not None
+                and string_value(_suffix_literal(path)) is not None
+                and ".so" in (string_value(_suffix_literal(path)) or "")
+            ):
+                load.verdict.lower(
+                    Applicability.DISPLAY_ONLY, "its `.so` path cannot be rewritten to the `.pt2` package path"
+                )
             else:
-                load.verdict.lower(Applicability.UNSAFE, "the loader will need a `.pt2` package where it read a `.so`")
+                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
             if load.producer is not None:
                 load.producer.consumers.append(load)
 

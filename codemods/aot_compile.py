@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from aoti_lint.codemods.analysis import CompileSite, MigrationPlan
-from aoti_lint.codemods.layout import arrange, keyword
+from aoti_lint.codemods.layout import arrange, comments_of, keyword, with_comments
 
 
 class MigrateAotCompile(cst.CSTTransformer):
@@ -43,7 +43,21 @@ class MigrateAotCompile(cst.CSTTransformer):
         if site.options is not None:
             args.append(keyword("inductor_configs", site.options))
         func = cst.parse_expression(f"{self.torch}._inductor.aoti_compile_and_package")
-        return layout.with_changes(func=func, args=arrange(list(site.call.args), args))
+        arranged = with_comments(arrange(list(site.call.args), args), self._comments(site, len(args)))
+        return layout.with_changes(func=func, args=arranged)
+
+    def _comments(self, site: CompileSite, count: int) -> list[tuple[list[str], list[str]]]:
+        """The old arguments' comments, moved with what each argument became: the export call, the package
+        path (with the comments of the removed `aot_inductor.output_path` entry) or the configs."""
+        options_at = 1 if site.package_path is not None or site.options is None else count - 1
+        names = {id(arg): name for name, arg in site.arguments.items()}
+        groups: list[tuple[list[str], list[str]]] = [([], []) for _ in range(count)]
+        for arg, (lead, trail) in zip(site.call.args, comments_of(list(site.call.args)), strict=True):
+            target = options_at if names.get(id(arg)) == "options" and count > 1 else 0
+            groups[target][0].extend(lead)
+            groups[target][1].extend(trail)
+        groups[options_at if count > 1 else 0][1].extend(site.removed_comments)
+        return groups
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         site = self._by_call.get(id(original_node))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from aoti_lint.codemods.analysis import MigrationPlan, replace_suffix
-from aoti_lint.codemods.layout import arrange, keyword
+from aoti_lint.codemods.layout import arrange, comments_of, keyword, with_comments
 
 
 class MigrateAotLoad(cst.CSTTransformer):
@@ -28,5 +28,15 @@ class MigrateAotLoad(cst.CSTTransformer):
         args = [cst.Arg(path)]
         if site.device_index is not None:
             args.append(keyword("device_index", cst.Integer(str(site.device_index))))
+        elif site.device_index_expr is not None:
+            args.append(keyword("device_index", site.device_index_expr))
         func = cst.parse_expression(f"{self.torch}._inductor.aoti_load_package")
-        return updated_node.with_changes(func=func, args=arrange(list(original_node.args), args))
+        # The path's comments stay with it; the device's go to device_index= (or to the path when dropped).
+        groups: list[tuple[list[str], list[str]]] = [([], []) for _ in args]
+        device = site.arguments.get("device")
+        for arg, (lead, trail) in zip(original_node.args, comments_of(list(original_node.args)), strict=True):
+            target = len(args) - 1 if arg is device else 0
+            groups[target][0].extend(lead)
+            groups[target][1].extend(trail)
+        arranged = with_comments(arrange(list(original_node.args), args), groups)
+        return updated_node.with_changes(func=func, args=arranged)

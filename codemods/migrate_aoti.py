@@ -107,8 +107,12 @@ class _DropBareExportImport(cst.CSTTransformer):
         return updated_node.with_changes(names=names)
 
 
-def migrate(plan: MigrationPlan, targets: set[int]) -> str:
-    """The module's code with the given sites (keys of plan.compiles / plan.loads) migrated."""
+def migrate(plan: MigrationPlan, targets: set[int], tidy: bool = True) -> str:
+    """The module's code with the given sites (keys of plan.compiles / plan.loads) migrated.
+
+    ``tidy=False`` leaves the old imports for one tidying pass after all of a file's fixes: tidying per site
+    made fixing quadratic in the number of sites.
+    """
     module = plan.module
     binding = torch_binding(module)
     chain = _Chain(
@@ -117,7 +121,7 @@ def migrate(plan: MigrationPlan, targets: set[int]) -> str:
     new = module.visit(chain)
     if binding is None:
         new = _add_torch_import(new)
-    return tidy_imports(new).code
+    return tidy_imports(new).code if tidy else new.code
 
 
 def _is_old_import(statement: cst.CSTNode) -> bool:
@@ -222,4 +226,37 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
     )
     if verdict.applicability is Applicability.UNSAFE:
         title += f" (unsafe: {verdict.reason})"
-    return Fix(verdict.applicability, title, edits_between(original_code, migrate(plan, {key})))
+    return Fix(verdict.applicability, title, edits_between(original_code, migrate(plan, {key}, tidy=False)))
+
+
+def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[int, int]) -> tuple[str, int]:
+    """One file's part of whole flows (``aoti_lint.analysis.migration_flow``): its deprecated calls and path
+    constants of ``groups`` migrated in one pass, imports tidied once. Returns the text and the calls migrated.
+    """
+    from aoti_lint.diagnostics import Edit, Position
+    from aoti_lint.edits import apply_edits
+
+    edits = [
+        Edit(
+            rewrite.replacement,
+            Position(rewrite.span.row, rewrite.span.column),
+            Position(rewrite.span.end_row, rewrite.span.end_column),
+        )
+        for rewrite in flow.constants
+        if rewrite.group in groups
+    ]
+    # The constants first: a string in an assignment of its own changes no other row, so the plan's sites
+    # (named by their order) are where the plan saw them.
+    text = apply_edits(text, edits) if edits else text
+    plan = MigrationPlan(ModuleFacts(MetadataWrapper(cst.parse_module(text))), target_torch, flow)
+    if not plan.flow_applied:
+        raise ValueError("the file is not the one the migration was planned on")
+    decisions = flow.decisions(len(plan.sites))
+    targets = {
+        id(site.reference)
+        for site, decision in zip(plan.sites, decisions, strict=True)
+        if decision.group in groups and decision.applicability is not Applicability.DISPLAY_ONLY
+    }
+    if not targets:
+        return text, 0
+    return migrate(plan, targets), len(targets)

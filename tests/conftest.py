@@ -32,9 +32,42 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: 
     )
 
 
+# The README's fast command, `pytest -m "not torch and not slow"`, must leave out every test that compiles with
+# AOTInductor or installs an environment from PyPI. Marking here by the fixture that does the work keeps each
+# test file's own markers as they are, and a new test using one of these fixtures is marked without thought.
+TORCH_FIXTURES = frozenset({"aoti_packages", "batch2_package", "equivalence_runs"})
+SLOW_FIXTURES = frozenset({"pre_commit_home"})
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if used & TORCH_FIXTURES:
+            item.add_marker(pytest.mark.torch)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def _package_folder(tmp_path_factory, name: str) -> Path:
+    # AOTI_LINT_TEST_PACKAGES keeps the compiled packages between sessions (each compile takes 20+ s).
+    kept = os.environ.get("AOTI_LINT_TEST_PACKAGES")
+    if not kept:
+        return tmp_path_factory.mktemp(name)
+    folder = Path(kept) / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def pre_commit_home(tmp_path_factory) -> Path:
+    """One pre-commit store for the session (tests/test_precommit.py, tests/test_docs_run.py), so each hook
+    environment is installed once."""
+    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 @pytest.fixture(scope="session")
@@ -42,4 +75,13 @@ def aoti_packages(tmp_path_factory):
     """Real packages compiled once per session: plain (dynamic batch), debug-built, and the exported reference."""
     from tests.runtime_helpers import build_packages
 
-    return build_packages(tmp_path_factory.mktemp("aoti-packages"))
+    return build_packages(_package_folder(tmp_path_factory, "aoti-packages"))
+
+
+@pytest.fixture(scope="session")
+def migration_packages(tmp_path_factory):
+    """Compiled once per session: old.so (the deprecated aot_compile of plain's model) and other.pt2 (a slightly
+    different model, static shape (2, 10))."""
+    from tests.runtime_helpers import build_packages
+
+    return build_packages(_package_folder(tmp_path_factory, "aoti-migration"), debug=False, groups=("migration",))

@@ -11,38 +11,60 @@ from collections.abc import Callable
 from pathlib import Path
 
 # One child process compiles the packages (one torch import). The model has a dynamic batch (Dim min=1, max=64).
-# argv: output folder, device, "debug" to also build the debug package.
+# argv: output folder, device, then the groups to build: "base" (plain.pt2, reference.pt2, other_reference.pt2),
+# "debug" (debug.pt2), "migration" (old.so from the deprecated aot_compile of the same model, and other.pt2: a
+# slightly different model, compiled for the static shape (2, 10)).
 BUILD_SCRIPT = r"""
 import sys, torch
-out, device = sys.argv[1], sys.argv[2]
+out, device, groups = sys.argv[1], sys.argv[2], sys.argv[3:]
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(10, 4), torch.nn.ReLU()).eval().to(device)
 batch = torch.export.Dim("batch", min=1, max=64)
-ep = torch.export.export(model, (torch.randn(4, 10, device=device),), dynamic_shapes={"input": {0: batch}})
-torch.export.save(ep, f"{out}/reference.pt2")
-torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/plain.pt2")
+example = (torch.randn(4, 10, device=device),)
+ep = torch.export.export(model, example, dynamic_shapes={"input": {0: batch}})
+if "base" in groups:
+    torch.export.save(ep, f"{out}/reference.pt2")
+    torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/plain.pt2")
+if "migration" in groups:
+    # What production serves before the migration: the same model through the deprecated API.
+    torch._export.aot_compile(
+        model, example, dynamic_shapes={"input": {0: batch}}, options={"aot_inductor.output_path": f"{out}/old.so"}
+    )
+if "debug" in groups:
+    debug = {
+        "nan_asserts": True,
+        "aot_inductor.debug_intermediate_value_printer": "3",
+        "aot_inductor.debug_compile": True,
+    }
+    torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/debug.pt2", inductor_configs=debug)
 # The same program with other weights: a reference the package must disagree with.
 with torch.no_grad():
     model[0].weight.add_(1.0)
-torch.export.save(
-    torch.export.export(model, (torch.randn(4, 10, device=device),), dynamic_shapes={"input": {0: batch}}),
-    f"{out}/other_reference.pt2",
-)
-if sys.argv[3:] != ["debug"]:
-    sys.exit(0)
-debug = {
-    "nan_asserts": True,
-    "aot_inductor.debug_intermediate_value_printer": "3",
-    "aot_inductor.debug_compile": True,
-}
-torch._inductor.aoti_compile_and_package(ep, package_path=f"{out}/debug.pt2", inductor_configs=debug)
+if "base" in groups:
+    torch.export.save(
+        torch.export.export(model, example, dynamic_shapes={"input": {0: batch}}), f"{out}/other_reference.pt2"
+    )
+if "migration" in groups:
+    static = torch.export.export(model, (torch.randn(2, 10, device=device),))
+    torch._inductor.aoti_compile_and_package(static, package_path=f"{out}/other.pt2")
 """
+ARTIFACTS = {
+    "base": {"plain": "plain.pt2", "reference": "reference.pt2", "other_reference": "other_reference.pt2"},
+    "debug": {"debug": "debug.pt2"},
+    "migration": {"old_so": "old.so", "other": "other.pt2"},
+}
 
 
-def build_packages(dest: Path, device: str = "cpu", debug: bool = True) -> dict[str, Path]:
-    command = [sys.executable, "-c", BUILD_SCRIPT, str(dest), device, *(["debug"] if debug else [])]
-    subprocess.run(command, check=True, capture_output=True, timeout=900)
-    return {name: dest / f"{name}.pt2" for name in ("plain", "debug", "reference", "other_reference")}
+def build_packages(
+    dest: Path, device: str = "cpu", debug: bool = True, groups: tuple[str, ...] = ("base",)
+) -> dict[str, Path]:
+    """Compile the groups' artifacts into dest (ARTIFACTS), in one child process; kept when already there."""
+    groups = tuple(groups) + (("debug",) if debug and "debug" not in groups else ())
+    paths = {name: dest / file for group in groups for name, file in ARTIFACTS[group].items()}
+    if not all(path.is_file() for path in paths.values()):
+        command = [sys.executable, "-c", BUILD_SCRIPT, str(dest), device, *groups]
+        subprocess.run(command, check=True, capture_output=True, timeout=1800)
+    return paths
 
 
 def rewrite_zip(src: Path, dst: Path, transform: Callable[[str, bytes], bytes]) -> Path:

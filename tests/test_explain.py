@@ -44,6 +44,11 @@ REAL_TEXTS = {
         "RuntimeError: Cannot load AOTInductor package for device 'cuda' because CUDA is not available in this "
         "process. Check that this host or container has GPU access, or compile/package the model for CPU."
     ],
+    # run: aoti_load_package of a .so, and of a path where nothing is
+    "not-a-package": [
+        "RuntimeError: Failed to initialize zip archive: not a ZIP archive",
+        "RuntimeError: Failed to initialize zip archive: file open failed",
+    ],
     # run: aoti_load_package of a package whose metadata says cuda, CPU torch
     "torch-without-cuda": ["AssertionError: Torch not compiled with CUDA enabled"],
     # run: the C++ loader on the same package
@@ -104,6 +109,13 @@ REAL_TEXTS = {
         "czgphd2zq4frxbrv7w7vvcwvhbuwydtdsbvnvyhz42wziybab3nn.wrapper.so: undefined symbol: missing_symbol_xyz",
         "RuntimeError: Error in dlopen or dlsym: /tmp/aotinductor_iOMzOs/plain/data/aotinductor/model/x.wrapper.so: "
         "undefined symbol: AOTInductorModelContainerCreateWithDevice",
+    ],
+    # run: torch._inductor.aoti_load_package() of an aot_compile .so, then of a missing file (torch 2.13)
+    "not-a-pt2-archive": [
+        "RuntimeError: Failed to initialize zip archive: failed finding central directory",
+        "RuntimeError: Failed to initialize zip archive: file open failed",
+        "W1130 19:18:48.500000 10044 site-packages/torch/export/pt2_archive/_package.py:1121] Unable to load "
+        "package. f must be a buffer or a file ending in .pt2. Instead got {/tmp/w14/pk/old.so}",
     ],
     # log
     "gpu-arch-mismatch": ["RuntimeError: CUDA error: no kernel image is available for execution on the device"],
@@ -201,3 +213,37 @@ def test_live_errors_from_torch_are_explained(aoti_packages, cli, tmp_path):
         "outdated-pt2-warning",
         "cpu-device-index",
     }, produced.stderr
+
+
+def test_no_file_and_a_terminal_on_stdin_prints_usage(tmp_path):
+    """With a terminal on stdin and no file, explain must not wait silently for typed input."""
+    import os
+    import pty
+
+    from tests.conftest import REPO
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stdin, stdout and stderr are the pty
+        os.chdir(REPO)
+        os.execv(sys.executable, [sys.executable, "-m", "aoti_lint", "explain"])
+    output = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 2, output
+    assert b"usage: aoti-lint explain" in output and b"pipe one in" in output
+
+
+def test_log_lines_are_echoed_escaped(cli):
+    # (A \r or \n ends the line: the log is read line by line.)
+    hostile = "RuntimeError: Incorrect device passed to aoti_runner_cpu \x1b[2J\u202e::error file=evil.py::X\x07"
+    result = cli("explain", stdin=hostile + "\n")
+    assert result.returncode == 0
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout and "\x07" not in result.stdout
+    assert "aoti_runner_cpu \\x1b[2J\\u202e::error file=evil.py::X\\x07" in result.stdout

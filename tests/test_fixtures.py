@@ -13,7 +13,7 @@ from aoti_lint.source import PYTHON_KINDS, file_kind
 from tests.conftest import FIXTURES
 from tests.helpers import lint_text
 
-LINT_FIXTURES = sorted((FIXTURES / "lint").glob("*.py"))
+LINT_FIXTURES = sorted([*(FIXTURES / "lint").glob("*.py"), *(FIXTURES / "lint").glob("*.cpp")])
 
 
 @pytest.mark.parametrize("path", LINT_FIXTURES, ids=[p.name for p in LINT_FIXTURES])

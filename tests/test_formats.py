@@ -23,7 +23,8 @@ COMPILE = (
 LOAD = "`torch._export.aot_load` is deprecated; use `torch._inductor.aoti_load_package(...)` (torch 2.6+)"
 COMPILE_FIX = "Export with `torch.export.export` and compile with `aoti_compile_and_package`"
 LOAD_FIX = (
-    "Load the package with `aoti_load_package` (unsafe: the loader will need a `.pt2` package where it read a `.so`)"
+    "Load the package with `aoti_load_package` (unsafe: the loader will need a `.pt2` package where it read a "
+    "`.so`: its producer must now write one)"
 )
 NOTEBOOK = {
     "cells": [

@@ -38,7 +38,9 @@ def test_manifest_validates():
 def test_pre_commit_hands_over_exactly_the_files_aoti_lint_reads(tmp_path, monkeypatch):
     wanted = ["a.py", "stubs/b.pyi", "nb.ipynb", "run.sh", "ci/build.yml", "k8s.yaml", ".env", "prod.env"]
     wanted += ["Dockerfile", "docker/Dockerfile.dev", "Containerfile"]
+    wanted += ["serve.cpp", "src/loader.cc", "include/runner.h", "include/runner.hpp", "kernels/k.cu", "k.cuh"]
     unwanted = ["README.md", "LICENSE", "setup.cfg", "pyproject.toml", "Makefile", ".env.example", "a.pyc"]
+    unwanted += ["main.c", "CMakeLists.txt", "lib.so", "model.pt2"]
     every = wanted + unwanted
     for name in every:
         path = tmp_path / name
@@ -74,12 +76,6 @@ def _checkout_head() -> str:
         return _git("rev-parse", "HEAD", cwd=REPO)
     except subprocess.CalledProcessError:
         pytest.skip("this checkout is not a git repository")
-
-
-@pytest.fixture(scope="session")
-def pre_commit_home(tmp_path_factory) -> Path:
-    """One store for the session, so `pre-commit run` installs the hook's environment once."""
-    return tmp_path_factory.mktemp("pre-commit-home")
 
 
 def _project(root: Path, files: dict[str, str]) -> Path:

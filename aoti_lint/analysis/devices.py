@@ -19,12 +19,15 @@ from typing import Any
 from aoti_lint.analysis.flow_summary import (
     CallArgument,
     CompileSite,
+    ConstantSite,
     Device,
     DynamicDim,
     ExampleInput,
     FlowSummary,
     LoadSite,
+    MigrationSite,
     ModelCall,
+    PathArgument,
     Span,
 )
 from aoti_lint.knowledge import device_flow as K
@@ -166,10 +169,17 @@ class ModuleFlow:
         self.calls = collector.calls
         self.changed_in_place = collector.changed_in_place
         # A factory in a function may run inside a caller's ``with torch.device(...)`` (or an unknown context
-        # object that may be one): with any such block in the module, its device is unknown.
-        self.device_contexts = any(
-            not isinstance(item, cst.Call) or K.TORCH_DEVICE in self.names(item.func) for item in collector.with_items
-        )
+        # object that may be one): the blocks that may set a device, and (lazily) the functions they may call.
+        self.device_blocks = [
+            block
+            for block in collector.withs
+            if any(
+                not isinstance(item.item, cst.Call) or K.TORCH_DEVICE in self.names(item.item.func)
+                for item in block.items
+            )
+        ]
+        self.device_contexts = bool(self.device_blocks)
+        self._under_device: set[str] | None = None
         self.compile_calls: list[Any] = []
         self.load_calls: list[Any] = []
         self.setter_calls: list[Any] = []
@@ -588,9 +598,55 @@ class ModuleFlow:
                         value = self.eval(item.item)
                         return value.device if isinstance(value, DeviceValue) else None
             current = self.parent(current)
-        if self.device_contexts and self._enclosing(node, self.cst.FunctionDef) is not None:
+        if self.device_contexts and self._may_run_under_device_block(node):
             return None
         return self._module_default_device(node)
+
+    def _may_run_under_device_block(self, node: Any) -> bool:
+        """Whether the function around ``node`` may be called inside a ``with torch.device(...)`` of this module:
+        its name (or a function's that calls it) is used in such a block. A lambda is not followed."""
+        if self._enclosing(node, self.cst.Lambda) is not None:
+            return True
+        functions = []
+        current = self._enclosing(node, self.cst.FunctionDef)
+        while current is not None:
+            functions.append(current)
+            current = self._enclosing(current, self.cst.FunctionDef)
+        if not functions:
+            return False
+        if self._under_device is None:
+            self._under_device = self._names_reached_from(self.device_blocks)
+        return any(function.name.value in self._under_device for function in functions)
+
+    def _names_reached_from(self, blocks: list[Any]) -> set[str]:
+        """Names used in ``blocks`` (bare names and attribute names, so methods count), and transitively the
+        names used in the bodies of the functions so named."""
+        cst = self.cst
+        bodies: dict[str, list[Any]] = {}
+
+        class Definitions(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: Any) -> None:
+                bodies.setdefault(node.name.value, []).append(node.body)
+
+        self.module.visit(Definitions())
+
+        class Names(cst.CSTVisitor):
+            def __init__(self) -> None:
+                super().__init__()
+                self.found: set[str] = set()
+
+            def visit_Name(self, node: Any) -> None:
+                self.found.add(node.value)
+
+        reached: set[str] = set()
+        pending = [block.body for block in blocks]
+        while pending:
+            finder = Names()
+            pending.pop().visit(finder)
+            for name in finder.found - reached:
+                reached.add(name)
+                pending.extend(bodies.get(name, ()))
+        return reached
 
     def _module_default_device(self, node: Any) -> Device | None:
         if not self.setter_calls:
@@ -803,7 +859,160 @@ class ModuleFlow:
             loads=loads,
             calls=tuple(calls),
             constants=self.artifact_constants(),
+            migrations=self.migration_sites(),
+            constant_sites=self.constant_sites(),
+            so_mentions=self.so_mentions(),
+            path_arguments=self.path_arguments(),
         )
+
+    def path_arguments(self) -> tuple[PathArgument, ...]:
+        """`.so` paths passed to functions other than the AOTI ones: a helper of the run may load them."""
+        if ".so" not in self.context.source.text:
+            return ()
+        from aoti_lint.codemods.analysis import replace_suffix
+
+        found = []
+        for call in self.calls:
+            if id(call) in self.compile_index or id(call) in self.load_index:
+                continue
+            position = 0
+            for arg in call.args:
+                if arg.star:
+                    break
+                path = _path(self.eval(arg.value))
+                so_name = _so_name(arg.value)
+                if (path is not None and path.endswith(".so")) or so_name is not None:
+                    new = replace_suffix(arg.value, ".so", ".pt2")
+                    found.append(
+                        PathArgument(
+                            tuple(sorted(self.names(call.func))),
+                            None if arg.keyword else position,
+                            arg.keyword.value if arg.keyword else None,
+                            path if path is not None and path.endswith(".so") else None,
+                            self.span(arg.value),
+                            None if new is None else self.module.code_for_node(new),
+                            so_name or posixpath.basename(path or ""),
+                        )
+                    )
+                position += arg.keyword is None
+        return tuple(found)
+
+    def _parameter_of(self, node: Any) -> tuple[str, int, str] | None:
+        """(function, position, name) when ``node`` is a parameter of a module-level function."""
+        if not isinstance(node, self.cst.Name):
+            return None
+        scope = self.scopes.get(node)
+        assignments = list(scope[node.value]) if scope is not None else []
+        if len(assignments) != 1 or not isinstance(getattr(assignments[0], "node", None), self.cst.Param):
+            return None
+        param = assignments[0].node
+        function = self._enclosing(param, self.cst.FunctionDef)
+        if function is None or not isinstance(self.parent(function), self.cst.Module):
+            return None
+        positional = [*function.params.posonly_params, *function.params.params]
+        index = next((i for i, p in enumerate(positional) if p is param), None)
+        return (function.name.value, -1 if index is None else index, node.value)
+
+    def so_mentions(self) -> tuple[tuple[str, int, int], ...]:
+        """Where a string names a `.so` file (its base name), for the migration plan's escape check."""
+        flow = self
+
+        class Finder(self.cst.CSTVisitor):
+            def __init__(self) -> None:
+                super().__init__()
+                self.found: list[tuple[str, int, int]] = []
+
+            def visit_SimpleString(self, node: Any) -> None:
+                value = node.evaluated_value
+                self._add(node, value if isinstance(value, str) else "")
+
+            def visit_FormattedStringText(self, node: Any) -> None:
+                self._add(node, node.value)
+
+            def _add(self, node: Any, text: str) -> None:
+                text = text.strip()
+                if text.endswith(".so") and "\n" not in text:
+                    position = flow.positions[node].start
+                    self.found.append((posixpath.basename(text), position.line, position.column + 1))
+
+        finder = Finder()
+        self.module.visit(finder)
+        return tuple(finder.found)
+
+    def migration_sites(self) -> tuple[MigrationSite, ...]:
+        """The deprecated calls with the codemod's own verdicts: the same plan the AOTI001/AOTI002 fixes use."""
+        old = [call for call in self.compile_calls if K.AOT_COMPILE_OLD in self.names(call.func)]
+        old += [call for call in self.load_calls if K.AOT_LOAD in self.names(call.func)]
+        if not old:
+            return ()
+        from aoti_lint.codemods.analysis import MigrationPlan
+
+        # The verdicts as if every path constant could be rewritten: whether it can is the project's question.
+        context = self.context
+        plan = MigrationPlan(context.facts(), context.target_torch, lift_paths=True)
+        suppressions = None
+        if "noqa" in context.source.text:
+            from aoti_lint.suppressions import python_suppressions
+
+            suppressions = python_suppressions(context.source.text)
+        sites = []
+        for site in plan.sites:
+            position = self.positions[site.reference].start
+            if site.kind == "compile":
+                index = self.compile_index.get(id(site.call))
+                path = site.so_path
+            else:
+                index = self.load_index.get(id(site.call))
+                path = site.arguments["so_path"].value if "so_path" in site.arguments else None
+            if index is None:
+                continue
+            suppressed = False
+            if suppressions is not None:
+                from aoti_lint.diagnostics import Finding, Position
+
+                at = Position(position.line, position.column + 1)
+                code = "AOTI001" if site.kind == "compile" else "AOTI002"
+                suppressed = suppressions.suppresses(Finding(code, "", context.source.display_path, at, at))
+            sites.append(
+                MigrationSite(
+                    kind=site.kind,
+                    row=position.line,
+                    column=position.column + 1,
+                    index=index,
+                    applicability=site.verdict.applicability.value,
+                    reason=site.verdict.reason,
+                    path_name=path.value if isinstance(path, self.cst.Name) else None,
+                    path_blocked=site.path_blocked is not None,
+                    rewrites_path=site.kind == "load" and site.path_literal is not None,
+                    param=self._parameter_of(path) if site.kind == "load" else None,
+                    suppressed=suppressed,
+                    so_name=_so_name(path),
+                )
+            )
+        return tuple(sites)
+
+    def constant_sites(self) -> tuple[ConstantSite, ...]:
+        """Module-level names bound once to a `.so` path, with the `.pt2` expression a migration writes there."""
+        from aoti_lint.codemods.analysis import replace_suffix
+
+        found = []
+        for statement in self.module.body:
+            if not isinstance(statement, self.cst.SimpleStatementLine):
+                continue
+            for small in statement.body:
+                targets = [t.target for t in small.targets] if isinstance(small, self.cst.Assign) else []
+                if isinstance(small, self.cst.AnnAssign) and small.value is not None:
+                    targets = [small.target]
+                for target in targets:
+                    if not isinstance(target, self.cst.Name) or self.facts.references(target) is None:
+                        continue
+                    path = _path(self.eval(small.value))
+                    if path is None or not path.endswith(".so"):
+                        continue
+                    new = replace_suffix(small.value, ".so", ".pt2")
+                    replacement = None if new is None else self.module.code_for_node(new)
+                    found.append(ConstantSite(target.value, path, self.span(small.value), replacement))
+        return tuple(found)
 
     def artifact_constants(self) -> tuple[tuple[str, str], ...]:
         """Module-level names bound once to a ``.pt2``/``.so`` path, which other files may import."""
@@ -822,6 +1031,21 @@ class ModuleFlow:
                     if path is not None and path.endswith(K.ARTIFACT_SUFFIXES):
                         constants.append((target.value, path))
         return tuple(constants)
+
+
+def _so_name(node: Any) -> str | None:
+    """The `.so` file name a path expression ends with: "m.so", join(d, "m.so"), d / "m.so", f"{d}/m.so"."""
+    if node is None:
+        return None
+    from aoti_lint.codemods.analysis import _suffix_literal, string_value
+
+    tail = _suffix_literal(node)
+    text = string_value(tail)
+    if text is None and type(tail).__name__ == "FormattedString" and tail.parts:
+        text = getattr(tail.parts[-1], "value", None)
+    if isinstance(text, str) and text.strip().endswith(".so"):
+        return posixpath.basename(text.strip())
+    return None
 
 
 def _tuple(items: list | None) -> tuple | None:
@@ -883,6 +1107,7 @@ def _collect(cst: Any, module: Any) -> Any:
             self.self_attributes: dict[tuple[int, str], list[Any]] = {}
             self.calls: list[Any] = []
             self.with_items: list[Any] = []
+            self.withs: list[Any] = []
             self.changed_in_place: set[str] = set()
             self.classes: list[Any] = []
 
@@ -905,6 +1130,9 @@ def _collect(cst: Any, module: Any) -> Any:
 
         def visit_WithItem(self, node: Any) -> None:
             self.with_items.append(node.item)
+
+        def visit_With(self, node: Any) -> None:
+            self.withs.append(node)
 
         def _bind(self, target: Any, value: Any) -> None:
             if isinstance(target, (cst.Tuple, cst.List)):

@@ -94,6 +94,58 @@ class ModelCall:
 
 
 @dataclass(frozen=True)
+class MigrationSite:
+    """A call of the deprecated API (``aot_compile``/``aot_load``) as the codemod judges it within its module.
+
+    The project plan (``aoti_lint.analysis.migration_flow``) groups these with the sites and constants of
+    other files that share their artifact.
+    """
+
+    kind: str  # "compile" or "load"
+    row: int  # where its finding is (the called name)
+    column: int
+    index: int  # into the summary's compiles or loads
+    applicability: str  # the codemod's own verdict (an Applicability value) and why
+    reason: str
+    # The variable that holds the artifact path, when it is a name (a constant to rewrite where defined).
+    path_name: str | None = None
+    # A compile whose output path is a name: only rewriting that constant lets it migrate.
+    path_blocked: bool = False
+    # A load whose `.so` path is written at the call and rewritten there.
+    rewrites_path: bool = False
+    # A load of a path its module-level function receives: (function, parameter position, parameter name).
+    param: tuple[str, int, str] | None = None
+    # Its finding is switched off by a noqa comment: no fix may change it.
+    suppressed: bool = False
+    # The `.so` file name its path expression ends with ("m.so" in os.path.join(d, "m.so")), known even
+    # when the directory is not.
+    so_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ConstantSite:
+    """A module-level name bound once to a `.so` path: where it is written and what the fix makes of it."""
+
+    name: str
+    path: str
+    span: Span  # the value expression
+    replacement: str | None  # the expression with `.pt2` for `.so`; None when it cannot be rewritten
+
+
+@dataclass(frozen=True)
+class PathArgument:
+    """A `.so` path passed to a function of the run (e.g. a load helper), and its `.pt2` rewrite."""
+
+    callees: tuple[str, ...]  # qualified names of the called function
+    position: int | None
+    keyword: str | None
+    path: str | None
+    span: Span
+    replacement: str | None
+    so_name: str | None = None
+
+
+@dataclass(frozen=True)
 class FlowSummary:
     path: str  # display path
     directory: str  # the file's resolved directory, to prefer compile sites next to a load
@@ -102,6 +154,12 @@ class FlowSummary:
     calls: tuple[ModelCall, ...] = field(default=())
     # Module-level names bound once to an artifact path, for the files that import them.
     constants: tuple[tuple[str, str], ...] = field(default=())
+    migrations: tuple[MigrationSite, ...] = field(default=())
+    constant_sites: tuple[ConstantSite, ...] = field(default=())
+    # (file name, row, column) of every string naming a `.so` file: a mention no site accounts for is a
+    # reader of the artifact that a migration cannot follow.
+    so_mentions: tuple[tuple[str, int, int], ...] = field(default=())
+    path_arguments: tuple[PathArgument, ...] = field(default=())
 
     @property
     def module_parts(self) -> tuple[str, ...]:

@@ -30,7 +30,8 @@ IMA_PROCEDURE = (
     "before the crash is the suspect. Then recompile with AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT=<kernel> and "
     "printer level 2 to dump its inputs; if an input is already bad, move back to the kernel that produced it.",
     "Usual causes: dynamic shapes, and custom ops (especially C++ ones) whose meta function is not SymInt-aware.",
-    "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the first two steps for you.",
+    "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the first two steps for you (every validate "
+    "run has AOTI_RUNTIME_CHECK_INPUTS=1; on CUDA, --diagnose reruns a failure with the deterministic switches).",
 )
 
 
@@ -200,6 +201,28 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         fix="Load where that device exists, or compile and package the model for CPU.",
         rules=("AOTI101",),
         source="torch 2.14 libtorch_cpu validate_package_device; test/export/test_package.py regexes",
+    ),
+    KnownFailure(
+        id="not-a-package",
+        title="The `.pt2` loader was handed a `.so` or a missing file",
+        pattern=r"Failed to initialize zip archive",
+        diagnosis=(
+            "`aoti_load_package` (and the C++ `AOTIModelPackageLoader`) read a `.pt2` package, which is a zip "
+            'archive. "not a ZIP archive": the path is a bare `.so` from the deprecated `aot_compile` (or another '
+            'file); "file open failed": nothing is there, often because the export still writes the `.so` path '
+            "while the loader was migrated to read a `.pt2`."
+        ),
+        checks=(
+            "Check the path the loader reads and what the export job writes: both must be the same `.pt2`.",
+            "Run `aoti-lint . --diff` over the export and the serving code together: AOTI002 reports `aot_load` "
+            "calls to migrate, AOTI003 a `.so` handed to `aoti_load_package`.",
+        ),
+        fix=(
+            "Migrate the compile and every load of its artifact together (`aoti-lint . --fix --unsafe-fixes` does, "
+            "per artifact flow), then re-run the export so that the `.pt2` exists."
+        ),
+        rules=("AOTI002", "AOTI003"),
+        source="run: aoti_load_package of a .so and of a missing path, torch 2.13 CPU (miniz via PyTorchFileReader)",
     ),
     KnownFailure(
         id="torch-without-cuda",
@@ -414,6 +437,27 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         source="aten/src/ATen/DynamicLibrary.cpp; run: a package whose .so misses a symbol, torch 2.13",
     ),
     KnownFailure(
+        id="not-a-pt2-archive",
+        title="The .pt2 loader was handed something that is not a .pt2 archive",
+        pattern=r"Failed to initialize zip archive|Unable to load package\. f must be a buffer or a file ending in",
+        diagnosis=(
+            "`aoti_load_package` / `AOTIModelPackageLoader` read the path as a zip archive and could not: "
+            "'failed finding central directory' means the file is not a .pt2 (usually the `.so` of the deprecated "
+            "`aot_compile`, handed to the new loader during a half-done migration); 'file open failed' means no "
+            "such file. Usually preceded by the misleading 'Loading outdated pt2 file' warning."
+        ),
+        checks=(
+            "Check the path: a `.so` from `torch._export.aot_compile` loads only with the deprecated "
+            "`torch._export.aot_load(so_path, device)`.",
+            "Check that the file exists where the process runs (relative paths resolve against its working folder).",
+        ),
+        fix="Build the package with `torch._inductor.aoti_compile_and_package(torch.export.export(...), "
+        "package_path='model.pt2')` and load that .pt2; `aoti-lint --fix` migrates the compile call.",
+        rules=("AOTI002", "AOTI003"),
+        source="torch/csrc/inductor/aoti_package/model_package_loader.cpp (miniz); run: "
+        "torch._inductor.aoti_load_package('x.so'), torch 2.13",
+    ),
+    KnownFailure(
         id="gpu-arch-mismatch",
         title="Kernels compiled for another GPU architecture",
         pattern=r"no kernel image is available for execution on the device|device kernel image is invalid",
@@ -438,8 +482,8 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         ),
         checks=(
             *FIRST_CHECKS,
-            "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` runs the package in a child process and "
-            "reruns it with the checks on.",
+            "`aoti-lint validate PKG.pt2 --reference EP.pt2 --diagnose` checks the inputs against the package, then "
+            "runs it in a child process with the checks on.",
         ),
         fix="Fix the mismatch the checks reveal; if none, follow the illegal-memory-access procedure.",
         rules=("AOTI101", "AOTI102", "AOTI103"),

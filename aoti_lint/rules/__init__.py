@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from aoti_lint.rules.api_misuse import AotiApiMisuse
 from aoti_lint.rules.base import PythonRule, Rule
+from aoti_lint.rules.cpp_meta_kernel_concrete_size import CppMetaKernelConcreteSize
+from aoti_lint.rules.cpp_runner import DeprecatedCppRunner
 from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile, DeprecatedAotLoad
+from aoti_lint.rules.deprecated_impl_abstract import DeprecatedImplAbstract
 from aoti_lint.rules.device_flow import CrossDeviceLoad, InputDeviceMismatch, InputShapeMismatch
+from aoti_lint.rules.fake_kernel_concrete_size import FakeKernelConcreteSize
+from aoti_lint.rules.fake_kernel_shape_branch import FakeKernelShapeBranch
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -14,11 +19,16 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeprecatedAotCompile,
     DeprecatedAotLoad,
     AotiApiMisuse,
+    DeprecatedCppRunner,
     CrossDeviceLoad,
     InputDeviceMismatch,
     InputShapeMismatch,
     DebugEnvVar,
     DebugInductorConfig,
+    FakeKernelConcreteSize,
+    FakeKernelShapeBranch,
+    DeprecatedImplAbstract,
+    CppMetaKernelConcreteSize,
 )
 
 RULES_BY_CODE: dict[str, type[Rule]] = {rule.code: rule for rule in ALL_RULES}

@@ -231,6 +231,8 @@ class PythonContext:
         self.wrapper = wrapper
         self.target_torch = target_torch
         self.findings: list[Finding] = []
+        # The project's migration plan for this file (aoti_lint.analysis.migration_flow.FileFlow), if any.
+        self.flow: Any = None
         self._memo: dict[str, Any] = {}
         self._positions: Any = None
         self._qualified: Any = None

@@ -117,7 +117,10 @@ class DeprecatedReference(PythonRule):
         from aoti_lint.diagnostics import Applicability, Fix
 
         context = self.context
-        plan = context.memo("migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch))
+        # With a project plan (``context.flow``), each call gets its artifact flow's verdict.
+        plan = context.memo(
+            "migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch, context.flow)
+        )
         for finding in mine:
             site = plan.site_for_reference(finding.data)
             if site is None:
@@ -154,8 +157,12 @@ class DeprecatedAotCompile(DeprecatedReference):
     `aoti_compile_and_package`, moving `options` to `inductor_configs` and an `aot_inductor.output_path`
     of `x.so` to `package_path="x.pt2"`. The fix is safe when the artifact only serves the module itself
     (the path reaches an `aot_load` in the same module, which is migrated with it). It is unsafe when the
-    `.so` or its path escapes the module (returned, stored, consumed by a C++ runner): the artifact becomes
-    a `.pt2` for someone else. Calls with no faithful equivalent (`disable_constraint_solver=True`,
+    `.so` or its path escapes the module (returned, stored, loaded in another file): the artifact becomes
+    a `.pt2` for someone else. The unit of the fix is the artifact flow: the compile, every load of its
+    artifact and every constant naming its path, in every file of the run, migrate together (constants are
+    rewritten where they are defined) or, when one of them cannot (a C++ runner of the run loads the `.so`,
+    a string names it where the fix cannot follow, AOTI101 reports a load), none does and each message
+    names the other sites. Calls with no faithful equivalent (`disable_constraint_solver=True`,
     `same_signature=False`, a callable `torch.export.export` does not take) are reported with a message
     saying what to do by hand; see `docs/migration.md`.
 
@@ -330,11 +337,15 @@ class DeprecatedAotLoad(DeprecatedReference):
 
     ## Fix safety
     `aoti-lint --fix` rewrites `aot_load(path, device)` to `aoti_load_package(path)`, with
-    `device_index=N` for a literal `"cuda:N"` or `torch.device("cuda", N)` when `target-torch` is 2.8 or
-    newer. The fix is safe when the path comes from a compile in the same module (both sides are migrated
-    together and stay consistent), and unsafe otherwise: the loader then needs a `.pt2` package where it
-    used to read a `.so`. A device that is not a literal is left to the package (the device type always
-    comes from the package); the fix is then unsafe too.
+    `device_index=N` for `"cuda:N"` or `torch.device("cuda", N)` (also `f"cuda:{rank}"` and
+    `torch.device("cuda", rank)`: `device_index=rank`) when `target-torch` is 2.8 or newer; below, a
+    device index other than 0 leaves the call to be migrated by hand. The fix is safe when the path comes
+    from a compile in the same module (both sides are migrated together and stay consistent), and unsafe
+    otherwise: the loader then needs a `.pt2` package where it used to read a `.so`, and a `.so` path it is
+    given (a literal, `os.path.join`, a constant of the run) is rewritten to the `.pt2` with it; a fix
+    never hands a `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
+    silently move it to the compile's device. A device that is not a literal is left to the package (the
+    device type always comes from the package); the fix is then unsafe too.
 
     ## References
     - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)

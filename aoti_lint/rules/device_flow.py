@@ -52,9 +52,13 @@ class DeviceFlowRule(ProjectRule):
         # A summary holds compile and load sites (calls of the API, or of a name imported from it) and
         # artifact paths in module-level constants that other files may import. A relative import never
         # names the API (libcst resolves `from . import aot_compile` to `.aot_compile`).
+        # Any string naming a `.so` counts too: the migration plan must see every reader of an artifact (a
+        # path passed to a load helper, a file deleted or copied) before it rewrites the artifact's format.
         imported = {name for module, name in code.imported_names if not module.startswith(".")}
-        return bool((code.called | imported) & K.SUMMARY_IDENTIFIERS) or bool(
-            code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES)
+        return (
+            bool((code.called | imported) & K.SUMMARY_IDENTIFIERS)
+            or bool(code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES))
+            or ".so" in code.string_suffixes
         )
 
     @classmethod
@@ -420,6 +424,25 @@ class InputDeviceMismatch(DeviceFlowRule):
             """,
             line=8,
             message_contains='`batch.to("cuda")` (on cuda)',
+        ),
+        # A `with torch.device(...)` elsewhere in the module does not reach a function it never calls.
+        Invalid(
+            """
+            import torch
+
+            def warm_up():
+                with torch.device("cuda"):
+                    return torch.zeros(1)
+
+            def serve():
+                return loaded(torch.randn(8, 16))
+
+            x = torch.randn(8, 16, device="cuda")
+            path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
+            loaded = torch._inductor.aoti_load_package(path)
+            """,
+            line=8,
+            message_contains="`torch.randn(8, 16)` (on cpu)",
         ),
     ]
     VALID: ClassVar[list[Valid]] = [

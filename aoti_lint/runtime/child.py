@@ -52,7 +52,10 @@ def main(argv: list[str]) -> int:
         state.save(current="done", host=probe(request["device_type"]))
         return 0
     try:
-        run(request, state)
+        if request["mode"] == "baseline":
+            run_baseline(request, state)
+        else:
+            run(request, state)
     except Exception as exc:
         traceback.print_exc()
         # "current" stays: it names the step that failed.
@@ -125,8 +128,17 @@ def run(request: dict, state: State) -> None:
         state.save(current="loading the reference program")
         reference = torch.export.load(request["reference"])
     state.save(current="preparing inputs")
-    cases = _cases(request, reference, state)
-    if cases is None:
+    baseline = None
+    if request.get("baseline_file"):
+        # The baseline child ran the old .so on these cases: the same inputs, its outputs to compare with.
+        baseline = torch.load(request["baseline_file"], weights_only=True)
+        cases = [(name, tuple(args), dict(kwargs)) for name, args, kwargs in baseline["cases"]]
+    else:
+        cases = _cases(request, reference, state)
+        if cases is None:
+            return
+        cases = _checked(cases, request, reference, state)
+    if not cases:
         return
 
     state.save(current="loading the package")
@@ -135,7 +147,7 @@ def run(request: dict, state: State) -> None:
     index = request["device_index"]
     model = torch._inductor.aoti_load_package(request["package"], device_index=index)
     state.save(loaded=True)
-    device = torch.device(request["device_type"]) if index < 0 else torch.device(request["device_type"], index)
+    device = _device(request)
 
     def to_device(value):
         return value.detach().to(device).clone() if isinstance(value, torch.Tensor) else value
@@ -147,9 +159,8 @@ def run(request: dict, state: State) -> None:
         value = value.detach().clone() if isinstance(value, torch.Tensor) else value
         return value.to(reference_device) if isinstance(value, torch.Tensor) and reference_device else value
 
-    for name, args, kwargs in cases:
-        result = {"name": name, "shapes": _shapes((args, kwargs)), "status": "ok", "message": ""}
-        state.data["cases"].append(result)
+    for number, (name, args, kwargs) in enumerate(cases):
+        result = _case_result(state, name, args, kwargs)
         state.save(current=f"running the package on {name}")
         try:
             # The compiled model steals its input tensors: give it copies.
@@ -160,6 +171,12 @@ def run(request: dict, state: State) -> None:
             state.save()
             continue
         nonfinite = _nonfinite(output)
+        if baseline is not None:
+            old_output = baseline["outputs"][number]
+            result["differences"] = _differences(output, old_output)
+            mismatch = _compare(output, old_output, request.get("rtol"), request.get("atol"))
+            if mismatch:
+                result.update(status="baseline mismatch", message=mismatch)
         expected = None
         if expected_module is not None:
             state.save(current=f"running the reference program on {name}")
@@ -183,6 +200,203 @@ def run(request: dict, state: State) -> None:
             if result["status"] == "ok":
                 result.update(status="nonfinite", message="; ".join(nonfinite))
         state.save()
+
+
+def _device(request: dict):
+    import torch
+
+    index = request["device_index"]
+    return torch.device(request["device_type"]) if index < 0 else torch.device(request["device_type"], index)
+
+
+def _case_result(state: State, name: str, args, kwargs) -> dict:
+    result = {"name": name, "shapes": _shapes((args, kwargs)), "status": "ok", "message": ""}
+    state.data["cases"].append(result)
+    return result
+
+
+def run_baseline(request: dict, state: State) -> None:
+    """Run the legacy .so (torch._export.aot_load) on the cases, and save cases and outputs for the package run."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    reference = None
+    if request.get("reference"):
+        state.save(current="loading the reference program")
+        reference = torch.export.load(request["reference"])
+    state.save(current="preparing inputs")
+    cases = _cases(request, reference, state)
+    if cases is None:
+        return
+    cases = _checked(cases, request, reference, state)
+    if not cases:
+        return
+    state.save(current="loading the baseline .so")
+    device = _device(request)
+    # The deprecated API logs its deprecation banner here (logging, not warnings): expected, not an error.
+    model = torch._export.aot_load(request["baseline"], str(device))
+    state.save(loaded=True)
+
+    def to_device(value):
+        return value.detach().to(device).clone() if isinstance(value, torch.Tensor) else value
+
+    def to_cpu(value):
+        return value.detach().cpu() if isinstance(value, torch.Tensor) else value
+
+    kept, outputs = [], []
+    for name, args, kwargs in cases:
+        result = _case_result(state, name, args, kwargs)
+        state.save(current=f"running the baseline on {name}")
+        try:
+            output = model(*tree_map(to_device, args), **tree_map(to_device, kwargs))
+        except Exception as exc:
+            result.update(status="error", message=f"{type(exc).__name__}: {exc}")
+            traceback.print_exc()
+            state.save()
+            continue
+        kept.append((name, tree_map(to_cpu, args), tree_map(to_cpu, kwargs)))
+        outputs.append(tree_map(to_cpu, output))
+        state.save()
+    state.save(current="saving the baseline outputs")
+    torch.save({"cases": kept, "outputs": outputs}, request["baseline_file"])
+
+
+def _checked(cases, request: dict, reference, state: State):
+    """The cases the package's input checks accept; the others are recorded, with what differs, and not run.
+
+    A given or example input the package refuses is an error ("refused"); an edge the reference allows but the
+    package refuses (export compiles Dim(min=1) as >= 2) is skipped ("skipped").
+    """
+    specs = request.get("input_specs") or []
+    if not specs:
+        return cases
+    names = _user_input_names(reference)
+    if len(names) != len(specs):
+        # The program's inputs do not map one-to-one onto the package's: no names rather than wrong ones.
+        names = []
+    kept = []
+    for name, args, kwargs in cases:
+        problems = _input_problems(args, kwargs, specs, names)
+        if not problems:
+            kept.append((name, args, kwargs))
+            continue
+        status = "skipped" if name.startswith("edge ") else "refused"
+        state.data["cases"].append(
+            {
+                "name": name,
+                "shapes": _shapes((args, kwargs)),
+                "status": status,
+                "message": "; ".join(p["message"] for p in problems),
+                "problems": problems,
+            }
+        )
+        state.save()
+    return kept
+
+
+def _user_input_names(reference) -> list[str]:
+    if reference is None:
+        return []
+    from torch.export.graph_signature import InputKind
+
+    return [s.arg.name for s in reference.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+
+
+def _input_problems(args, kwargs, specs: list[dict], names: list[str]) -> list[dict]:
+    """What differs between the given tensors and the package's input checks (torch's own check order)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    # Keyword inputs are reordered by the package's in_spec; only positional inputs map one-to-one here.
+    leaves = tree_leaves(args)
+    if kwargs or not all(isinstance(leaf, torch.Tensor) for leaf in leaves):
+        return []
+    if len(leaves) != len(specs):
+        return [
+            {
+                "message": f"{len(leaves)} input tensor(s) given, the package was compiled for {len(specs)}",
+                "known": "",
+                "fix": "Pass the inputs the program was exported with (same number, same order).",
+            }
+        ]
+    problems = []
+    for spec, tensor in zip(specs, leaves, strict=True):
+        index = spec["index"]
+        label = f"input {index}" + (f" (`{names[index]}`)" if index < len(names) else "")
+        dtype = str(tensor.dtype).rsplit(".", 1)[-1]
+        if spec.get("dtype") and dtype != spec["dtype"]:
+            problems.append(
+                {
+                    "message": f"{label} is {dtype}, the package was compiled for {spec['dtype']}",
+                    "known": "input-dtype",
+                    "fix": f"Convert the input (`x.to(torch.{spec['dtype']})`), or export and compile with {dtype}.",
+                }
+            )
+        sizes = {int(dim): size for dim, size in spec.get("sizes", {}).items()}
+        if sizes and tensor.dim() <= max(sizes):
+            problems.append(
+                {
+                    "message": f"{label} has {tensor.dim()} dimension(s) {list(tensor.shape)}, the package was "
+                    f"compiled for at least {max(sizes) + 1}",
+                    "known": "",
+                    "fix": "Feed inputs of the rank the program was exported with.",
+                }
+            )
+            continue
+        for dim, size in sorted(sizes.items()):
+            got = int(tensor.shape[dim])
+            if isinstance(size, int):
+                if got != size:
+                    problems.append(
+                        {
+                            "message": f"{label} dim {dim} is {got}, the package was compiled for {size} "
+                            "(a static dimension)",
+                            "known": "input-dim-value",
+                            "fix": f"Feed size {size} at dim {dim}, or export with a Dim for it (dynamic_shapes) "
+                            "and recompile.",
+                        }
+                    )
+                continue
+            lower, upper = size
+            if (lower is not None and got < lower) or (upper is not None and got > upper):
+                shown = f"{'' if lower is None else lower}..{'' if upper is None else upper}"
+                problems.append(
+                    {
+                        "message": f"{label} dim {dim} is {got}, outside the package's range {shown} "
+                        "(a dynamic dimension)",
+                        "known": "input-dim-range",
+                        "fix": "Keep the size within the range, or export with a Dim(min=..., max=...) that "
+                        "covers it and recompile (sizes 0 and 1 are specialized by export: a Dim(min=1) "
+                        "compiles as >= 2).",
+                    }
+                )
+    return problems
+
+
+def generated_inputs(specs: list[dict], seed: int):
+    """Inputs built from the package's input checks (floating: randn with a fixed seed; others: zeros)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    tensors = []
+    for spec in specs:
+        sizes = {int(dim): size for dim, size in spec.get("sizes", {}).items()}
+        if not spec.get("dtype") or not hasattr(torch, spec["dtype"]) or sorted(sizes) != list(range(len(sizes))):
+            return None
+        shape = []
+        for _, size in sorted(sizes.items()):
+            if isinstance(size, int):
+                shape.append(size)
+            else:
+                lower, upper = size
+                value = max(2, lower or 0)
+                shape.append(min(value, upper) if upper is not None else value)
+        dtype = getattr(torch, spec["dtype"])
+        if dtype.is_floating_point or dtype.is_complex:
+            tensors.append(torch.randn(shape, generator=generator).to(dtype))
+        else:
+            tensors.append(torch.zeros(shape, dtype=dtype))
+    return tuple(tensors)
 
 
 def _reference_device(reference):
@@ -212,6 +426,14 @@ def _cases(request: dict, reference, state: State):
             return None
         args, kwargs = reference.example_inputs
         cases = [("the example inputs", tuple(args), dict(kwargs))]
+    elif request.get("input_specs"):
+        args = generated_inputs(request["input_specs"], request.get("seed", 0))
+        if args is None:
+            state.save(
+                input_error="the package's input checks do not give every input's dtype and shape: pass --inputs"
+            )
+            return None
+        cases = [(f"inputs generated from the package's input checks (seed {request.get('seed', 0)})", args, {})]
     else:
         return []
     if request.get("edges") and reference is not None:
@@ -261,6 +483,11 @@ def _edge_cases(reference, args, kwargs):
                     example_values[expr] = int(leaf.shape[dim])
     if not symbolic:
         return [], "edges skipped: the program has no dynamic dimensions"
+    # torch.export.save keeps no Dim names (torch 2.13: they live only in the exporting process's ShapeEnv), so a
+    # dimension is named by where the user sees it: the input's name and the dim.
+    where = {}
+    for position, dim, expr in symbolic:
+        where.setdefault(expr, f"{user_inputs[position]}.shape[{dim}]")
     cases = []
     skipped = []
     for symbol, example in sorted(example_values.items(), key=lambda item: str(item[0])):
@@ -288,10 +515,10 @@ def _edge_cases(reference, args, kwargs):
                 new_leaves[position] = _resized(new_leaves[position], dim, int(size))
             else:
                 if max((t.numel() for t in new_leaves if isinstance(t, torch.Tensor)), default=0) > EDGE_NUMEL_LIMIT:
-                    skipped.append(f"{symbol}={value}")
+                    skipped.append(f"{where[symbol]}={value}")
                     continue
                 new_args, new_kwargs = tree_unflatten(new_leaves, spec)
-                cases.append((f"edge {symbol}={value} ({label})", tuple(new_args), dict(new_kwargs)))
+                cases.append((f"edge {where[symbol]}={value} ({label})", tuple(new_args), dict(new_kwargs)))
     note = f"edges skipped as too large: {', '.join(skipped)}" if skipped else ""
     return cases, note
 
@@ -336,6 +563,32 @@ def _nonfinite(value) -> list[str]:
             infs = int(torch.isinf(tensor).sum())
             if nans or infs:
                 found.append(f"output {position}: {nans} NaN, {infs} Inf")
+    return found
+
+
+def _differences(actual, expected) -> list[dict]:
+    """Per output: the largest absolute and relative difference, where both sides are tensors of one shape
+    (NaN/Inf are reported apart and left out here)."""
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    found = []
+    for position, (new, old) in enumerate(zip(tree_leaves(actual), tree_leaves(expected), strict=False)):
+        if not isinstance(new, torch.Tensor) or not isinstance(old, torch.Tensor) or new.shape != old.shape:
+            continue
+        new, old = new.detach().cpu().double(), old.detach().cpu().double()
+        finite = torch.isfinite(new) & torch.isfinite(old)
+        delta = (new - old).abs().where(finite, torch.zeros_like(new))
+        # Relative to the baseline where it is non-zero (assert_close's relative difference is inf at a zero).
+        relative = (delta / old.abs()).where(old != 0, torch.zeros_like(old))
+        found.append(
+            {
+                "output": position,
+                "shape": list(new.shape),
+                "max_abs": float(delta.max()) if delta.numel() else 0.0,
+                "max_rel": float(relative.max()) if relative.numel() else 0.0,
+            }
+        )
     return found
 
 

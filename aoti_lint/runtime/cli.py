@@ -7,11 +7,20 @@ import json
 import sys
 from pathlib import Path
 
+from aoti_lint.runtime.escape import printable
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def validate_command(argv: list[str]) -> int:
-    from aoti_lint.runtime.validate import DEFAULT_TIMEOUT, render_text, validate
+    from aoti_lint.runtime.validate import (
+        DEFAULT_TIMEOUT,
+        NATIVE_CODE_WARNING,
+        render_junit,
+        render_summary,
+        render_text,
+        validate,
+    )
 
     parser = argparse.ArgumentParser(
         prog="aoti-lint validate",
@@ -20,10 +29,13 @@ def validate_command(argv: list[str]) -> int:
             "with the exported program. WARNING: this loads the package's compiled .so and runs its native code "
             "(in child processes); validate only packages you trust."
         ),
-        epilog="Exit status: 0 valid, 1 invalid, 2 usage error. "
+        epilog="Exit status: 0 every package valid, 1 some package invalid, 2 usage error, or a package that "
+        "could not be validated (unreadable, or no torch here). "
         "Running needs torch: pip install 'aoti-lint[validate]'.",
     )
-    parser.add_argument("package", type=Path, help="the .pt2 written by aoti_compile_and_package")
+    parser.add_argument(
+        "packages", type=Path, nargs="+", metavar="PACKAGE", help="the .pt2 written by aoti_compile_and_package"
+    )
     parser.add_argument(
         "--inputs",
         type=Path,
@@ -35,6 +47,13 @@ def validate_command(argv: list[str]) -> int:
         type=Path,
         metavar="EP.pt2",
         help="the program saved with torch.export.save: example inputs and expected outputs",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="OLD.so",
+        help="the legacy .so (torch._export.aot_compile) production serves: run it (torch._export.aot_load) on the "
+        "same inputs and compare the package's outputs with its outputs",
     )
     parser.add_argument(
         "--device-index", type=int, default=-1, help="device index to load on (default -1: the default device)"
@@ -49,8 +68,8 @@ def validate_command(argv: list[str]) -> int:
     parser.add_argument(
         "--diagnose",
         action="store_true",
-        help="on failure, rerun with AOTI_RUNTIME_CHECK_INPUTS=1 "
-        "(on CUDA also CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1)",
+        help="on a CUDA failure, rerun with CUDA_LAUNCH_BLOCKING=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 "
+        "(every run already has AOTI_RUNTIME_CHECK_INPUTS=1)",
     )
     parser.add_argument(
         "--no-run", action="store_true", help="only read the package (no torch needed, nothing executed)"
@@ -62,33 +81,59 @@ def validate_command(argv: list[str]) -> int:
         metavar="SECONDS",
         help=f"per child process (default {DEFAULT_TIMEOUT:g})",
     )
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--output-format", choices=("text", "json", "junit"), default="text")
     args = parser.parse_args(argv)
+    if args.baseline is not None and len(args.packages) > 1:
+        parser.error("--baseline compares one package with the legacy .so: give one package")
     if (args.rtol is None) != (args.atol is None):
         parser.error("--rtol and --atol go together")
     if args.edges and args.reference is None:
         parser.error("--edges needs --reference (the dynamic ranges come from the exported program)")
-    try:
-        report = validate(
-            args.package,
-            inputs=args.inputs,
-            reference=args.reference,
-            device_index=args.device_index,
-            rtol=args.rtol,
-            atol=args.atol,
-            edges=args.edges,
-            diagnose=args.diagnose,
-            run=not args.no_run,
-            timeout=args.timeout,
-        )
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    if not args.no_run:
+        print(f"aoti-lint validate: {NATIVE_CODE_WARNING}", file=sys.stderr)
+    reports = []
+    for package in args.packages:
+        try:
+            report = validate(
+                package,
+                inputs=args.inputs,
+                reference=args.reference,
+                baseline=args.baseline,
+                device_index=args.device_index,
+                rtol=args.rtol,
+                atol=args.atol,
+                edges=args.edges,
+                diagnose=args.diagnose,
+                run=not args.no_run,
+                timeout=args.timeout,
+            )
+        except ValueError as exc:
+            print(f"error: {printable(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        if report.error:
+            # One line naming the file; the other packages are still validated.
+            where = "" if report.error.startswith(str(package)) else f"{package}: "
+            print(printable(f"error: {where}{report.error}"), file=sys.stderr)
+        reports.append(report)
+        if args.output_format == "text":
+            sys.stdout.write(render_text(report))
     if args.output_format == "json":
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(report))
-    return EXIT_OK if report.valid else EXIT_FAILED
+        data = (
+            reports[0].to_dict()
+            if len(reports) == 1
+            else {
+                "valid": all(r.valid for r in reports),
+                "packages": [r.to_dict() for r in reports],
+            }
+        )
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    elif args.output_format == "junit":
+        sys.stdout.write(render_junit(reports))
+    elif len(reports) > 1:
+        sys.stdout.write("\n" + render_summary(reports))
+    if any(r.error for r in reports):
+        return EXIT_USAGE
+    return EXIT_OK if all(r.valid for r in reports) else EXIT_FAILED
 
 
 def explain_command(argv: list[str]) -> int:
@@ -99,16 +144,25 @@ def explain_command(argv: list[str]) -> int:
         description="Explain an AOTInductor error: match an error message or a whole log against the known failures.",
         epilog="Exit status: 0 something matched, 1 nothing matched, 2 usage error.",
     )
-    parser.add_argument("file", nargs="?", default="-", help="a log or error text; - or nothing reads stdin")
+    parser.add_argument("file", nargs="?", help="a log or error text; - (or nothing, from a pipe) reads stdin")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
+    if args.file is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            # Nothing piped in: waiting for a terminal to type a log is never what was meant.
+            parser.print_usage(sys.stderr)
+            print(
+                "aoti-lint explain: give a log file, or pipe one in (`... 2>&1 | aoti-lint explain`)", file=sys.stderr
+            )
+            return EXIT_USAGE
+        args.file = "-"
     if args.file == "-":
         text, source = sys.stdin.read(), "<stdin>"
     else:
         try:
             text = Path(args.file).read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
-            print(f"error: {args.file}: {exc.strerror or exc}", file=sys.stderr)
+            print(printable(f"error: {args.file}: {exc.strerror or exc}"), file=sys.stderr)
             return EXIT_USAGE
         source = args.file
     matches = match_text(text)

@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass
 
 from aoti_lint.knowledge.known_failures import KNOWN_FAILURES, KnownFailure
+from aoti_lint.runtime.escape import printable
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,9 @@ def _wrapped(text: str, indent: str) -> str:
 
 def render_match(match: Match, source: str | None = None, indent: str = "") -> str:
     entry = match.failure
-    where = f"{source}:{match.line}: " if source else ""
-    out = [f"{indent}{where}{entry.id}: {entry.title}", f"{indent}  | {match.text[:300]}"]
+    # The log line is someone else's text: shown escaped, on one line (escape.py).
+    where = f"{printable(source)}:{match.line}: " if source else ""
+    out = [f"{indent}{where}{entry.id}: {entry.title}", f"{indent}  | {printable(match.text[:300])}"]
     out.append(_wrapped(f"Diagnosis: {entry.diagnosis}", indent + "  "))
     out.append(f"{indent}  Checks:")
     out.extend(_wrapped(f"{n}. {check}", indent + "    ") for n, check in enumerate(entry.checks, 1))
@@ -64,5 +66,5 @@ def render(matches: list[Match], source: str, output_format: str) -> str:
     if output_format == "json":
         return json.dumps({"source": source, "matches": [m.to_dict() for m in matches]}, indent=2) + "\n"
     if not matches:
-        return f"{source}: no known AOTInductor failure found\n"
+        return f"{printable(source)}: no known AOTInductor failure found\n"
     return "\n\n".join(render_match(match, source) for match in matches) + "\n"

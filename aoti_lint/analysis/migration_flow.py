@@ -1,0 +1,386 @@
+"""The migration planned per artifact flow: a compile, every load of its artifact and every constant naming
+its path, in every file of the run, migrate together or not at all.
+
+Works on the plain per-file summaries (``flow_summary``), after every file was read and before any is fixed.
+The result, one ``FileFlow`` per file, tells the codemod of each file what each of its deprecated calls may
+do (the same verdict for every member of a flow) and which path constants to rewrite.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+from aoti_lint.analysis.flow_summary import (
+    ConstantSite,
+    FlowSummary,
+    Link,
+    MigrationSite,
+    PathArgument,
+    Span,
+    link_loads,
+)
+from aoti_lint.diagnostics import Applicability
+
+_RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
+
+
+@dataclass(frozen=True)
+class SiteDecision:
+    """What the fix of one deprecated call may do: its flow's applicability and why."""
+
+    group: int
+    applicability: Applicability
+    reason: str
+    # The artifact path is a name whose constant the flow rewrites where it is defined.
+    path_by_constant: bool = False
+
+
+@dataclass(frozen=True)
+class ConstantRewrite:
+    group: int
+    name: str
+    span: Span
+    replacement: str
+
+
+@dataclass
+class FileFlow:
+    """The plan for one file: a decision per deprecated call (document order) and the constants to rewrite."""
+
+    path: str
+    sites: tuple[SiteDecision, ...]
+    constants: tuple[ConstantRewrite, ...] = ()
+    group_applicability: dict[int, Applicability] = field(default_factory=dict)
+    # The groups whose fix has been applied to the text the codemod now reads.
+    applied_groups: frozenset[int] = frozenset()
+    # Whether the plan tells this file something its own analysis does not (another verdict or reason, a
+    # constant to rewrite): only then does a run without fixes read the file again.
+    changed: bool = True
+
+    def decisions(self, count: int) -> tuple[SiteDecision, ...] | None:
+        """The decisions for a text with ``count`` deprecated calls; None when the text is not the planned one."""
+        remaining = tuple(d for d in self.sites if d.group not in self.applied_groups)
+        return remaining if count == len(remaining) else None
+
+    def allowed_groups(self, unsafe: bool) -> frozenset[int]:
+        allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
+        return frozenset(group for group, value in self.group_applicability.items() if value in allowed)
+
+    def after(self, groups: frozenset[int]) -> FileFlow:
+        return FileFlow(
+            self.path, self.sites, self.constants, self.group_applicability, self.applied_groups | groups, self.changed
+        )
+
+
+@dataclass
+class _Member:
+    path: str
+    kind: str  # "compile", "load" or "constant"
+    row: int
+    artifact: str | None = None
+    site: MigrationSite | None = None
+    ordinal: int = -1
+    constant: ConstantSite | PathArgument | None = None
+    link: Link | None = None
+    returned_from: int | None = None  # a load of the path a compile of its own file returned
+    span: Span | None = None  # the call, or the constant's value
+    so_name: str | None = None  # the `.so` file name its path ends with
+
+    @property
+    def where(self) -> str:
+        what = self.kind
+        if isinstance(self.constant, ConstantSite):
+            what = f"constant `{self.constant.name}`"
+        elif isinstance(self.constant, PathArgument):
+            what = "path argument"
+        return f"{self.path}:{self.row} ({what})"
+
+
+class _Groups:
+    def __init__(self, size: int) -> None:
+        self.parent = list(range(size))
+
+    def find(self, item: int) -> int:
+        while self.parent[item] != item:
+            self.parent[item] = self.parent[self.parent[item]]
+            item = self.parent[item]
+        return item
+
+    def union(self, a: int, b: int) -> None:
+        self.parent[self.find(a)] = self.find(b)
+
+
+def plan_flows(
+    summaries: Sequence[FlowSummary],
+    cross_device: Callable[[Link], str | None] = lambda link: None,
+    foreign_loads: Callable[[str], str | None] = lambda path: None,
+    enabled: Callable[[str, str], bool] = lambda path, code: True,
+) -> dict[str, FileFlow]:
+    """One plan per file with deprecated calls or path constants of a flow that has deprecated calls.
+
+    ``cross_device`` tells why a linked load is reported by AOTI101 (such a load gets no fix);
+    ``foreign_loads(file name)`` where a `.so` of that name is read outside Python (a C++ runner), which the
+    fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
+    comment, no fix may change its calls).
+    """
+    from aoti_lint.analysis.flow_summary import _ArtifactResolver
+
+    resolve = _ArtifactResolver(summaries)
+    links = link_loads(summaries)
+    members: list[_Member] = []
+    by_artifact: dict[str, list[int]] = {}
+    mentions: dict[str, list[tuple[str, int, int]]] = {}
+    for summary in summaries:
+        for name, row, column in summary.so_mentions:
+            mentions.setdefault(name, []).append((summary.path, row, column))
+    for summary in summaries:
+        first = len(members)
+        for ordinal, site in enumerate(summary.migrations):
+            code = "AOTI001" if site.kind == "compile" else "AOTI002"
+            if site.suppressed or not enabled(summary.path, code):
+                site = replace(site, suppressed=True)
+            if site.kind == "compile":
+                flow_site = summary.compiles[site.index]
+                artifact = resolve(flow_site.artifact, flow_site.artifact_ref)
+                member = _Member(
+                    summary.path,
+                    "compile",
+                    site.row,
+                    artifact,
+                    site,
+                    ordinal,
+                    span=flow_site.span,
+                    so_name=site.so_name,
+                )
+            else:
+                load = summary.loads[site.index]
+                artifact = resolve(load.artifact, load.artifact_ref)
+                member = _Member(
+                    summary.path, "load", site.row, artifact, site, ordinal, span=load.span, so_name=site.so_name
+                )
+                member.link = links.get((summary.path, site.index))
+                member.returned_from = load.compile_index
+            members.append(member)
+        for constant in summary.constant_sites:
+            members.append(
+                _Member(
+                    summary.path,
+                    "constant",
+                    constant.span.row,
+                    constant.path,
+                    constant=constant,
+                    span=constant.span,
+                    so_name=posixpath.basename(constant.path),
+                )
+            )
+        for index in range(first, len(members)):
+            if members[index].artifact is not None:
+                by_artifact.setdefault(members[index].artifact, []).append(index)
+    if not any(member.site is not None for member in members):
+        return {}
+    # A load of a path a module-level function receives reads whatever its callers in the run pass.
+    helpers: dict[tuple[str, str], list[tuple[int, int, str]]] = {}
+    module_of = {summary.path: summary.module_parts for summary in summaries}
+    for index, member in enumerate(members):
+        if member.site is not None and member.site.param is not None:
+            function, position, name = member.site.param
+            helpers.setdefault((member.path, function), []).append((index, position, name))
+    joined: list[tuple[int, int]] = []
+    for summary in summaries:
+        for argument in summary.path_arguments:
+            for (path, function), loads in helpers.items():
+                if not any(_names_function(callee, module_of[path], function) for callee in argument.callees):
+                    continue
+                for load, position, name in loads:
+                    if argument.position == position or argument.keyword == name:
+                        members.append(
+                            _Member(
+                                summary.path,
+                                "argument",
+                                argument.span.row,
+                                argument.path,
+                                constant=argument,
+                                span=argument.span,
+                                so_name=argument.so_name,
+                            )
+                        )
+                        if argument.path is not None:
+                            by_artifact.setdefault(argument.path, []).append(len(members) - 1)
+                        joined.append((load, len(members) - 1))
+    groups = _Groups(len(members))
+    for a, b in joined:
+        groups.union(a, b)
+    # The same `.so` file name, where a directory is unknown, may be the same artifact: it migrates with it.
+    by_name: dict[str, int] = {}
+    for index, member in enumerate(members):
+        if member.so_name:
+            groups.union(index, by_name.setdefault(member.so_name, index))
+    for indices in by_artifact.values():
+        for index in indices[1:]:
+            groups.union(indices[0], index)
+    compile_members = {
+        (member.path, member.site.index): index
+        for index, member in enumerate(members)
+        if member.site is not None and member.kind == "compile"
+    }
+    for index, member in enumerate(members):
+        if member.returned_from is not None and (member.path, member.returned_from) in compile_members:
+            groups.union(index, compile_members[(member.path, member.returned_from)])
+        if member.link is not None and member.site is not None:
+            key = (member.link.compiled_in.path, member.link.compiled_in.compiles.index(member.link.compile))
+            if key in compile_members:
+                groups.union(index, compile_members[key])
+
+    by_group: dict[int, list[int]] = {}
+    for index in range(len(members)):
+        by_group.setdefault(groups.find(index), []).append(index)
+    decisions: dict[int, SiteDecision] = {}
+    rewrites: dict[int, ConstantRewrite] = {}
+    applicability: dict[int, Applicability] = {}
+    for group, indices in by_group.items():
+        group_members = [members[index] for index in indices]
+        if not any(member.site is not None for member in group_members):
+            continue
+        value, reason = _decide(group_members, foreign_loads, cross_device, mentions)
+        applicability[group] = value
+        movable = value is not Applicability.DISPLAY_ONLY
+        for index, member in zip(indices, group_members, strict=True):
+            if member.site is not None and member.site.suppressed:
+                decisions[index] = SiteDecision(-1, Applicability.DISPLAY_ONLY, "its finding is suppressed")
+            elif member.site is not None:
+                by_constant = movable and member.site.path_blocked
+                decisions[index] = SiteDecision(group, value, reason, by_constant)
+            elif member.constant is not None and member.constant.replacement is not None and movable:
+                name = member.constant.name if isinstance(member.constant, ConstantSite) else ""
+                rewrites[index] = ConstantRewrite(group, name, member.constant.span, member.constant.replacement)
+
+    plans: dict[str, FileFlow] = {}
+    for summary in summaries:
+        own = [index for index, member in enumerate(members) if member.path == summary.path]
+        sites = tuple(decisions[index] for index in own if index in decisions)
+        constants = tuple(rewrites[index] for index in own if index in rewrites)
+        if not sites and not constants:
+            continue
+        used = {decision.group for decision in sites} | {rewrite.group for rewrite in constants}
+        used.discard(-1)
+        changed = bool(constants) or any(
+            members[index].site.path_blocked
+            or (
+                not members[index].site.suppressed
+                and (
+                    decisions[index].applicability.value != members[index].site.applicability
+                    or decisions[index].reason != members[index].site.reason
+                )
+            )
+            for index in own
+            if index in decisions
+        )
+        plans[summary.path] = FileFlow(
+            summary.path, sites, constants, {group: applicability[group] for group in used}, changed=changed
+        )
+    return plans
+
+
+def _decide(
+    group: list[_Member],
+    foreign_loads: Callable[[str], str | None],
+    cross_device: Callable[[Link], str | None],
+    mentions: dict[str, list[tuple[str, int, int]]],
+) -> tuple[Applicability, str]:
+    """The applicability of one flow's fix, and why: the weakest of its members', or display-only for all."""
+    blockers: list[str] = []  # "where: why"
+    if any(member.kind == "compile" and not member.site.suppressed for member in group if member.site):
+        for member in group:
+            if member.site is not None and member.site.suppressed:
+                blockers.append(f"{member.where}: its finding is suppressed, so no fix may change it")
+    everyone_seen = group
+    group = [member for member in group if member.site is None or not member.site.suppressed]
+    if not any(member.site is not None for member in group):
+        return Applicability.DISPLAY_ONLY, "its finding is suppressed"
+    artifacts = {member.artifact for member in group if member.artifact and member.artifact.endswith(".so")}
+    names = {posixpath.basename(path) for path in artifacts} | {m.so_name for m in everyone_seen if m.so_name}
+    for name in sorted(names):
+        stray = _stray_mention(name, everyone_seen, mentions)
+        if stray is not None:
+            blockers.append(f"{stray} also names `{name}`, where the fix cannot follow it")
+        where = foreign_loads(name)
+        if where is not None:
+            blockers.append(where)
+    for member in group:
+        site = member.site
+        if member.constant is not None:
+            if member.constant.replacement is None and not (
+                member.kind == "argument" and _constant_in_group(member, group)
+            ):
+                blockers.append(f"{member.where}: its `.so` path cannot be rewritten to a `.pt2` path")
+            continue
+        assert site is not None
+        if site.applicability == Applicability.DISPLAY_ONLY.value:
+            blockers.append(f"{member.where}: {site.reason}")
+            continue
+        needs_constant = site.path_blocked or (
+            member.kind == "load"
+            and member.returned_from is None
+            and not site.rewrites_path
+            and member.artifact is not None
+            and member.artifact.endswith(".so")
+        )
+        if needs_constant and not _constant_in_group(member, group):
+            name = f"`{site.path_name}`" if site.path_name else "its path"
+            blockers.append(f"{member.where}: {name} names the `.so` where this run cannot rewrite it")
+        if member.kind == "load" and member.link is not None:
+            problem = cross_device(member.link)
+            if problem is not None:
+                blockers.append(f"{member.where}: AOTI101 reports it ({problem}), and a fix would hide that")
+    if blockers:
+        if len(group) == 1:
+            return Applicability.DISPLAY_ONLY, blockers[0].split(": ", 1)[-1]
+        everyone = ", ".join(member.where for member in group)
+        return (
+            Applicability.DISPLAY_ONLY,
+            f"its artifact flow ({everyone}) migrates whole or not at all: {'; '.join(blockers)}",
+        )
+    sites = [member for member in group if member.site is not None]
+    value = min((Applicability(member.site.applicability) for member in sites), key=_RANK.__getitem__)
+    reasons = [member.site.reason for member in sites if Applicability(member.site.applicability) is value]
+    reason = reasons[0] if reasons else ""
+    if len({member.path for member in group}) > 1 and value is Applicability.SAFE:
+        value = Applicability.UNSAFE
+        reason = "the artifact becomes a `.pt2` package for every file of its flow"
+    if len({member.path for member in group}) > 1 or any(member.site is None for member in group):
+        others = ", ".join(member.where for member in group)
+        reason = (
+            f"{reason}; migrated with its whole flow: {others}" if reason else f"migrated with its whole flow: {others}"
+        )
+    return value, reason
+
+
+def _stray_mention(name: str, group: list[_Member], mentions: dict[str, list]) -> str | None:
+    """A string naming the artifact's file outside every site and constant of its flow, as ``file:row``."""
+    for path, row, column in mentions.get(name, ()):
+        inside = any(
+            member.path == path
+            and member.span is not None
+            and (member.span.row, member.span.column) <= (row, column) <= (member.span.end_row, member.span.end_column)
+            for member in group
+        )
+        if not inside:
+            return f"{path}:{row}"
+    return None
+
+
+def _names_function(callee: str, module_parts: tuple[str, ...], function: str) -> bool:
+    """Whether the qualified name ``callee`` is ``function`` of the module at ``module_parts``."""
+    module, _, name = callee.rpartition(".")
+    parts = tuple(part for part in module.split(".") if part)
+    return name == function and bool(parts) and module_parts[-len(parts) :] == parts
+
+
+def _constant_in_group(member: _Member, group: list[_Member]) -> bool:
+    """Whether the `.so` path this site reads is a constant of the flow that gets rewritten."""
+    return any(
+        other.artifact == member.artifact and isinstance(other.constant, ConstantSite) and other.constant.replacement
+        for other in group
+    )

@@ -1,0 +1,237 @@
+"""AOTI301: a fake/meta kernel that turns a symbolic size into a Python number, or reads tensor data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aoti_lint.diagnostics import Severity
+from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
+from aoti_lint.lazy import cst
+from aoti_lint.rules.base import Invalid, PythonRule, Valid
+
+# Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
+# A Meta impl names its key in a plain string literal (see ``fake_kernels._is_meta``), quotes included.
+KERNEL_TRIGGERS = (
+    (b"register_fake",),
+    (b"impl_abstract",),
+    *((b"impl", quote + key + quote) for key in (b"Meta", b"meta") for quote in (b'"', b"'")),
+)
+
+
+def could_hold_kernel(code: Any) -> bool:
+    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.prefilter.CodeIndex``)."""
+    names = code.identifiers
+    if "register_fake" in names or "impl_abstract" in names:
+        return True
+    return "impl" in code.called and (
+        "library" in names
+        or "Library" in names
+        or any("library" in module.split(".") for module in code.imported_modules)
+    )
+
+
+class FakeKernelConcreteSize(PythonRule):
+    """
+    ## What it does
+    Finds fake and meta kernels of custom ops that turn a size of a tensor argument into a Python number,
+    or read a tensor argument's data. Kernels are functions registered with
+    `@torch.library.register_fake("ns::op")`, `@my_op.register_fake`, `torch.library.impl_abstract`,
+    `@torch.library.impl("ns::op", "Meta")` (or the legacy `@torch.library.impl(lib, "op", "Meta")`),
+    `Library(...).impl("op", fn, "Meta")`, and the call forms `torch.library.register_fake("ns::op", fn)` /
+    `my_op.register_fake(fn)`. Reported inside them:
+    - `int(...)` or `float(...)` of a size (`x.shape[0]`, `x.size(1)`, `x.numel()`, `x.stride(0)`,
+      arithmetic on them, or a local name bound once to one);
+    - a `math.*` function applied to a size (`math.ceil(x.shape[0] / 2)`);
+    - `.item()` on a size (a `SymInt` has no `.item()`);
+    - `.item()`, `.tolist()`, `.numpy()` on a tensor argument or a tensor computed from one (`x.sum().item()`).
+
+    ## Why is this bad?
+    Under `torch.export` with dynamic shapes, a fake kernel runs on FakeTensors whose sizes are symbols
+    (`SymInt`). `int(x.shape[0])` asks for the concrete value: export records a guard that pins the size to
+    the example's, so the op, and the whole exported program, is specialised to one batch size. Measured
+    with torch 2.13 on a `@torch.library.custom_op` whose fake kernel is
+    `n = int(x.shape[0]); return x.new_empty(n * 2, *x.shape[1:])`:
+    - exported with `dynamic_shapes={"x": {0: Dim("b", min=2, max=64)}}` it fails with
+      `UserError: Constraints violated (b)! For more information, run with TORCH_LOGS="+dynamic".`;
+      `float(...)` and `math.ceil(x.shape[0] / 2)` fail the same way;
+    - exported with `Dim.AUTO` it succeeds silently, with the input's size collapsed to the example's
+      (`torch.Size([4, 3])`, no range constraint): an AOTI package compiled from it is built for that size only;
+    - written `x.new_empty(x.shape[0] * 2, *x.shape[1:])` it exports with `{s77: VR[2, 64]}`.
+
+    A fake kernel has no data: `x.sum().item()` fails with `GuardOnDataDependentSymNode: Could not extract
+    specialized integer from data-dependent expression`, `.tolist()` with `Could not guard on
+    data-dependent expression`, `.numpy()` with `RuntimeError: .numpy() is not supported for tensor
+    subclasses.`, and `x.shape[0].item()` with `AttributeError: 'SymInt' object has no attribute 'item'`.
+
+    Keep sizes symbolic: compute with them directly (`x.shape[0] * 2`), use `torch.sym_max` / `torch.sym_min` /
+    `torch.sym_float` / `torch.sym_int` where a Python builtin would force a number, and for an output size
+    that depends on data allocate a new symbol with `torch.library.get_ctx().new_dynamic_size()`.
+
+    ## Known problems
+    Only sizes the rule can prove belong to a tensor argument count: a size passed in from elsewhere, read
+    through a helper function, or from a parameter annotated with something other than `Tensor` is not
+    followed.
+
+    ## References
+    - [torch.library.register_fake](https://pytorch.org/docs/stable/library.html#torch.library.register_fake)
+    - [Custom ops and dynamic shapes](https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html)
+    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
+    """
+
+    code = "AOTI301"
+    severity = Severity.ERROR
+    name = "fake-kernel-concrete-size"
+    summary = "A fake/meta kernel forces a symbolic size to a Python number or reads tensor data"
+    triggers = KERNEL_TRIGGERS
+
+    VALID = [
+        Valid(
+            """
+            import torch
+
+            @torch.library.custom_op("mylib::twice", mutates_args=())
+            def twice(x: torch.Tensor) -> torch.Tensor:
+                return torch.cat([x, x])
+
+            @twice.register_fake
+            def _(x):
+                return x.new_empty(x.shape[0] * 2, *x.shape[1:])
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            @torch.library.register_fake("mylib::nonzero_rows")
+            def _(x, min_rows: int):
+                torch._check(x.shape[0] >= 2)
+                n = torch.library.get_ctx().new_dynamic_size()
+                return x.new_empty(torch.sym_max(n, min_rows), x.shape[1])
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def eager_only(x):
+                return x.new_empty(int(x.shape[0]) * 2)
+
+            @torch.library.register_fake("mylib::scale")
+            def _(x, factor: float):
+                return x.new_empty(int(factor), x.size(1))
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+
+            @torch.library.custom_op("mylib::twice", mutates_args=())
+            def twice(x: torch.Tensor) -> torch.Tensor:
+                return torch.cat([x, x])
+
+            @twice.register_fake
+            def _(x):
+                n = int(x.shape[0])
+                return x.new_empty(n * 2, *x.shape[1:])
+            """,
+            line=9,
+            column=9,
+            message_contains="x.shape[0]",
+        ),
+        Invalid(
+            """
+            import math
+            from torch.library import register_fake
+
+            @register_fake("mylib::half")
+            def half_fake(x):
+                return x.new_empty(math.ceil(x.size(0) / 2))
+            """,
+            line=6,
+            column=24,
+            message_contains="math.ceil",
+        ),
+        Invalid(
+            """
+            import torch
+
+            lib = torch.library.Library("mylib", "FRAGMENT")
+            lib.define("rows(Tensor x) -> Tensor")
+
+            def rows_meta(x):
+                return x.new_empty(x.sum().item(), 3)
+
+            lib.impl("rows", rows_meta, "Meta")
+            """,
+            line=7,
+            message_contains="new_dynamic_size",
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.impl("mylib::flat", "Meta")
+            def flat_meta(x):
+                b, c = x.shape
+                return x.new_empty(float(b * c), x.shape[0].item())
+            """,
+            line=6,
+            count=2,
+        ),
+    ]
+
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        return could_hold_kernel(code)
+
+    def visit_Module(self, node: Any) -> None:
+        from aoti_lint.fake_kernels import is_size, is_tensor, kernel_index
+
+        for kernel in kernel_index(self.context).kernels.values():
+            for item in kernel.nodes():
+                if not isinstance(item, cst.Call):
+                    continue
+                message = self._defect(kernel, item, is_size, is_tensor)
+                if message is not None:
+                    self.report(item, message)
+
+    def _defect(self, kernel: Any, call: Any, is_size: Any, is_tensor: Any) -> str | None:
+        where = f"the fake kernel `{kernel.name}` ({kernel.registration})"
+        code = self.context.module.code_for_node
+        func = call.func
+        if isinstance(func, cst.Attribute) and not call.args:
+            method = func.attr.value
+            if method == "item" and is_size(kernel, func.value):
+                return (
+                    f"`{code(func.value)}` is a `SymInt` under export, which has no `.item()` "
+                    f"(AttributeError) in {where}; use the size as it is"
+                )
+            if method in DATA_METHODS and is_tensor(kernel, func.value):
+                return (
+                    f"`.{method}()` reads the data of a tensor argument in {where}, and a fake kernel has none "
+                    "(export fails with a data-dependent guard error); for a size that depends on data, use "
+                    "`torch.library.get_ctx().new_dynamic_size()`"
+                )
+            return None
+        sizes = [arg.value for arg in call.args if not arg.star and is_size(kernel, arg.value)]
+        if not sizes:
+            return None
+        names = self.qualified_names(func)
+        builtin = next((name for name in names if name in CONCRETE_BUILTINS), None)
+        if builtin is not None and len(call.args) == 1:
+            function = builtin.rsplit(".", 1)[-1]
+            return (
+                f"`{function}({code(sizes[0])})` turns a symbolic size into a Python number in {where}: export "
+                f"specialises the op to the example's size ('Constraints violated' for a `Dim`); keep the size "
+                "symbolic (arithmetic on it, `torch.sym_max`/`torch.sym_min`/`torch.sym_float`)"
+            )
+        math_function = next((name for name in names if name.startswith("math.")), None)
+        if math_function is not None:
+            return (
+                f"`{math_function}` on the size `{code(sizes[0])}` turns it into a Python number in {where}: "
+                "export specialises the op to the example's size; keep the size symbolic "
+                "(`torch.sym_float`/`torch.sym_int`/`torch.sym_max`/`torch.sym_min` take SymInts)"
+            )
+        return None

@@ -1,0 +1,202 @@
+"""AOTI302: a fake/meta kernel that branches in Python on a size of a tensor argument."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aoti_lint.lazy import cst
+from aoti_lint.rules.base import Invalid, PythonRule, Valid
+from aoti_lint.rules.fake_kernel_concrete_size import KERNEL_TRIGGERS, could_hold_kernel
+
+
+def _number(node: Any) -> float | None:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return float(node.evaluated_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        inner = _number(node.expression)
+        return None if inner is None else -inner
+    return None
+
+
+def _raises_only(body: Any) -> bool:
+    """A block that only raises: a check, which the rule leaves to the programmer."""
+    statements = list(body.body)
+    return bool(statements) and all(
+        isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Raise) for s in statement.body)
+        for statement in statements
+    )
+
+
+class FakeKernelShapeBranch(PythonRule):
+    """
+    ## What it does
+    Finds `if` statements and conditional expressions in fake and meta kernels of custom ops (registered as
+    for [AOTI301](AOTI301.md)) whose condition compares a size of a tensor argument with a number:
+    `if x.shape[0] > 8:`, `a if x.size(1) % 16 == 0 else b`; and Python loops over a size:
+    `for i in range(x.shape[0]):`, `[... for i in range(x.size(1))]`.
+
+    Comparisons of a plain size with 0 or 1 (`if x.numel() == 0:`) are not reported: export specialises
+    those sizes anyway. Neither is an `if` whose body only raises (a validation), nor a comparison between two
+    sizes.
+
+    ## Why is this bad?
+    Python control flow cannot stay symbolic: export evaluates the condition for the example input and
+    records a guard that keeps only the sizes taking the same branch. Measured with torch 2.13 on a
+    `@torch.library.custom_op` whose fake kernel returns `x.new_empty(x.shape[0] * 2, ...)` when
+    `x.shape[0] > 8` and `x.new_empty(x.shape[0], ...)` otherwise, exported with a batch of 4:
+    - with `dynamic_shapes={"x": {0: Dim("b", min=2, max=64)}}` it fails with
+      `UserError: Constraints violated (b)! For more information, run with TORCH_LOGS="+dynamic".`;
+    - with `Dim.DYNAMIC` or `Dim.AUTO` it succeeds silently with the range narrowed to `{s77: VR[2, 8]}`:
+      the AOTI package rejects every batch above 8.
+
+    A loop `for i in range(x.shape[0])` fails the same way (measured: `Constraints violated (b)!`), even
+    when its body does not touch the result: the loop runs in Python for the example's count.
+
+    Write one formula for every size (`torch.sym_max(x.shape[0], 8)`, `torch.sym_min`, `torch.sym_ite`), or,
+    when the kernel only supports some sizes, state it with `torch._check(x.shape[0] <= 8)` so export reports
+    the assumption instead of silently narrowing the range.
+
+    ## Known problems
+    The rule cannot know which dimensions will be dynamic: a branch on a dimension that stays static is
+    harmless. Add `# noqa: AOTI302` there.
+
+    ## References
+    - [torch.export: control flow and dynamic shapes](https://pytorch.org/docs/stable/export.html)
+    - [torch._check](https://pytorch.org/docs/stable/generated/torch._check.html)
+    - [Custom ops and dynamic shapes](https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html)
+    """
+
+    code = "AOTI302"
+    name = "fake-kernel-shape-branch"
+    summary = "A fake/meta kernel branches on a symbolic size, which specialises the exported op"
+    triggers = KERNEL_TRIGGERS
+
+    VALID = [
+        Valid(
+            """
+            import torch
+
+            @torch.library.register_fake("mylib::pad_rows")
+            def _(x):
+                torch._check(x.shape[0] <= 64)
+                if x.numel() == 0:
+                    return x.new_empty(0, x.shape[1])
+                if x.shape[0] > 64:
+                    raise ValueError("at most 64 rows")
+                return x.new_empty(torch.sym_max(x.shape[0], 8), x.shape[1])
+            """
+        ),
+        Valid(
+            """
+            import torch
+
+            def helper(x):
+                if x.shape[0] > 8:
+                    return x[:8]
+                return x
+
+            @torch.library.register_fake("mylib::same")
+            def _(x, y, mode: int):
+                if mode > 2 and x.dim() == 2:
+                    return torch.empty_like(x)
+                return x.new_empty(x.shape[0], y.shape[0])
+            """
+        ),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import torch
+
+            @torch.library.custom_op("mylib::grow", mutates_args=())
+            def grow(x: torch.Tensor) -> torch.Tensor:
+                return torch.cat([x, x]) if x.shape[0] > 8 else x.clone()
+
+            @grow.register_fake
+            def _(x):
+                if x.shape[0] > 8:
+                    return x.new_empty(x.shape[0] * 2, *x.shape[1:])
+                return x.new_empty(x.shape[0], *x.shape[1:])
+            """,
+            line=9,
+            column=8,
+            message_contains="torch._check",
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.impl_abstract("mylib::tile")
+            def tile_fake(x):
+                blocks = x.size(1) // 16 if x.size(1) % 16 == 0 else x.size(1) // 16 + 1
+                return x.new_empty(x.size(0), blocks)
+            """,
+            line=5,
+            column=33,
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.register_fake("mylib::offsets")
+            def _(x):
+                starts = [i * x.shape[1] for i in range(x.shape[0])]
+                return x.new_empty(len(starts))
+            """,
+            line=5,
+            column=39,
+            message_contains="loops over a symbolic size",
+        ),
+    ]
+
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        return could_hold_kernel(code)
+
+    def visit_Module(self, node: Any) -> None:
+        from aoti_lint.fake_kernels import children, is_size, kernel_index
+
+        for kernel in kernel_index(self.context).kernels.values():
+            for item in kernel.nodes():
+                if isinstance(item, (cst.For, cst.CompFor)):
+                    self._check_loop(kernel, item.iter, is_size)
+                    continue
+                branch = isinstance(item, cst.IfExp) or (isinstance(item, cst.If) and not _raises_only(item.body))
+                if not branch:
+                    continue
+                test = item.test
+                for comparison in [test, *children(test)]:
+                    if isinstance(comparison, cst.Comparison) and self._specialises(kernel, comparison, is_size):
+                        self.report(comparison, self._message(kernel, comparison))
+                        break
+
+    def _check_loop(self, kernel: Any, iterable: Any, is_size: Any) -> None:
+        if not isinstance(iterable, cst.Call) or "builtins.range" not in self.qualified_names(iterable.func):
+            return
+        if any(not arg.star and is_size(kernel, arg.value) for arg in iterable.args):
+            self.report(
+                iterable,
+                f"`{self.context.module.code_for_node(iterable)}` loops over a symbolic size in the fake kernel "
+                f"`{kernel.name}` ({kernel.registration}): Python runs the loop for the example's size and export "
+                "pins it ('Constraints violated' for a `Dim`); compute the result with tensor operations on the "
+                "symbolic size instead",
+            )
+
+    @staticmethod
+    def _specialises(kernel: Any, comparison: Any, is_size: Any) -> bool:
+        operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+        sizes = [operand for operand in operands if is_size(kernel, operand)]
+        numbers = [_number(operand) for operand in operands if _number(operand) is not None]
+        if len(sizes) != 1 or len(numbers) != len(operands) - 1:
+            return False
+        plain = not isinstance(sizes[0], (cst.BinaryOperation, cst.UnaryOperation))
+        return not (plain and all(number in (0, 1) for number in numbers))
+
+    def _message(self, kernel: Any, comparison: Any) -> str:
+        condition = self.context.module.code_for_node(comparison)
+        return (
+            f"`{condition}` branches on a symbolic size in the fake kernel `{kernel.name}` "
+            f"({kernel.registration}): export keeps only the sizes that take the example's branch (a `Dim` "
+            "fails with 'Constraints violated', `Dim.AUTO` silently narrows the range); use one formula "
+            "(`torch.sym_max`/`torch.sym_min`/`torch.sym_ite`) or state the assumption with `torch._check(...)`"
+        )

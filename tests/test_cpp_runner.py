@@ -1,0 +1,80 @@
+"""AOTI004 through the CLI: a fixture project, C++ noqa comments, and tree-sitter loaded only when needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+from tests.conftest import FIXTURES, REPO
+
+PROJECT = FIXTURES / "cpp_runner"
+RUNNER = 'torch::inductor::AOTIModelContainerRunnerCpu runner("model.so");'
+
+
+def test_fixture_project(cli, tmp_path):
+    expected = (PROJECT / "expected.txt").read_text()
+    # Cold, then warm: cached results of C++ files come back as they were.
+    for _ in range(2):
+        result = cli("--quiet", "--isolated", "--cache-dir", str(tmp_path / "cache"), ".", cwd=PROJECT)
+        assert result.stdout == expected
+        assert result.returncode == 1, result.stderr
+    assert expected.count("AOTI004") == 4
+
+
+def test_cpp_noqa_comments(cli, tmp_path):
+    (tmp_path / "serve.cpp").write_text(
+        textwrap.dedent(
+            f"""\
+            {RUNNER}  // noqa: AOTI004
+            {RUNNER}  /* noqa */
+            {RUNNER}  // noqa: AOTI002
+            auto s = "// noqa"; {RUNNER}
+            /* a comment over two lines,
+               noqa: AOTI004 */ {RUNNER}
+            """
+        )
+    )
+    result = cli("--isolated", "--output-format", "concise", "serve.cpp", cwd=tmp_path)
+    rows = [line.split(":")[1] for line in result.stdout.splitlines() if "AOTI004" in line]
+    assert rows == ["3", "4"], result.stdout
+    (tmp_path / "serve.cpp").write_text(f"// aoti-lint: noqa: AOTI004\n{RUNNER}\n")
+    assert cli("--isolated", "serve.cpp", cwd=tmp_path).returncode == 0
+
+
+def test_python_and_strings_never_report(cli, tmp_path):
+    (tmp_path / "notes.py").write_text(f"DOC = '{RUNNER}'\n# AOTIModelContainerRunnerCpu\n")
+    (tmp_path / "doc.cpp").write_text(f'// {RUNNER}\nconst char* doc = R"({RUNNER})";\n')
+    result = cli("--isolated", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "All checks passed!\n"), result.stderr
+
+
+def test_stdin_reads_as_its_filename(cli):
+    result = cli("--isolated", "-", "--stdin-filename", "src/serve.cpp", stdin=RUNNER + "\n")
+    assert result.returncode == 1
+    assert "src/serve.cpp:1:18: AOTI004" in result.stdout
+
+
+def _tree_sitter_loaded(directory) -> bool:
+    """Whether a run over ``directory`` imported tree-sitter (in this one process: --jobs 1, no cache)."""
+    script = textwrap.dedent(
+        f"""\
+        import sys
+        from aoti_lint.cli import main
+        main(["--isolated", "--no-cache", "--jobs", "1", "--quiet", {str(directory)!r}])
+        print("tree_sitter" in sys.modules)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1] == "True"
+
+
+def test_tree_sitter_is_imported_only_for_cpp_files_with_runner_names(tmp_path):
+    for index in range(3):
+        (tmp_path / f"kernel{index}.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+        (tmp_path / f"util{index}.hpp").write_text("#pragma once\nint add(int a, int b);  // AOTIModelPackageLoader\n")
+    (tmp_path / "job.py").write_text("import torch\n\nso = torch._export.aot_compile(model, (x,))\n")
+    assert not _tree_sitter_loaded(tmp_path)
+    (tmp_path / "serve.cpp").write_text(RUNNER + "\n")
+    assert _tree_sitter_loaded(tmp_path)

@@ -1,0 +1,326 @@
+"""AOTI301-AOTI304 without torch: precision cases, the prefilter, and tree-sitter loaded only when needed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from aoti_lint.prefilter import needs_parse
+from aoti_lint.rules import RULES_BY_CODE
+from aoti_lint.source import SourceFile
+from tests.conftest import FIXTURES, REPO
+from tests.helpers import lint_text
+
+PYTHON_RULES = [RULES_BY_CODE[code] for code in ("AOTI301", "AOTI302", "AOTI303")]
+
+
+def _codes(text: str, filename: str = "ops.py") -> list[str]:
+    result = lint_text(textwrap.dedent(text).lstrip("\n"), filename)
+    assert not result.errors
+    return [f.code for f in result.findings if f.code.startswith("AOTI3")]
+
+
+SILENT_PYTHON = {
+    "parameter annotated int": """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x, n: int, shape: list[int]):
+            return x.new_empty(int(n), int(shape[0]), float(n))
+        """,
+    "rebound parameter": """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x):
+            x = torch.ones(3)
+            return x.new_empty(int(x.shape[0]))
+        """,
+    "size of a tensor that is not an argument": """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x):
+            table = torch.ones(8)
+            if table.shape[0] > 4:
+                return x.new_empty(int(table.shape[0]))
+            return x.new_empty(x.shape[0])
+        """,
+    "not registered": """
+        import torch
+
+        def fake(x):
+            if x.shape[0] > 8:
+                return x.new_empty(int(x.shape[0]))
+            return x.sum().item()
+        """,
+    "registered for CPU": """
+        import torch
+
+        @torch.library.impl("mylib::op", "CPU")
+        def cpu(x):
+            return x.new_empty(int(x.shape[0]), x.sum().item())
+        """,
+    "legacy impl for CUDA": """
+        import torch
+
+        lib = torch.library.Library("mylib", "IMPL")
+
+        @torch.library.impl(lib, "op", "CUDA")
+        def cuda(x):
+            return x.new_empty(int(x.shape[0]))
+        """,
+    "the name registered is another function": """
+        import torch
+
+        def fake(x):
+            return x.new_empty(int(x.shape[0]))
+
+        def make():
+            def fake(x):
+                return x.new_empty(x.shape[0])
+            torch.library.register_fake("mylib::op", fake)
+        """,
+    "nested helper": """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x):
+            def helper(y):
+                return int(y.shape[0])
+            return x.new_empty(x.shape[0])
+        """,
+    "comparisons that do not specialise": """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x, y):
+            if x.shape[0] == 0 or x.numel() <= 1:
+                return x.new_empty(0)
+            if x.shape[0] != y.shape[0]:
+                raise RuntimeError("rows differ")
+            if x.dim() > 2:
+                return x.new_empty(x.shape[0] + 1)
+            return x.new_empty(torch.sym_max(x.shape[0], 8))
+        """,
+    "impl_abstract of another object": """
+        class Registry:
+            def impl_abstract(self, name):
+                return name
+
+        def impl_abstract(name):
+            return name
+
+        impl_abstract("mylib::op")
+        Registry().impl_abstract("mylib::op")
+        """,
+}
+
+
+@pytest.mark.parametrize("case", list(SILENT_PYTHON))
+def test_python_precision(case):
+    assert _codes(SILENT_PYTHON[case]) == []
+
+
+REPORTED_PYTHON = {
+    "size alias through arithmetic": (
+        """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x):
+            rows = x.shape[0]
+            total = rows * x.shape[1]
+            return x.new_empty(int(total))
+        """,
+        ["AOTI301"],
+    ),
+    "unpacked shape": (
+        """
+        import torch
+
+        @torch.library.register_fake("mylib::op")
+        def _(x):
+            b, *rest = x.shape
+            if b >= 16:
+                return x.new_empty(b, *rest)
+            return x.new_empty(float(b))
+        """,
+        ["AOTI302", "AOTI301"],
+    ),
+    "register_fake call form on a custom op": (
+        """
+        import torch
+
+        @torch.library.custom_op("mylib::op", mutates_args=())
+        def op(x: torch.Tensor) -> torch.Tensor:
+            return x.clone()
+
+        def op_fake(x):
+            return x.new_empty(x.max().item())
+
+        op.register_fake(op_fake)
+        """,
+        ["AOTI301"],
+    ),
+    "Library whose default key is Meta": (
+        """
+        from torch.library import Library
+
+        meta = Library("mylib", "IMPL", "Meta")
+
+        def op_meta(x):
+            return x.new_empty(int(x.size(0)))
+
+        meta.impl("op", op_meta)
+        """,
+        ["AOTI301"],
+    ),
+    "lambda kernels": (
+        """
+        import torch.library as tl
+
+        tl.register_fake("mylib::a", lambda x: x.new_empty(int(x.shape[0])))
+        tl.register_fake("mylib::b", lambda x: x.new_empty(x.shape[0] * 2) if x.shape[0] > 8 else x)
+        tl.register_fake("mylib::c", lambda x: x.new_empty(x.shape[0] * 2))
+        """,
+        ["AOTI301", "AOTI302"],
+    ),
+    "meta among several device types": (
+        """
+        import torch
+
+        @torch.library.impl("mylib::op", ["cpu", "meta"])
+        def both(x):
+            return x.new_empty(int(x.shape[0]))
+        """,
+        ["AOTI301"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REPORTED_PYTHON))
+def test_python_reported(case):
+    text, codes = REPORTED_PYTHON[case]
+    assert sorted(_codes(text)) == sorted(codes)
+
+
+SILENT_CPP = {
+    "size of a vector, not a tensor": """
+        at::Tensor op_meta(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+          return at::empty_symint({x.sym_size(0), static_cast<int64_t>(sizes.size())}, x.options());
+        }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("op", &op_meta); }
+        """,
+    "CPU kernel in a file that also has Meta kernels": """
+        at::Tensor op_cpu(const at::Tensor& x) { return at::empty({x.size(0)}, x.options()); }
+        at::Tensor op_meta(const at::Tensor& x) { return at::empty_symint(x.sym_sizes(), x.options()); }
+        TORCH_LIBRARY_IMPL(mylib, CPU, m) { m.impl("op", &op_cpu); }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("op", &op_meta); }
+        """,
+    "overloads: which one is registered is not known": """
+        at::Tensor op_meta(const at::Tensor& x) { return at::empty({x.size(0)}, x.options()); }
+        at::Tensor op_meta(const at::Tensor& x, int64_t n) { return at::empty({x.size(0) + n}, x.options()); }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("op", TORCH_FN(op_meta)); }
+        """,
+    "int64_t where the schema says int": """
+        at::Tensor op_meta(const at::Tensor& x, int64_t dim) {
+          return at::empty_symint(x.sym_sizes(), x.options());
+        }
+        TORCH_LIBRARY(mylib, m) {
+          m.def("op(Tensor x, int dim) -> Tensor");
+          m.impl("op", c10::DispatchKey::Meta, &op_meta);
+        }
+        """,
+    "Meta only in a comment": """
+        // The Meta kernel lives in meta.cpp; m.impl registers the CPU one here.
+        at::Tensor op_cpu(const at::Tensor& x) { return at::empty({x.size(0)}, x.options()); }
+        TORCH_LIBRARY_IMPL(mylib, CPU, m) { m.impl("op", &op_cpu); }
+        """,
+    "sizes inside checks": """
+        at::Tensor verify_meta(const at::Tensor& key, const at::Tensor& sig) {
+          TORCH_CHECK(key.dim() == 1 && key.size(0) == 32, "key must be 32 bytes");
+          TORCH_INTERNAL_ASSERT(sig.numel() == 64);
+          return at::empty({}, key.options());
+        }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("verify", &verify_meta); }
+        """,
+    "file-level noqa": """
+        // aoti-lint: noqa: AOTI304
+        at::Tensor op_meta(const at::Tensor& x) { return at::empty({x.size(0)}, x.options()); }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("op", &op_meta); }
+        """,
+}
+
+
+@pytest.mark.parametrize("case", list(SILENT_CPP))
+def test_cpp_precision(case):
+    assert _codes(SILENT_CPP[case], "ops.cpp") == []
+
+
+def test_cpp_op_named_by_a_constant():
+    text = """
+        namespace kernel {
+        constexpr const char* kOp = "quant";
+        std::tuple<at::Tensor, at::Tensor> quant_meta(const at::Tensor& x) {
+          return {at::empty({x.size(0), x.size(1)}, x.options()), at::empty({x.size(0), 1}, x.options())};
+        }
+        }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl(kernel::kOp, kernel::quant_meta); }
+        """
+    result = lint_text(textwrap.dedent(text).lstrip("\n"), "quant.cpp")
+    assert [f.code for f in result.findings] == ["AOTI304"] * 3
+    assert "Meta kernel of `kernel::kOp`" in result.findings[0].message
+
+
+def test_cpp_reads_cuda_sources_and_broken_code():
+    text = """
+        at::Tensor op_meta(const at::Tensor& x) {
+          return at::empty({x.numel()}, x.options())   // missing semicolon: tree-sitter reads the rest
+        }
+        TORCH_LIBRARY_IMPL(mylib, Meta, m) { m.impl("op", &op_meta); }
+        """
+    assert _codes(text, "ops.cu") == ["AOTI304"]
+
+
+def test_prefilter_skips_files_that_only_mention_the_words():
+    """`impl`, a `"meta"` string and "Library" in a module that registers no kernel: the second stage drops
+    the Python rules, so the file is never parsed with libcst."""
+    quiet = 'import json\n"""Library."""\n\ndef impl(m):\n    return json.dumps(m)\n\nimpl({"meta": 1})\n'
+    kernel = 'import torch\n\n@torch.library.impl("a::b", "Meta")\ndef meta(x):\n    return x\n'
+    for text, parsed in ((quiet, False), (kernel, True)):
+        source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+        assert all(rule.could_match(source.data) for rule in PYTHON_RULES[:2])
+        assert needs_parse(source, PYTHON_RULES) is parsed
+
+
+_PROBE = """
+import sys
+from pathlib import Path
+from aoti_lint.config import Settings
+from aoti_lint.engine import lint_paths
+root = Path(sys.argv[1])
+run = lint_paths([root], Settings(root=root).with_enabled(), root)
+print(len(run.findings), len(run.errors), "tree_sitter" in sys.modules)
+"""
+
+
+def _probe(directory: Path) -> tuple[int, int, bool]:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(directory)], capture_output=True, text=True, cwd=REPO, check=True
+    ).stdout.split()
+    return int(out[0]), int(out[1]), out[2] == "True"
+
+
+def test_tree_sitter_is_imported_only_for_files_that_register_meta_kernels(tmp_path):
+    (tmp_path / "cpu.cpp").write_text('TORCH_LIBRARY_IMPL(a, CPU, m) { m.impl("op", &f); }\n')
+    (tmp_path / "notes.h").write_text("// Meta kernels are registered elsewhere.\nint f();\n")
+    (tmp_path / "model.py").write_text("import torch\n\nx = torch.ones(3)\n")
+    assert _probe(tmp_path) == (0, 0, False)
+    (tmp_path / "meta.cc").write_bytes((FIXTURES / "lint" / "custom_ops_meta.cpp").read_bytes())
+    findings, errors, loaded = _probe(tmp_path)
+    assert (errors, loaded) == (0, True) and findings > 0

@@ -1,0 +1,244 @@
+"""The migration follows the artifact across files: multi-file pipelines (tests/fixtures/pipelines/*), fixed
+through the CLI, migrate whole (compile, loads, path constants, paths handed to a load helper) or not at all.
+
+The torch-marked test runs each pipeline for real, one process per step (export, then serve), before and
+after ``--fix --unsafe-fixes``, and compares the outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+PIPELINES = FIXTURES / "pipelines"
+NAMES = sorted(path.name for path in PIPELINES.iterdir() if path.is_dir())
+FIX = ("--isolated", "--no-cache", "--fix", "--unsafe-fixes")
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(PIPELINES / name, target)
+    return target
+
+
+def _texts(root: Path) -> dict[str, str]:
+    return {str(path.relative_to(root)): path.read_text() for path in sorted(root.rglob("*.py"))}
+
+
+def _findings(cli, root: Path, *args: str) -> list[dict]:
+    return json.loads(cli("--isolated", "--no-cache", "--output-format", "json", *args, ".", cwd=root).stdout)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pipeline_migrates_whole_and_idempotently(cli, tmp_path, name):
+    root = _copy(name, tmp_path)
+    misuse_before = {f["message"] for f in _findings(cli, root, "--select", "AOTI003")}
+    result = cli(*FIX, ".", cwd=root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    texts = _texts(root)
+    for path, text in texts.items():
+        assert "torch._export" not in text, path
+        # No `.so` is left for a `.pt2` loader: every path of the flow was rewritten with its compile.
+        assert '.so"' not in text and ".so'" not in text, path
+    assert any(".pt2" in text for text in texts.values())
+    # The count is what was rewritten: one per deprecated call.
+    calls = sum(text.count("aoti_compile_and_package(") + text.count("aoti_load_package(") for text in texts.values())
+    assert f"({calls} fixed, 0 remaining)" in result.stdout
+    again = cli(*FIX, "--diff", ".", cwd=root)
+    assert again.stdout == "", "a second --fix would change the pipeline again"
+    assert {f["message"] for f in _findings(cli, root, "--select", "AOTI003")} <= misuse_before
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_reader_the_fix_cannot_follow_keeps_the_whole_flow(cli, tmp_path, name):
+    root = _copy(name, tmp_path)
+    texts = _texts(root)
+    so_name = next(
+        text.split('.so"')[0].rsplit('"', 1)[-1].rsplit("/", 1)[-1] + ".so" for text in texts.values() if '.so"' in text
+    )
+    (root / "cleanup.py").write_text(f'import os\n\nos.remove("{so_name}")\n')
+    result = cli(*FIX, ".", cwd=root)
+    assert _texts(root) == {**texts, "cleanup.py": (root / "cleanup.py").read_text()}
+    assert result.returncode == 1
+    deprecated = [f for f in _findings(cli, root) if f["code"] in ("AOTI001", "AOTI002")]
+    assert deprecated
+    for finding in deprecated:
+        assert finding["fix"]["applicability"] == "display-only"
+        assert "cleanup.py:3 also names" in finding["message"]
+        # Every site of the flow is named, in every message.
+        for other in deprecated:
+            site = f"{Path(other['filename']).relative_to(root)}:{other['location']['row']}"
+            assert site in finding["message"], (site, finding["message"])
+
+
+def test_a_half_migrating_fix_is_refused(cli, tmp_path):
+    """The server cannot be written: the export job and the paths module keep the .so too."""
+    root = _copy("paths_module", tmp_path)
+    texts = _texts(root)
+    (root / "serve.py").chmod(0o444)
+    try:
+        result = cli(*FIX, ".", cwd=root)
+    finally:
+        (root / "serve.py").chmod(0o644)
+    assert _texts(root) == texts
+    assert result.returncode == 2 or "not written" in result.stderr + result.stdout
+    assert "serve.py: is read-only" in result.stderr
+    assert "export.py: fixes not written: its artifact flow could not be migrated in serve.py" in result.stderr
+    assert "paths.py: fixes not written" in result.stderr
+
+
+def test_a_load_whose_producer_is_not_in_the_run(cli, tmp_path):
+    root = _copy("paths_module", tmp_path)
+    (load,) = [f for f in _findings(cli, root, "serve.py", "paths.py") if f["code"] == "AOTI002"]
+    assert load["fix"]["applicability"] == "unsafe"
+    assert "its producer must now write one" in load["fix"]["message"]
+    cli(*FIX, "serve.py", "paths.py", cwd=root)
+    assert 'RANKER_PATH = os.path.join(ARTIFACT_DIR, "ranker.pt2")' in (root / "paths.py").read_text()
+    assert "aoti_load_package(RANKER_PATH)" in (root / "serve.py").read_text()
+
+
+def test_cross_device_load_gets_no_fix(cli, tmp_path):
+    (tmp_path / "export.py").write_text(
+        "import torch\n\nx = torch.randn(2, 3, device='cuda')\n"
+        "torch._export.aot_compile(model, (x,), options={'aot_inductor.output_path': '/srv/m.so'})\n"
+    )
+    (tmp_path / "serve.py").write_text("import torch\n\nrunner = torch._export.aot_load('/srv/m.so', 'cpu')\n")
+    before = _texts(tmp_path)
+    cli(*FIX, ".", cwd=tmp_path)
+    assert _texts(tmp_path) == before
+    findings = _findings(cli, tmp_path)
+    assert "AOTI101" in {f["code"] for f in findings}
+    (load,) = [f for f in findings if f["code"] == "AOTI002"]
+    assert load["fix"]["applicability"] == "display-only"
+    assert "AOTI101 reports it" in load["message"]
+
+
+def test_check_without_the_device_rules_still_plans_per_flow(cli, tmp_path):
+    root = _copy("paths_module", tmp_path)
+    cli("--isolated", "--no-cache", "--select", "AOTI001,AOTI002", "--fix", "--unsafe-fixes", ".", cwd=root)
+    assert "ranker.pt2" in (root / "paths.py").read_text()
+
+
+# -- real runs ---------------------------------------------------------------------------------------------
+
+
+def _run_steps(root: Path, env: dict) -> dict:
+    """Each step of the pipeline in its own process, in order; the last step's outputs and every step's
+    deprecation records."""
+    steps = (root / "steps.txt").read_text().split()
+    harness = FIXTURES / "equivalence" / "harness.py"
+    records: list[str] = []
+    outputs = None
+    for step in steps:
+        result = subprocess.run(
+            [sys.executable, str(harness), str(root / step), str(root / f"{step}.result.pt")],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            env={**env, "PYTHONPATH": str(root)},
+            timeout=900,
+        )
+        assert result.returncode == 0, f"{root.name}/{step} failed:\n{result.stderr[-4000:]}"
+        import torch
+
+        saved = torch.load(root / f"{step}.result.pt", weights_only=False)
+        records += saved["deprecations"]
+        outputs = saved["outputs"]
+    return {"outputs": outputs, "deprecations": records}
+
+
+@pytest.fixture(scope="session")
+def pipeline_runs(tmp_path_factory):
+    """Runs one pipeline, as written and after the fix, two processes at a time; each pipeline once a session."""
+    pytest.importorskip("torch")
+    root = tmp_path_factory.mktemp("pipelines")
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(root / "inductor-cache"), "PYTHONWARNINGS": "ignore"}
+    done: dict[str, dict] = {}
+
+    def run(name: str) -> dict:
+        if name not in done:
+            targets = {}
+            for side in ("old", "new"):
+                target = targets[side] = root / side / name
+                shutil.copytree(PIPELINES / name, target)
+                if side == "new":
+                    fix = subprocess.run(
+                        [sys.executable, "-m", "aoti_lint", *FIX, "."], cwd=target, capture_output=True, text=True
+                    )
+                    assert fix.returncode == 0, fix.stdout + fix.stderr
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                results = dict(
+                    zip(targets, pool.map(lambda target: _run_steps(target, env), targets.values()), strict=True)
+                )
+            done[name] = results
+        return done[name]
+
+    return run
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name", NAMES)
+def test_migrated_pipeline_gives_the_same_outputs(pipeline_runs, name):
+    import torch
+
+    runs = pipeline_runs(name)
+    old, new = runs["old"], runs["new"]
+    torch.testing.assert_close(new["outputs"], old["outputs"])
+    assert any("is being deprecated" in message for message in old["deprecations"])
+    assert new["deprecations"] == []
+
+
+@pytest.mark.parametrize("sites", [10, 100])
+def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
+    """One tidying pass and a fixed number of lint passes per file, however many calls it migrates."""
+    from aoti_lint import engine
+    from aoti_lint.codemods import migrate_aoti
+    from aoti_lint.config import Settings
+    from aoti_lint.engine import FixOptions, lint_paths
+
+    body = "".join(f'r{i} = aot_load("/srv/m{i}.pt2", "cpu")\n' for i in range(sites))
+    target = tmp_path / "many.py"
+    target.write_text(f"from torch._export import aot_load\n\n{body}")
+    counts = {"tidy": 0, "check": 0}
+
+    def counting(name, function):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    monkeypatch.setattr(migrate_aoti, "tidy_imports", counting("tidy", migrate_aoti.tidy_imports))
+    monkeypatch.setattr(engine, "check_source", counting("check", engine.check_source))
+    run = lint_paths([target], Settings(root=tmp_path).with_enabled(), tmp_path, FixOptions(apply=True))
+    assert sum(run.fixed.values()) == sites
+    assert "aot_load" not in target.read_text().replace("aoti_load_package", "")
+    assert counts["tidy"] == 1
+    assert counts["check"] <= 3
+
+
+def test_a_cpp_consumer_keeps_the_flow_display_only(cli, tmp_path):
+    root = tmp_path / "cpp_consumer"
+    shutil.copytree(FIXTURES / "pipelines_cpp" / "cpp_consumer", root)
+    before = (root / "export.py").read_text()
+    result = cli(*FIX, ".", cwd=root)
+    assert (root / "export.py").read_text() == before
+    assert result.returncode == 1
+    deprecated = [f for f in _findings(cli, root) if f["code"] in ("AOTI001", "AOTI002")]
+    assert len(deprecated) == 2
+    for finding in deprecated:
+        assert finding["fix"]["applicability"] == "display-only"
+        assert "loaded from C++ at serve.cpp:6: migrate it to AOTIModelPackageLoader" in finding["message"]
+        assert "export.py:9 (compile), export.py:10 (load), export.py:5 (constant `ARTIFACT`)" in finding["message"]
+    # Without the C++ file in the run, nothing tells the fix about it: the Python flow migrates.
+    cli(*FIX, "export.py", cwd=root)
+    assert 'ARTIFACT = "artifacts/ranker.pt2"' in (root / "export.py").read_text()

@@ -321,6 +321,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
         _error(f"{error.path}: {error.message}")
         if args.verbose and error.detail:
             print(error.detail, file=sys.stderr)
+    if args.verbose:
+        print(f"debug: Checked {run.files_checked} file{'s' if run.files_checked != 1 else ''}", file=sys.stderr)
+    nothing_checked = not stdin and not run.files_checked and not run.errors
+    if nothing_checked:
+        print("warning: No Python files found under the given path(s)", file=sys.stderr)
     fixed = sum(run.fixed.values())
 
     if args.diff:
@@ -332,7 +337,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     context = ReportContext(
         cwd=cwd,
         format=settings.output_format,
-        quiet=args.quiet,
+        # "All checks passed!" only when some file was checked and nothing went wrong.
+        quiet=args.quiet or (not run.findings and not fixed and (nothing_checked or bool(run.errors))),
         fixed=run.fixed,
         show_fixes=args.show_fixes,
         fix_mode=fix.apply,

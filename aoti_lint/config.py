@@ -5,7 +5,6 @@ Errors name the file, the key and what was expected, so ``aoti-lint`` can exit 2
 
 from __future__ import annotations
 
-import difflib
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -15,10 +14,17 @@ from aoti_lint import selection
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.report import FORMATS
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+
+def _toml() -> Any:
+    """The TOML parser, imported only when a configuration file is read."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return tomllib
+    import tomli  # pragma: no cover - exercised on 3.10 only
+
+    return tomli  # pragma: no cover
+
 
 CONFIG_FILES = ("aoti-lint.toml", ".aoti-lint.toml", "pyproject.toml")
 
@@ -151,6 +157,8 @@ def settings_from_table(table: dict[str, Any], root: Path, where: str, formats: 
     changes: dict[str, Any] = {}
     for key, value in table.items():
         if key not in KEYS:
+            import difflib  # only to word an error
+
             hint = difflib.get_close_matches(key, KEYS, n=1)
             suggestion = f"; did you mean `{hint[0]}`?" if hint else f"; valid keys: {', '.join(KEYS)}"
             raise ConfigError(f"{where}: unknown key `{key}`{suggestion}")
@@ -177,11 +185,12 @@ def read_table(path: Path) -> dict[str, Any] | None:
         data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
+    toml = _toml()
     try:
-        document = tomllib.loads(data.decode("utf-8"))
+        document = toml.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: configuration is not valid UTF-8") from None
-    except tomllib.TOMLDecodeError as exc:
+    except toml.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except RecursionError:  # tomllib recurses per nesting level: a 5,000-deep array
         raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None

@@ -5,7 +5,6 @@ libcst is imported only by ``_check_python``, i.e. only when some file passes th
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -143,6 +142,8 @@ def syntax_error_finding(source: SourceFile, message: str, row: int, column: int
 
 def internal_error(source: SourceFile, exc: Exception) -> FileError:
     """A bug in a rule, reported for the one file (traceback with --verbose); the run goes on."""
+    import traceback
+
     return FileError(
         source.display_path,
         f"internal error while linting: {type(exc).__name__}: {exc}",
@@ -773,6 +774,8 @@ def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> 
         try:
             reported = rule.check_project(summaries)
         except Exception as exc:  # a bug in a rule must not stop the run
+            import traceback
+
             errors.append(
                 FileError(".", f"internal error in {rule.code}: {type(exc).__name__}: {exc}", traceback.format_exc())
             )

@@ -108,8 +108,9 @@ class _Ignores:
         rel = inside[len(prefix) :]
         return rel if os.sep == "/" else rel.replace(os.sep, "/")
 
-    def excluded(self, path: Path, is_dir: bool) -> bool:
-        rel = self._relative(path, self.root)
+    def excluded(self, path: Path, is_dir: bool, base: Path | None = None) -> bool:
+        """Whether an exclude pattern matches ``path``, relative to the project root or to ``base``."""
+        rel = self._relative(path, base or self.root)
         if rel is None:
             # Outside the project root, patterns still match by name (e.g. `build`, `.venv`).
             rel = path.name
@@ -184,7 +185,13 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
         if force_excluded(path, settings, ignores):
             continue
         if path.is_dir():
-            yield from _walk(path, ignores, (*_gitignore_bases(path), path), seen)
+            # As ruff: a directory named on the command line is linted even where the excludes or a
+            # .gitignore would skip it (`.venv/lib/python3.11/site-packages/torch`); they apply below it. Its
+            # contents are then matched from the directory itself, not through the excluded name above it.
+            above = _gitignore_bases(path)
+            base = path if ignores.excluded(path, True) else None
+            bases = (path,) if ignores.gitignored(path, True, above) else (*above, path)
+            yield from _walk(path, ignores, bases, seen, base)
             continue
         if path not in seen:
             seen.add(path)
@@ -194,7 +201,7 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
 
 
 def _walk(
-    directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[Path]
+    directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[Path], base: Path | None = None
 ) -> Iterator[Candidate | MissingPath]:
     try:
         # Listing needs `r`, reaching the entries `x`: a directory with only one of them is as unreadable
@@ -210,10 +217,10 @@ def _walk(
             is_dir = entry.is_dir(follow_symlinks=False)
         except OSError:
             continue
-        if ignores.excluded(path, is_dir) or ignores.gitignored(path, is_dir, bases):
+        if ignores.excluded(path, is_dir, base) or ignores.gitignored(path, is_dir, bases):
             continue
         if is_dir:
-            yield from _walk(path, ignores, (*bases, path), seen)
+            yield from _walk(path, ignores, (*bases, path), seen, base)
             continue
         kind = file_kind(path)
         if kind is not None and path not in seen:

@@ -1,10 +1,18 @@
-"""The second stage of the prefilter: what the code says, not what its bytes mention.
+"""The later stages of the prefilter: what the code says, not what its bytes mention.
 
-The first stage (``Rule.could_match``) looks for bytes. Many files merely mention a name in a docstring, a
-comment, or an unrelated module path (torch's own sources hold ``aot_compile`` and ``_export`` together in 13
-files; 1 refers to ``torch._export.aot_compile``). Parsing such a file with libcst and resolving its names
-costs ten to a hundred times more than the ``ast`` parse that settles it here. ``ast`` compiles nothing and
-runs nothing.
+A file pays for libcst only if some rule passes every stage, each cheaper than the next:
+1. its bytes (``Rule.could_match``): what must literally appear for a finding (a debug variable's own name, a
+   config key's own forms next to an Inductor token, ``aot_compile`` with ``_export``);
+2. for Python, its text (``Rule.could_match_python``): a regular expression for the forms a finding takes (a
+   debug variable's name with a literal value, not a read of it);
+3. one ``ast`` parse, cached, and one walk (``code_index``), queried by ``Rule.could_match_code``: e.g. a literal
+   setting of a debug key to an "on" value, a call of the API by its name or an imported one.
+
+Many files merely mention a name in a docstring, a comment, or an unrelated module path (torch's own sources
+hold ``aot_compile`` and ``_export`` together in 13 files; 1 refers to ``torch._export.aot_compile``). Parsing
+such a file with libcst and resolving its names costs ten to a hundred times more than the ``ast`` parse that
+settles it here. ``ast`` compiles nothing and runs nothing. Every stage must be sound: ``tests/test_fixtures.py``
+runs each fixture and rule example through each stage and compares with the unfiltered analysis.
 """
 
 from __future__ import annotations
@@ -19,6 +27,19 @@ from aoti_lint.rules.base import PythonRule, Rule
 from aoti_lint.source import DecodeError, SourceFile
 
 RuleType = TypeVar("RuleType", bound=type[Rule])
+
+
+_UNKNOWN = object()
+
+
+def literal(node: ast.AST) -> object:
+    """The value of a literal string, integer, bool or None, as libcst's rules read literals; ``_UNKNOWN``
+    for anything else (bytes, floats, f-strings, negative numbers, names)."""
+    if type(node) is ast.Constant:
+        value = node.value
+        if value is None or type(value) in (str, int, bool):
+            return value
+    return _UNKNOWN
 
 
 @dataclass(frozen=True)
@@ -37,13 +58,30 @@ class CodeIndex:
     string_suffixes: frozenset[str] = frozenset()
     # The last name of every callee (``f`` in ``f(...)`` and ``a.b.f(...)``).
     called: frozenset[str] = frozenset()
-    # The suffixes of string constants in module-level assignments (``PACKAGE = "out/model.pt2"``).
+    # The suffixes of string constants in module-level assignments to a name (``PACKAGE = "out/model.pt2"``),
+    # conditional values aside.
     module_string_suffixes: frozenset[str] = frozenset()
     # Keyword argument names of every call (``options`` in ``torch.compile(m, options=...)``).
     keywords: frozenset[str] = frozenset()
     # Names written to: attributes (``nan_asserts`` in ``config.nan_asserts = True``) and subscripted
     # objects (``environ`` in ``os.environ["X"] = "1"``).
     assigned: frozenset[str] = frozenset()
+    # Names bound by an absolute import (``torch`` for ``import torch.x``, ``c`` for ``from m import n as c``):
+    # the only names libcst resolves to a qualified name outside the module. Relative imports resolve to
+    # ``.x`` names, which match no API.
+    import_bound: frozenset[str] = frozenset()
+    # (key, value) of every literal setting, whatever object it is made on: a dict entry ``{"K": V}``, a
+    # keyword ``f(K=V)``, a call of two positional literals ``f("K", V)`` and ``x["K"] = V``. Values are
+    # literals (see ``literal``); a key with any other value is not recorded.
+    literal_settings: frozenset[tuple[str, object]] = frozenset()
+    # (root name, last attribute, value) of ``root.a.b = V`` with a literal V.
+    attribute_writes: frozenset[tuple[str, str, object]] = frozenset()
+
+
+def _root(node: ast.AST) -> str | None:
+    while type(node) is ast.Attribute:
+        node = node.value  # type: ignore[attr-defined]
+    return node.id if type(node) is ast.Name else None  # type: ignore[attr-defined]
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
@@ -63,46 +101,93 @@ def code_index(text: str) -> CodeIndex | None:
     called: set[str] = set()
     keywords: set[str] = set()
     assigned: set[str] = set()
+    bound: set[str] = set()
+    settings: set[tuple[str, object]] = set()
+    writes: set[tuple[str, str, object]] = set()
+    # One pass, dispatching on the exact node type: this walk runs on every file that passes stage one, and
+    # isinstance chains over every node cost more than the parse.
+    Name, Attribute, Call, Constant, Assign = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Assign
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                if isinstance(target, ast.Subscript):
-                    target = target.value
-                if isinstance(target, ast.Attribute):
-                    assigned.add(target.attr)
-                elif isinstance(target, ast.Name):
-                    assigned.add(target.id)
-        if isinstance(node, ast.Call):
-            keywords.update(keyword.arg for keyword in node.keywords if keyword.arg)
-            callee = node.func
-            if isinstance(callee, ast.Name):
+        kind = type(node)
+        if kind is Name:
+            identifiers.add(node.id)  # type: ignore[attr-defined]
+        elif kind is Attribute:
+            attr = node.attr  # type: ignore[attr-defined]
+            identifiers.add(attr)
+            inner = node.value  # type: ignore[attr-defined]
+            if type(inner) is Attribute:
+                pairs.add((inner.attr, attr))
+            elif type(inner) is Name:
+                pairs.add((inner.id, attr))
+        elif kind is Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str and "." in value[-8:]:
+                suffixes.add(value[value.rindex(".") :])
+        elif kind is Call:
+            callee = node.func  # type: ignore[attr-defined]
+            if type(callee) is Name:
                 called.add(callee.id)
-            elif isinstance(callee, ast.Attribute):
+            elif type(callee) is Attribute:
                 called.add(callee.attr)
-        if isinstance(node, ast.Name):
-            identifiers.add(node.id)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value[-8:]:
-            suffixes.add(node.value[node.value.rindex(".") :])
-        if isinstance(node, ast.Attribute):
-            identifiers.add(node.attr)
-            inner = node.value
-            if isinstance(inner, ast.Attribute):
-                pairs.add((inner.attr, node.attr))
-            elif isinstance(inner, ast.Name):
-                pairs.add((inner.id, node.attr))
-        elif isinstance(node, ast.Import):
-            modules.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            module = "." * node.level + (node.module or "")
-            names.update((module, alias.name) for alias in node.names)
-            identifiers.update(alias.name for alias in node.names)
-    module_suffixes = {
-        item.value[item.value.rindex(".") :]
-        for statement in tree.body
-        if isinstance(statement, (ast.Assign, ast.AnnAssign))
-        for item in ast.walk(statement)
-        if isinstance(item, ast.Constant) and isinstance(item.value, str) and "." in item.value[-8:]
-    }
+            for keyword in node.keywords:  # type: ignore[attr-defined]
+                if keyword.arg:
+                    keywords.add(keyword.arg)
+                    value = literal(keyword.value)
+                    if value is not _UNKNOWN:
+                        settings.add((keyword.arg, value))
+            args = node.args  # type: ignore[attr-defined]
+            if len(args) == 2:
+                key, value = literal(args[0]), literal(args[1])
+                if type(key) is str and value is not _UNKNOWN:
+                    settings.add((key, value))
+        elif kind is ast.Dict:
+            for key_node, value_node in zip(node.keys, node.values, strict=True):  # type: ignore[attr-defined]
+                key = literal(key_node) if key_node is not None else None
+                if type(key) is str:
+                    value = literal(value_node)
+                    if value is not _UNKNOWN:
+                        settings.add((key, value))
+        elif kind is Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
+            value = literal(node.value) if node.value is not None else _UNKNOWN  # type: ignore[attr-defined]
+            for target in node.targets if kind is Assign else [node.target]:  # type: ignore[attr-defined]
+                if type(target) is ast.Subscript:
+                    key = literal(target.slice)
+                    if type(key) is str and value is not _UNKNOWN:
+                        settings.add((key, value))
+                    target = target.value
+                if type(target) is Attribute:
+                    assigned.add(target.attr)
+                    root = _root(target)
+                    if root is not None and value is not _UNKNOWN and kind is Assign:
+                        writes.add((root, target.attr, value))
+                elif type(target) is Name:
+                    assigned.add(target.id)
+        elif kind is ast.Import:
+            for alias in node.names:  # type: ignore[attr-defined]
+                modules.add(alias.name)
+                bound.add(alias.asname or alias.name.split(".", 1)[0])
+        elif kind is ast.ImportFrom:
+            module = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
+            for alias in node.names:  # type: ignore[attr-defined]
+                names.add((module, alias.name))
+                identifiers.add(alias.name)
+                if not node.level:  # type: ignore[attr-defined]
+                    bound.add(alias.asname or alias.name)
+    module_suffixes: set[str] = set()
+    for statement in tree.body:
+        if type(statement) is Assign:
+            targets, bound_value = statement.targets, statement.value  # type: ignore[attr-defined]
+        elif type(statement) is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
+            targets, bound_value = [statement.target], statement.value  # type: ignore[attr-defined]
+        else:
+            continue
+        # A constant another module can import is `NAME = value`; a conditional value (`".pyd" if WIN else
+        # ".so"`) is not evaluated to a path by the analysis (aoti_lint.analysis.devices).
+        if type(bound_value) is ast.IfExp or not any(type(target) is Name for target in targets):
+            continue
+        for item in ast.walk(bound_value):
+            if type(item) is Constant and type(item.value) is str and "." in item.value[-8:]:  # type: ignore[attr-defined]
+                module_suffixes.add(item.value[item.value.rindex(".") :])  # type: ignore[attr-defined]
     return CodeIndex(
         frozenset(pairs),
         frozenset(modules),
@@ -113,25 +198,33 @@ def code_index(text: str) -> CodeIndex | None:
         frozenset(module_suffixes),
         frozenset(keywords),
         frozenset(assigned),
+        frozenset(bound),
+        frozenset(settings),
+        frozenset(writes),
     )
 
 
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
-    """The rules that can still fire once the code, not just the bytes, has been looked at."""
+    """The rules that can still fire once the code, not just the bytes, has been looked at: first the text
+    (``could_match_python``), then, only for the rules left, the ``ast`` index (``could_match_code``)."""
+    rules = [rule for rule in rules if rule.could_match_python(text)]
     if all(rule.could_match_code is Rule.could_match_code for rule in rules):
-        return list(rules)
+        return rules
     index = code_index(text)
     if index is None:
-        return list(rules)
+        return rules
     return [rule for rule in rules if rule.could_match_code(index)]
 
 
 def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     """The project rules that still want the file's summary once its code has been looked at."""
+    rules = [rule for rule in rules if rule.wants_summary_python(text)]  # type: ignore[attr-defined]
+    if not rules:
+        return rules
     index = code_index(text)
     if index is None:
-        return list(rules)
-    return [rule for rule in rules if rule.wants_summary_code(index)]
+        return rules
+    return [rule for rule in rules if rule.wants_summary_code(index)]  # type: ignore[attr-defined]
 
 
 def needs_parse(source: SourceFile, rules: Sequence[type[Rule]], summary_rules: Sequence[type[Rule]] = ()) -> bool:

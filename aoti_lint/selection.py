@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from aoti_lint.rules import ALL_RULES
@@ -20,6 +19,8 @@ def expand(selector: str) -> set[str]:
     codes = {rule.code for rule in ALL_RULES if rule.code.startswith(token)}
     if not codes or not token:
         known = [rule.code for rule in ALL_RULES] + ["ALL"]
+        import difflib  # only to word an error
+
         hint = difflib.get_close_matches(token, known, n=1)
         suggestion = f" (did you mean `{hint[0]}`?)" if hint else ""
         raise SelectorError(f"unknown rule selector `{selector}`{suggestion}")

@@ -205,6 +205,53 @@ def test_named_file_is_read_unless_force_exclude(cli, tmp_path):
     assert result.returncode == 0
 
 
+def test_named_directory_is_linted_under_an_excluded_name(cli, tmp_path):
+    """As ruff: a directory named on the command line is linted even inside `.venv` or a gitignored folder;
+    the excludes still apply below it, and --force-exclude applies them to the named path too."""
+    torch_dir = ".venv/lib/python3.11/site-packages/torch"
+    write(
+        tmp_path,
+        {
+            ".gitignore": "ignored_dir/\n",
+            f"{torch_dir}/a.py": OLD_COMPILE,
+            f"{torch_dir}/sub/b.py": OLD_LOAD,
+            f"{torch_dir}/build/c.py": OLD_COMPILE,
+            "ignored_dir/d.py": OLD_COMPILE,
+        },
+    )
+    (tmp_path / ".git").mkdir()
+    result = cli("--output-format", "json", torch_dir, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    names = sorted(Path(item["filename"]).relative_to(tmp_path).as_posix() for item in json.loads(result.stdout))
+    assert names == [f"{torch_dir}/a.py", f"{torch_dir}/sub/b.py"]
+    assert (cli("ignored_dir", cwd=tmp_path).returncode, cli(".", cwd=tmp_path).returncode) == (1, 0)
+
+    forced = cli("--force-exclude", torch_dir, cwd=tmp_path)
+    assert (forced.returncode, forced.stdout) == (0, "")
+    assert "warning: No Python files found under the given path(s)" in forced.stderr
+
+
+def test_no_file_found_warns_and_does_not_claim_checks_passed(cli, tmp_path):
+    write(tmp_path, {"empty/README.md": "# nothing to lint\n", ".venv/x.py": OLD_COMPILE})
+    for args in (("empty",), ()):
+        result = cli(*args, cwd=tmp_path)
+        assert (result.returncode, result.stdout) == (0, ""), args
+        assert result.stderr == "warning: No Python files found under the given path(s)\n", args
+
+
+def test_missing_directory_does_not_claim_checks_passed(cli, tmp_path):
+    result = cli("no_such_dir", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "All checks passed!" not in result.stdout + result.stderr
+    assert "no_such_dir: No such file or directory" in result.stderr
+
+
+def test_verbose_reports_the_number_of_files_checked(cli, tmp_path):
+    write(tmp_path, {"a.py": OLD_COMPILE, "b.py": "x = 1\n", "deploy.sh": "export CUDA_LAUNCH_BLOCKING=1\n"})
+    result = cli("-v", "--exit-zero", cwd=tmp_path)
+    assert "debug: Checked 3 files" in result.stderr.splitlines()
+
+
 def test_syntax_error_does_not_stop_the_run(cli, tmp_path):
     write(tmp_path, {"a.py": "import torch\nso = torch._export.aot_compile(m, (x,)\n", "b.py": OLD_LOAD})
     result = cli("--output-format", "json", cwd=tmp_path)

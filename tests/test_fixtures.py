@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.rules import ALL_RULES
-from aoti_lint.source import file_kind
+from aoti_lint.prefilter import code_index
+from aoti_lint.rules import ALL_RULES, RULES_BY_CODE, PythonRule
+from aoti_lint.rules.base import ProjectRule
+from aoti_lint.source import PYTHON_KINDS, file_kind
 from tests.conftest import FIXTURES
 from tests.helpers import lint_text
 
@@ -27,6 +29,58 @@ def _all_linted_fixtures() -> list[Path]:
     return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and file_kind(p) is not None)
 
 
+# Shapes that a byte or text stage could miss if it were sloppy: aliases, comments and line breaks between a
+# key and its value, chained assignments, parenthesised targets. Each with the codes the full analysis reports.
+TRICKY_FORMS = {
+    "environ-alias": ('from os import environ as E\nE["CUDA_LAUNCH_BLOCKING"] = "1"\n', ["AOTI201"]),
+    "putenv-alias": ('from os import putenv as set_env\nset_env("TORCH_USE_CUDA_DSA", "1")\n', ["AOTI201"]),
+    "subprocess-alias": ('import subprocess as sp\nsp.run(cmd, env={"CUDA_LAUNCH_BLOCKING": "1"})\n', ["AOTI201"]),
+    "chained-subscript": (
+        'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = os.environ["OTHER"] = "1"\n',
+        ["AOTI201"],
+    ),
+    "comment-between": (
+        'import os\nos.environ.update({\n    "TORCH_LOGS":  # why\n        "+dynamo",\n})\n',
+        ["AOTI201"],
+    ),
+    "parenthesised-value": (
+        'import os\nos.environ.setdefault(\n    "CUDA_LAUNCH_BLOCKING",\n    (\n        "1"\n    ),\n)\n',
+        ["AOTI201"],
+    ),
+    "keyword-spaces": ('import os\nos.environ.update(TORCH_SHOW_CPP_STACKTRACES = "1")\n', ["AOTI201"]),
+    "env-dict-call": (
+        'import os, subprocess\nsubprocess.Popen(cmd, env=dict(os.environ, CUDA_LAUNCH_BLOCKING="1"))\n',
+        ["AOTI201"],
+    ),
+    "crlf-continuation": ('import os\r\nos.environ["CUDA_LAUNCH_BLOCKING"] = \\\r\n    "1"\r\n', ["AOTI201"]),
+    "config-chained": ("import torch._inductor.config as cfg\ncfg.debug = other = True\n", ["AOTI202"]),
+    "config-parenthesised-target": ("from torch._inductor import config\n(config.nan_asserts) = True\n", ["AOTI202"]),
+    "config-alias-trace": ("from torch._inductor.config import trace as T\nT.enabled = 1\n", ["AOTI202"]),
+    "patch-alias": (
+        "from torch._inductor.config import patch as p\n\n@p(debug_index_asserts=True)\ndef f():\n    pass\n",
+        ["AOTI202"],
+    ),
+    "patch-positional": ('import torch\nwith torch._inductor.config.patch("debug", "1"):\n    pass\n', ["AOTI202"]),
+    "compile-alias-dict": (
+        "from torch._inductor import aoti_compile_and_package as build\nopts = {}\n"
+        'opts["triton.debug_sync_kernel"] = (True)\nbuild(ep, inductor_configs=opts)\n',
+        ["AOTI202"],
+    ),
+    "torch-compile-options": (
+        'import torch\nm = torch.compile(model, options={\n    "trace.enabled":  # on purpose?\n    True})\n',
+        ["AOTI202"],
+    ),
+    "relative-config-silent": ("from . import config\nconfig.debug = True\n", []),
+    "off-values-silent": (
+        'import os\nimport torch._inductor.config as cfg\nos.environ["CUDA_LAUNCH_BLOCKING"] = "0"\n'
+        "cfg.debug = False\ncfg.nan_asserts = None\n",
+        [],
+    ),
+    "load-of-a-call": ('import torch\ntorch._inductor.aoti_load_package("m.pt2")(x, device="cuda")\n', ["AOTI003"]),
+    "aot-load-alias": ('from torch._export import aot_load as old\nold("model.pt2", "cpu")\n', ["AOTI002", "AOTI003"]),
+}
+
+
 def _sources():
     for path in _all_linted_fixtures():
         # The full path: extension-less scripts are recognised by their shebang.
@@ -34,21 +88,50 @@ def _sources():
     for rule in ALL_RULES:
         for index, example in enumerate(rule.INVALID + rule.VALID):
             yield f"{rule.code}-example-{index}", example.filename, example.source
+    for name, (text, _) in TRICKY_FORMS.items():
+        yield name, "tricky.py", text
+
+
+def _passes_every_stage(rule, filename: str, text: str) -> bool:
+    """Whether ``rule`` passes each prefilter stage on ``text``: bytes, then (Python) text and ast index; for a
+    project rule, the stages that decide whether the file is summarised too."""
+    data = text.encode("utf-8")
+    if not rule.could_match(data):
+        return False
+    kind = file_kind(Path(filename)) or "python"
+    if kind not in PYTHON_KINDS or not issubclass(rule, PythonRule | ProjectRule):
+        return True
+    index = code_index(text)
+    if issubclass(rule, ProjectRule):
+        return (
+            rule.wants_summary(data)
+            and rule.wants_summary_python(text)
+            and (index is None or rule.wants_summary_code(index))
+        )
+    return rule.could_match_python(text) and (index is None or rule.could_match_code(index))
+
+
+def test_tricky_forms_report_what_they_should():
+    for name, (text, codes) in TRICKY_FORMS.items():
+        assert sorted(f.code for f in lint_text(text, "tricky.py", prefilter=False).findings) == codes, name
 
 
 def test_prefilter_is_sound():
-    """Run every rule on every fixture and example without the prefilter: each finding's rule must pass it."""
+    """Run every rule on every fixture and example without the prefilter: each finding's rule must pass every
+    stage (bytes, text, ast), and the prefiltered run must report the very same findings."""
     checked = 0
     for name, filename, text in _sources():
         unfiltered = lint_text(text, filename, prefilter=False)
         for finding in unfiltered.findings:
             if finding.code == "AOTI000":
                 continue
-            rule = next(rule for rule in ALL_RULES if rule.code == finding.code)
-            assert rule.could_match(text.encode("utf-8")), (name, finding)
+            rule = RULES_BY_CODE[finding.code]
+            assert _passes_every_stage(rule, filename, text), (name, finding)
             checked += 1
         filtered = lint_text(text, filename)
-        assert [f.code for f in filtered.findings if f.code != "AOTI000"] == [
-            f.code for f in unfiltered.findings if f.code != "AOTI000"
-        ], name
-    assert checked > 20
+
+        def shown(result):
+            return [(f.code, f.start, f.end, f.message) for f in result.findings if f.code != "AOTI000"]
+
+        assert shown(filtered) == shown(unfiltered), name
+    assert checked > 40

@@ -25,6 +25,14 @@ CONFIG_DICT_ARGUMENTS = {
     "torch._inductor.aot_compile": "options",
     "torch.compile": "options",
 }
+# The last part of every function above: a call can resolve to one of them only if its callee ends so.
+CALLEE_NAMES = frozenset(
+    name.rsplit(".", 1)[-1]
+    for name in (NEW_COMPILE, NEW_LOAD, NEW_LOAD_LOW_LEVEL, AOT_LOAD.qualified_name, *CONFIG_DICT_ARGUMENTS)
+)
+_CALLED_FOR_THEMSELVES = frozenset(
+    name.rsplit(".", 1)[-1] for name in (NEW_COMPILE, NEW_LOAD, NEW_LOAD_LOW_LEVEL, AOT_LOAD.qualified_name)
+)
 MODULE_RETURNING_METHODS = ("module", "eval", "train", "to", "cuda", "cpu", "float", "half", "double")
 
 
@@ -240,7 +248,19 @@ class AotiApiMisuse(PythonRule):
         ),
     ]
 
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # Every check is on a call of the API, reached by its name or by a name imported from it; the config
+        # dict checks need the dict passed by keyword.
+        reached = code.called | {name for _, name in code.imported_names}
+        if reached & _CALLED_FOR_THEMSELVES:
+            return True
+        return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
+
     def visit_Call(self, node: Any) -> None:
+        # The callee's last name first: the first qualified_names call resolves every name of the module.
+        if not self.context.may_resolve_to(node.func, CALLEE_NAMES):
+            return
         names = self.qualified_names(node.func)
         if not names:
             return

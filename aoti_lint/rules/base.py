@@ -8,6 +8,7 @@ prefiltering and printing docs stay instant.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from aoti_lint.source import SourceFile
 
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
+# `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
+AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
 
 
 def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
@@ -99,6 +102,13 @@ class Rule:
         return text
 
     @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        """Between the two stages, for Python code only (``text``, decoded): a test cheaper than ``ast``, e.g. a
+        regular expression for the forms a finding needs, where those of other file kinds keep ``triggers``
+        broad. Must be sound, as ``triggers``."""
+        return True
+
+    @classmethod
     def could_match_code(cls, code: CodeIndex) -> bool:
         """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
         ``aoti_lint.prefilter.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
@@ -151,6 +161,12 @@ class ProjectRule(Rule):
     @classmethod
     def wants_summary(cls, data: bytes) -> bool:
         return tokens_match(cls.summary_triggers, data)
+
+    @classmethod
+    def wants_summary_python(cls, text: str) -> bool:
+        """Between ``wants_summary`` and ``wants_summary_code``: a test of the Python text cheaper than ``ast``;
+        must be sound."""
+        return True
 
     @classmethod
     def wants_summary_code(cls, code: CodeIndex) -> bool:
@@ -249,6 +265,30 @@ class PythonContext:
         if callable(names):  # libcst >= 1.2 computes qualified names lazily
             names = names()
         return {q.name for q in names}
+
+    def may_resolve_to(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
+        """Whether ``node`` can have a qualified name whose last part is in ``short_names``: a cheap syntactic
+        test made before ``qualified_names``, whose first call resolves the scopes of the whole module.
+
+        libcst names an attribute after its last part, a call after its callee and a subscript after its
+        value (``f(x)(y)`` is named as ``f``); a name keeps its own unless an ``as`` import renamed it.
+        """
+        while True:
+            kind = type(node).__name__
+            if kind == "Call":
+                node = node.func
+            elif kind == "Subscript":
+                node = node.value
+            else:
+                break
+        if kind == "Attribute":
+            return node.attr.value in short_names
+        if kind != "Name":
+            return False
+        if node.value in short_names:
+            return True
+        aliases = self.memo("as-aliases", lambda: frozenset(AS_ALIAS.findall(self.source.text)))
+        return node.value in aliases
 
     def report(
         self,

@@ -30,6 +30,96 @@ _UNKNOWN = object()
 ENVIRON = "os.environ"
 _LINE_END = re.compile(r"\r\n?|\n")
 _IMPORTS_OS = re.compile(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
+# A callee whose qualified name is one of these ends in the same name (an attribute's qualified name ends in
+# the attribute), unless it is a name bound by `import ... as`: tested before libcst resolves any name.
+_ENVIRON_METHODS = frozenset({"setdefault", "update"})
+_PATCH = INDUCTOR_CONFIG + ".patch"
+_DICT_KEYWORDS = frozenset(CONFIG_DICT_KEYWORDS.values())
+_COMPILERS = frozenset(name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS)
+_SUBPROCESS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in SUBPROCESS_FUNCTIONS)
+
+
+# Between a key and its value: blanks, line continuations, comments. A comment runs to the end of its line
+# (one way to match it: `# ####` must not backtrack through every split).
+_GAP = rb"(?:\s|\\\r?\n|#[^\n]*(?![^\n]))*"
+# The start of a literal that may be "on": True, a number other than 0, a string (parenthesised or not).
+_ON_VALUE = rb"(?:\(" + _GAP + rb")*(?:True\b|(?!0\b)[0-9]|[rRuU]?[\"'])"
+# `a.key = b = True`: the value comes after another target of the same assignment.
+_CHAINED = rb"[^\n=]*[^=!<>\n]=(?!=)"
+_STRING_VALUE = rb"(?:\(" + _GAP + rb")*[rRuU]?[\"']"
+
+
+def _quoted_key_pattern(keys: bytes, value: bytes) -> bytes:
+    """A key in quotes set by a dict entry (``"K": V``), two positional arguments (``f("K", V)``) or a
+    subscript assignment (``d["K"] = ...``, whatever the value: it may be chained)."""
+    return rb"[\"'](?:" + keys + rb")[\"']" + _GAP + rb"(?:\]" + _GAP + rb"=(?!=)|[:,]" + _GAP + value + rb")"
+
+
+@dataclass(frozen=True)
+class _KeyForms:
+    """How code that sets one config key to a literal that may be on spells it: its last name written
+    (``.debug = True``) or passed as a keyword (``patch(debug=1)``), or the whole key in quotes
+    (``{"trace.enabled": True}``, ``patch("debug", "1")``, ``options["debug"] = ...``); a dotted key also
+    spells its other parts (in an import or an attribute chain)."""
+
+    parts: tuple[bytes, ...]
+    key: bytes
+    # Regular expressions, compiled (and cached by `re`) on first use: importing the rules stays cheap.
+    quoted: bytes
+    written: bytes
+
+    @classmethod
+    def of(cls, key: str) -> _KeyForms:
+        parts = tuple(part.encode() for part in key.split("."))
+        quoted = _quoted_key_pattern(re.escape(key.encode()), _ON_VALUE)
+        written = re.escape(parts[-1]) + rb"[\s)]*=(?!=)" + _GAP + rb"(?:" + _ON_VALUE + b"|" + _CHAINED + b")"
+        return cls(parts, key.encode(), quoted, written)
+
+    def in_bytes(self, data: bytes) -> bool:
+        if not all(part in data for part in self.parts):
+            return False
+        if self.key in data and re.search(self.quoted, data):
+            return True
+        # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =`.
+        return any(
+            match.start() == 0 or not _is_word_byte(data[match.start() - 1])
+            for match in re.finditer(self.written, data)
+        )
+
+
+def _is_word_byte(byte: int) -> bool:
+    return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
+
+
+# AOTI201 in Python: a switch's name in quotes with a string value (`environ["K"] = ...`, `{"K": "1"}`,
+# `setdefault("K", "1")`), or as a keyword with a string value (`update(K="1")`, `dict(os.environ, K="1")`).
+_ENV_NAMES = b"|".join(re.escape(name.encode()) for name in SWITCHES_BY_ENV_VAR)
+# A read with a default (`os.environ.get("K", "0")`, `os.getenv("K", "1")`) is matched as such and passed over:
+# an attribute named `get` never resolves to `setdefault` or `putenv`.
+_ENV_SETTING = (
+    rb"(?P<read>\.(?:get|getenv)\("
+    + _GAP
+    + rb")?"
+    + _quoted_key_pattern(_ENV_NAMES, _STRING_VALUE)
+    + rb"|[(,]"
+    + _GAP
+    + rb"(?:"
+    + _ENV_NAMES
+    + rb")"
+    + _GAP
+    + rb"="
+    + _GAP
+    + _STRING_VALUE
+).decode()
+
+
+# A key is set through torch._inductor.config (assignment, patch: both spell `_inductor`), or in a dict passed
+# as `inductor_configs=` or as `options=` to a compile function.
+_CONFIG_CONTEXTS = ((b"_inductor",), (b"inductor_configs",), (b"compile", b"options"))
+_KEY_FORMS = tuple(_KeyForms.of(key) for key in SWITCHES_BY_CONFIG_KEY)
+_SWITCHES_BY_LAST_NAME: dict[str, list[DebugSwitch]] = {}
+for _key, _switch in SWITCHES_BY_CONFIG_KEY.items():
+    _SWITCHES_BY_LAST_NAME.setdefault(_key.rsplit(".", 1)[-1], []).append(_switch)
 
 
 def _literal(node: Any) -> Any:
@@ -247,13 +337,18 @@ class DebugEnvVar(_PythonSwitches, TextRule):
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
-        # In Python a switch is set by writing to environ, by setdefault/update/putenv, or by an `env=`
-        # mapping; reads (os.environ.get, os.getenv) are the common case and settle nothing here.
-        return (
-            "environ" in code.assigned
-            or bool(code.called & {"setdefault", "update", "putenv"})
-            or "env" in code.keywords
-        )
+        # In Python a switch is set by a literal name with a literal "on" value: `environ[K] = V`,
+        # `setdefault(K, V)` / `putenv(K, V)`, `update(K=V)` / `update({K: V})`, `env={K: V}` /
+        # `env=dict(os.environ, K=V)`: each is a literal setting. Reads (`os.environ.get(K)`) are not.
+        for key, value in code.literal_settings:
+            switch = SWITCHES_BY_ENV_VAR.get(key)
+            if switch is not None and isinstance(value, str) and switch.is_on_value(value):
+                return True
+        return False
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        return any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -314,18 +409,40 @@ class DebugEnvVar(_PythonSwitches, TextRule):
     def visit_Assign(self, node: Any) -> None:
         for target in node.targets:
             subscript = target.target
-            if not isinstance(subscript, cst.Subscript) or not self._is_environ(subscript.value):
+            if not isinstance(subscript, cst.Subscript):
                 continue
             if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+                continue
+            # The key first: resolving `environ` resolves every name of the module.
+            if _string(subscript.slice[0].slice.value) not in SWITCHES_BY_ENV_VAR or not self._is_environ(
+                subscript.value
+            ):
                 continue
             edits = self.remove_statement(node) if len(node.targets) == 1 else ()
             self._report_setting(subscript.slice[0].slice.value, node.value, edits)
 
+    @staticmethod
+    def _may_set(node: Any) -> bool:
+        """The call's arguments could name a switch: a switch as keyword (``update(K=V)``), a dict
+        (``update({K: V})``), or a switch as first of two positional arguments (``setdefault``, ``putenv``)."""
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) == 2 and _string(positional[0].value) in SWITCHES_BY_ENV_VAR:
+            return True
+        return any(
+            (arg.keyword is not None and arg.keyword.value in SWITCHES_BY_ENV_VAR)
+            or (arg.keyword is None and isinstance(arg.value, cst.Dict))
+            for arg in node.args
+        )
+
     def visit_Call(self, node: Any) -> None:
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("setdefault", "update"):
-            if self._is_environ(func.value):
+        if isinstance(func, cst.Attribute) and func.attr.value in _ENVIRON_METHODS:
+            if self._may_set(node) and self._is_environ(func.value):
                 self._environ_method(node, func.attr.value)
+            return
+        has_env = any(arg.keyword is not None and arg.keyword.value == "env" for arg in node.args)
+        may_putenv = self._may_set(node) and self.context.may_resolve_to(func, {"putenv"})
+        if not may_putenv and not (has_env and self.context.may_resolve_to(func, _SUBPROCESS_NAMES)):
             return
         names = self.qualified_names(func)
         if "os.putenv" in names:
@@ -588,28 +705,35 @@ class DebugInductorConfig(_PythonSwitches):
     name = "debug-inductor-config"
     summary = "A debug key of `torch._inductor.config` is switched on"
     fix_availability = "sometimes"
-    triggers = tuple(
-        (key.rsplit(".", 1)[-1].encode(), context)
-        for key in SWITCHES_BY_CONFIG_KEY
-        for context in (b"_inductor", b"compile")
-    )
+    # Necessary tokens; could_match below also wants one of the key's forms (see _KeyForms).
+    triggers = tuple((*forms.parts, *context) for forms in _KEY_FORMS for context in _CONFIG_CONTEXTS)
+
+    @classmethod
+    def could_match(cls, data: bytes) -> bool:
+        # "debug", "enabled" and "compile" are in most files' bytes; a key's forms (see _KeyForms) are not.
+        return any(all(token in data for token in context) for context in _CONFIG_CONTEXTS) and any(
+            forms.in_bytes(data) for forms in _KEY_FORMS
+        )
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
-        # Keys are set through torch._inductor.config (an attribute written, patch) or passed in a dict as
-        # `inductor_configs=` / `options=`: a file that does neither cannot set one ("debug" and "compile"
-        # are in most files' bytes).
-        uses_config = (
-            ("_inductor", "config") in code.attribute_pairs
-            or any("_inductor" in module.split(".") for module in code.imported_modules)
-            or any("_inductor" in source.split(".") for source, _ in code.imported_names)
-        )
-        keys = {key.rsplit(".", 1)[-1] for key in SWITCHES_BY_CONFIG_KEY}
-        sets_config = bool(code.assigned & keys) or "patch" in code.called
-        compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
+        # `root.x.key = V` resolves to the config only when `root` is bound by an absolute import; a key in a
+        # literal setting (dict entry, keyword, `patch(K, V)`, `d[K] = V`) counts when something can take it:
+        # a `patch`, or a compile function given `inductor_configs=` / `options=`.
+        for root, attr, value in code.attribute_writes:
+            switches = _SWITCHES_BY_LAST_NAME.get(attr, ())
+            if root in code.import_bound and any(switch.is_on_value(value) for switch in switches):
+                return True
         reached = code.called | {name for _, name in code.imported_names}
+        compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
         passes_dict = bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values())) and bool(reached & compilers)
-        return (uses_config and sets_config) or passes_dict
+        if not (passes_dict or "patch" in reached):
+            return False
+        for key, value in code.literal_settings:
+            switch = SWITCHES_BY_CONFIG_KEY.get(key)
+            if switch is not None and switch.is_on_value(value):  # type: ignore[arg-type]
+                return True
+        return False
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -677,7 +801,7 @@ class DebugInductorConfig(_PythonSwitches):
                 scope.assignments.setdefault(target.value, []).append(mapping)
                 if mapping is not None:
                     scope.entries.setdefault(target.value, []).extend(self._entries(mapping))
-            elif isinstance(target, cst.Attribute):
+            elif isinstance(target, cst.Attribute) and target.attr.value in _SWITCHES_BY_LAST_NAME:
                 key = self._config_key(target)
                 if key is not None:
                     edits = self.remove_statement(node) if len(node.targets) == 1 else ()
@@ -695,13 +819,34 @@ class DebugInductorConfig(_PythonSwitches):
             if key is not None:
                 yield element.key, key, element.value, self.remove_element(mapping.elements, element), self.deliberate
 
+    @staticmethod
+    def _may_patch(node: Any) -> bool:
+        """The arguments could set a key as ``_patch`` reads them: a key as keyword, a dict, or a key and a
+        value."""
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) == 2 and _string(positional[0].value) is not None:
+            return True
+        return any(
+            (arg.keyword is not None and arg.keyword.value in SWITCHES_BY_CONFIG_KEY)
+            or (arg.keyword is None and isinstance(arg.value, cst.Dict))
+            for arg in node.args
+        )
+
     def visit_Call(self, node: Any) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
+            # An attribute named `update` never resolves to `patch` (attributes are named by their last part).
+            self._dict_update(node)
+        # Names are resolved only for a call that could take a config dict or patch a key.
+        takes_dict = any(arg.keyword is not None and arg.keyword.value in _DICT_KEYWORDS for arg in node.args)
+        context = self.context
+        if not (takes_dict and context.may_resolve_to(node.func, _COMPILERS)) and not (
+            self._may_patch(node) and context.may_resolve_to(node.func, {"patch"})
+        ):
+            return
         names = self.qualified_names(node.func)
-        if INDUCTOR_CONFIG + ".patch" in names:
+        if _PATCH in names:
             self._patch(node)
             return
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
-            self._dict_update(node)
         keyword = next((CONFIG_DICT_KEYWORDS[name] for name in names if name in CONFIG_DICT_KEYWORDS), None)
         arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
         if arg is None:

@@ -8,13 +8,30 @@ summarises each module; the checks run over the summaries of all the files of a 
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from aoti_lint.analysis.flow_summary import CallArgument, ExampleInput, FlowSummary, Link, Span, link_loads
 from aoti_lint.diagnostics import Finding, Position, Severity
 from aoti_lint.knowledge import device_flow as K
 from aoti_lint.rules.base import Invalid, ProjectRule, Valid
+
+if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
+    from aoti_lint.analysis.flow_summary import CallArgument, ExampleInput, FlowSummary, Link, Span
+
+
+@functools.cache
+def _summary_text() -> re.Pattern[str]:
+    """An API name called or imported, or a string ending in an artifact suffix; compiled on first use."""
+    names = "|".join(sorted(K.SUMMARY_IDENTIFIERS))
+    suffixes = "|".join(re.escape(suffix) for suffix in K.ARTIFACT_SUFFIXES)
+    return re.compile(
+        rf"\b(?:{names})(?:\s|\\)*\("  # called
+        rf"|\bimport\b(?:[^\n;]|\\\n)*?\b(?:{names})\b"  # imported, on one logical line
+        rf"|\bimport\s*\([^)]*\b(?:{names})\b"  # imported, in parentheses
+        rf"|(?:{suffixes})[\"']"  # a string ending in an artifact suffix
+    )
 
 
 class DeviceFlowRule(ProjectRule):
@@ -26,12 +43,18 @@ class DeviceFlowRule(ProjectRule):
     severity = Severity.ERROR
 
     @classmethod
+    def wants_summary_python(cls, text: str) -> bool:
+        # The same, in the text: an API name called or imported, or a string ending in an artifact suffix.
+        return _summary_text().search(text) is not None
+
+    @classmethod
     def wants_summary_code(cls, code: Any) -> bool:
         # A summary holds compile and load sites (calls of the API, or of a name imported from it) and
-        # artifact paths in module-level constants that other files may import.
+        # artifact paths in module-level constants that other files may import. A relative import never
+        # names the API (libcst resolves `from . import aot_compile` to `.aot_compile`).
         # Any string naming a `.so` counts too: the migration plan must see every reader of an artifact (a
         # path passed to a load helper, a file deleted or copied) before it rewrites the artifact's format.
-        imported = {name for _, name in code.imported_names}
+        imported = {name for module, name in code.imported_names if not module.startswith(".")}
         return (
             bool((code.called | imported) & K.SUMMARY_IDENTIFIERS)
             or bool(code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES))
@@ -46,6 +69,8 @@ class DeviceFlowRule(ProjectRule):
 
     @classmethod
     def check_project(cls, summaries: Sequence[FlowSummary]) -> list[Finding]:
+        from aoti_lint.analysis.flow_summary import link_loads
+
         links = link_loads(summaries)
         findings = []
         for summary in summaries:

@@ -184,7 +184,12 @@ class FakeKernelConcreteSize(PythonRule):
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
-        return could_hold_kernel(code)
+        # Every report is a call: `.item()`/`.tolist()`/`.numpy()`, the builtins `int`/`float`, or a `math`
+        # function, which only an import of `math` makes resolve so.
+        if not could_hold_kernel(code):
+            return False
+        uses_math = "math" in code.imported_modules or any(module == "math" for module, _ in code.imported_names)
+        return uses_math or bool(code.called & (DATA_METHODS | {"int", "float"}))
 
     def visit_Module(self, node: Any) -> None:
         from aoti_lint.fake_kernels import is_size, is_tensor, kernel_index

@@ -20,7 +20,6 @@ from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
-
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
 TIDY_PER_SITE_UP_TO = 8
 

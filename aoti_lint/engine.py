@@ -642,6 +642,9 @@ def _cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str,
             continue
         try:
             data = _read_regular_file(candidate.path)
+            # Only the old runners read a bare `.so`; other C++ files are not parsed for the plan.
+            if b"AOTIModelContainerRunner" not in data or b".so" not in data:
+                continue
             from aoti_lint.analysis.cpp_consumers import find_artifact_loads
 
             loads = find_artifact_loads(data)

@@ -164,7 +164,7 @@ def test_fix_across_cells_rewrites_the_import_in_its_own_cell(cli, tmp_path):
     result = cli("--fix", "--unsafe-fixes", "nb.ipynb", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     document["cells"][0]["source"] = ["import torch\n", "import os"]
-    document["cells"][1]["source"] = ["%cd /tmp\n", 'runner = torch._inductor.aoti_load_package("m.so")\n']
+    document["cells"][1]["source"] = ["%cd /tmp\n", 'runner = torch._inductor.aoti_load_package("m.pt2")\n']
     assert json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8")) == document
 
 

@@ -620,7 +620,9 @@ def lint_paths(
     execution = execution or Execution()
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
-    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), execution)
+    # A fixing run keeps off the cache, as it always did (fixes are never taken from it).
+    first = replace(execution, cache_dir=None) if fix.apply else execution
+    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first)
     flows = plan_migrations(
         [outcome.project for outcome in outcomes if outcome.project is not None],
         lambda: _cpp_artifact_loads(candidates, cwd),
@@ -701,6 +703,9 @@ def _cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str,
             continue
         try:
             data = _read_regular_file(candidate.path)
+            # Only the old runners read a bare `.so`; other C++ files are not parsed for the plan.
+            if b"AOTIModelContainerRunner" not in data or b".so" not in data:
+                continue
             from aoti_lint.analysis.cpp_consumers import find_artifact_loads
 
             loads = find_artifact_loads(data)
@@ -719,7 +724,7 @@ def _settle_flows(outcomes: list[FileOutcome], flows: dict[str, Any], fix: FixOp
     where = {outcome.path: index for index, outcome in enumerate(outcomes)}
     members: dict[int, set[str]] = {}
     for path, flow in flows.items():
-        for group in flow.allowed_groups(fix.unsafe):
+        for group in flow.allowed_groups(fix.unsafe) & flow.whole_groups:
             members.setdefault(group, set()).add(path)
     why: dict[str, str] = {}
     for outcome in outcomes:

@@ -21,6 +21,9 @@ from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.unused_imports import without_blank_openings
 
+# Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
+TIDY_PER_SITE_UP_TO = 8
+
 
 class _Chain(cst.CSTTransformer):
     """One traversal for several transformers: each sees the original node, so node identity holds."""
@@ -228,7 +231,10 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
     )
     if verdict.applicability is Applicability.UNSAFE:
         title += f" (unsafe: {verdict.reason})"
-    return Fix(verdict.applicability, title, edits_between(original_code, migrate(plan, {key}, tidy=False)))
+    # A fix shown alone (json, SARIF, an editor) also drops the imports it leaves unused; past a few sites that
+    # costs a scope analysis per site, so the imports are left to the one tidying pass after all the fixes.
+    tidy = len(plan.sites) <= TIDY_PER_SITE_UP_TO
+    return Fix(verdict.applicability, title, edits_between(original_code, migrate(plan, {key}, tidy=tidy)))
 
 
 def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[int, int]) -> tuple[str, int]:

@@ -298,7 +298,7 @@ def test_sarif(cli, project):
 
     # Fixes are listed whatever their safety (as in the json format); a notebook's cell rows would not locate them.
     compile_fix = "so = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))\n"
-    load_fix = 'import torch\nrunner = torch._inductor.aoti_load_package("m.so")\n'
+    load_fix = 'import torch\nrunner = torch._inductor.aoti_load_package("m.pt2")\n'
     assert run["results"] == [
         result("AOTI001", "nb.ipynb", None, f"{COMPILE} (cell 2, line 3, column 6)", FINGERPRINTS[0]),
         result(

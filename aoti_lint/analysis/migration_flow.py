@@ -58,6 +58,9 @@ class FileFlow:
     # Whether the plan tells this file something its own analysis does not (another verdict or reason, a
     # constant to rewrite): only then does a run without fixes read the file again.
     changed: bool = True
+    # Groups that are written in every file or none: those with a compile, a constant or a helper argument
+    # (loads of an artifact made outside the run stand alone).
+    whole_groups: frozenset[int] = frozenset()
 
     def decisions(self, count: int) -> tuple[SiteDecision, ...] | None:
         """The decisions for a text with ``count`` deprecated calls; None when the text is not the planned one."""
@@ -70,7 +73,13 @@ class FileFlow:
 
     def after(self, groups: frozenset[int]) -> FileFlow:
         return FileFlow(
-            self.path, self.sites, self.constants, self.group_applicability, self.applied_groups | groups, self.changed
+            self.path,
+            self.sites,
+            self.constants,
+            self.group_applicability,
+            self.applied_groups | groups,
+            self.changed,
+            self.whole_groups,
         )
 
 
@@ -236,6 +245,7 @@ def plan_flows(
     by_group: dict[int, list[int]] = {}
     for index in range(len(members)):
         by_group.setdefault(groups.find(index), []).append(index)
+    whole: set[int] = set()
     decisions: dict[int, SiteDecision] = {}
     rewrites: dict[int, ConstantRewrite] = {}
     applicability: dict[int, Applicability] = {}
@@ -243,6 +253,8 @@ def plan_flows(
         group_members = [members[index] for index in indices]
         if not any(member.site is not None for member in group_members):
             continue
+        if any(member.kind != "load" for member in group_members):
+            whole.add(group)
         value, reason = _decide(group_members, foreign_loads, cross_device, mentions)
         applicability[group] = value
         movable = value is not Applicability.DISPLAY_ONLY
@@ -278,7 +290,12 @@ def plan_flows(
             if index in decisions
         )
         plans[summary.path] = FileFlow(
-            summary.path, sites, constants, {group: applicability[group] for group in used}, changed=changed
+            summary.path,
+            sites,
+            constants,
+            {group: applicability[group] for group in used},
+            changed=changed,
+            whole_groups=frozenset(used & whole),
         )
     return plans
 

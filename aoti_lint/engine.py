@@ -191,6 +191,15 @@ def check_source(
         project_rules = refine_summaries(text, project_rules)
         if not python_rules and not project_rules:
             return result
+        light = _light_summaries(source, text, project_rules) if not python_rules and flow is None else None
+        if light is not None:
+            from aoti_lint.suppressions import python_suppressions
+
+            codes = frozenset(
+                rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES
+            )
+            result.project = ProjectPart(source.display_path, light, codes, python_suppressions(text))
+            return result
     module = _parse(source, text, result, report_syntax)
     if module is None:
         return result
@@ -215,6 +224,24 @@ def check_source(
             result.project = ProjectPart(source.display_path, summaries, codes, suppressions)
     result.findings.extend(findings)
     return result
+
+
+def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type[Rule]]) -> dict[str, object] | None:
+    """The flow summary of a file summarised only for strings naming a `.so`, read from ``ast``; None when
+    libcst must read it (``analysis.so_mentions``)."""
+    from aoti_lint.prefilter import code_index
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+
+    if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):
+        return None
+    index = code_index(text)
+    if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):
+        return None
+    from aoti_lint.analysis.so_mentions import light_summary
+
+    callees = index.called | {name for _, name in index.imported_names}
+    summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(callees))
+    return None if summary is None else {FLOW_SUMMARY: summary}
 
 
 def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> FileResult:
@@ -623,6 +650,17 @@ def lint_paths(
     # A fixing run keeps off the cache, as it always did (fixes are never taken from it).
     first = replace(execution, cache_dir=None) if fix.apply else execution
     outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first)
+    _complete_summaries(
+        outcomes,
+        lambda chosen, flows: run_files(
+            [candidates[index] for index in chosen],
+            ruleset,
+            cwd,
+            replace(fix, apply=False),
+            replace(execution, cache_dir=None),
+            flows,
+        ),
+    )
     flows = plan_migrations(
         [outcome.project for outcome in outcomes if outcome.project is not None],
         lambda: _cpp_artifact_loads(candidates, cwd),
@@ -668,6 +706,28 @@ def lint_paths(
     run.errors.extend(errors)
     run.sort()
     return run
+
+
+def _complete_summaries(outcomes: list[FileOutcome], rerun: Any) -> None:
+    """Summarise with libcst the files whose summary was read from ``ast`` but whose path arguments the plan
+    needs (``migration_flow.incomplete``)."""
+    summaries = [
+        outcome.project.summaries[FLOW_SUMMARY]
+        for outcome in outcomes
+        if outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries
+    ]
+    if not any(getattr(summary, "callees", None) is not None for summary in summaries):
+        return
+    from aoti_lint.analysis.migration_flow import FileFlow, incomplete
+
+    paths = incomplete(summaries)
+    chosen = [index for index, outcome in enumerate(outcomes) if outcome.path in paths]
+    if not chosen:
+        return
+    # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
+    flows = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
+    for index, outcome in zip(chosen, rerun(chosen, flows), strict=True):
+        outcomes[index] = outcome
 
 
 def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict[str, Any]:

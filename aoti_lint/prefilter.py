@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from aoti_lint.rules.base import PythonRule, Rule
@@ -76,6 +76,9 @@ class CodeIndex:
     literal_settings: frozenset[tuple[str, object]] = frozenset()
     # (root name, last attribute, value) of ``root.a.b = V`` with a literal V.
     attribute_writes: frozenset[tuple[str, str, object]] = frozenset()
+    # The tree and text themselves, for a stage that needs more than names (``kernel_prefilter``).
+    tree: ast.Module | None = field(default=None, compare=False, repr=False)
+    text: str = field(default="", compare=False, repr=False)
 
 
 def _root(node: ast.AST) -> str | None:
@@ -201,6 +204,8 @@ def code_index(text: str) -> CodeIndex | None:
         frozenset(bound),
         frozenset(settings),
         frozenset(writes),
+        tree,
+        text,
     )
 
 

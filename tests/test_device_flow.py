@@ -183,3 +183,41 @@ def test_imported_constant_from_an_ambiguous_module_links_nothing(cli, tmp_path)
     (project / "vendor" / "app").mkdir(parents=True)
     shutil.copy(project / "app" / "settings.py", project / "vendor" / "app" / "settings.py")
     assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == ""
+
+
+# Files that only name a `.so` in strings: each mention where libcst places it, or the file goes to libcst.
+SO_MENTION_FORMS = {
+    "plain": 'import ctypes\nctypes.CDLL("libfoo.so")\n',
+    "stripped": 'print([" build/m.so ", "m.so\\n", "a.so.1", "x.so"])\n',
+    "concatenated": 'print(("prefix/" "m.so"), "m.so" " tail", ("a"\n     "b/c.so"))\n',
+    "unicode-before": 'print({"é€": "lib/€.so"})\n',
+    "triple-quoted": 'def f():\n    """\n  see m.so\n"""\n    return "x.so"\n',
+    "bytes-and-fstring-text": 'print(b"m.so", f"no {name} here, also a .so file", "x.so")\n',
+    "fstring-ending": 'print(f"{root}/m.so")\n',
+    "fstring-merged": 'print("m.so" f"{x}")\n',
+    "crlf": 'import os\r\nprint(os.path.join(d,\r\n  "m.so"))\r\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SO_MENTION_FORMS))
+def test_so_mentions_read_from_ast_are_libcst_s(name):
+    from aoti_lint.analysis.migration_flow import FileFlow
+    from aoti_lint.engine import FLOW_SUMMARY, check_source
+    from aoti_lint.rules import ALL_RULES
+    from aoti_lint.source import SourceFile
+
+    text = SO_MENTION_FORMS[name]
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    light = check_source(source, ALL_RULES)
+    # A plan given for the file makes check_source read it with libcst.
+    full = check_source(source, ALL_RULES, flow=FileFlow("m.py", ()))
+    assert full.parsed and full.project is not None
+    summary = full.project.summaries[FLOW_SUMMARY]
+    assert light.project is not None
+    read = light.project.summaries[FLOW_SUMMARY]
+    if name.startswith("fstring-"):
+        # libcst reads f-strings' raw text: such a file is not read from ast.
+        assert light.parsed and read.callees is None
+    else:
+        assert not light.parsed and read.callees is not None
+    assert read.so_mentions == summary.so_mentions

@@ -31,6 +31,7 @@ def _all_linted_fixtures() -> list[Path]:
 
 # Shapes that a byte or text stage could miss if it were sloppy: aliases, comments and line breaks between a
 # key and its value, chained assignments, parenthesised targets. Each with the codes the full analysis reports.
+_FAKE = 'import torch\n\n@torch.library.register_fake("a::b")\ndef k(x):\n'
 TRICKY_FORMS = {
     "environ-alias": ('from os import environ as E\nE["CUDA_LAUNCH_BLOCKING"] = "1"\n', ["AOTI201"]),
     "putenv-alias": ('from os import putenv as set_env\nset_env("TORCH_USE_CUDA_DSA", "1")\n', ["AOTI201"]),
@@ -78,6 +79,66 @@ TRICKY_FORMS = {
     ),
     "load-of-a-call": ('import torch\ntorch._inductor.aoti_load_package("m.pt2")(x, device="cuda")\n', ["AOTI003"]),
     "aot-load-alias": ('from torch._export import aot_load as old\nold("model.pt2", "cpu")\n', ["AOTI002", "AOTI003"]),
+    # Fake/meta kernels under every registration and spelling the ast stage (kernel_prefilter) must keep.
+    "fake-alias-int": (
+        'from torch.library import register_fake as rf\n\n@rf("a::b")\ndef k(x):\n'
+        "    return x.new_empty(int(x.shape[0]))\n",
+        ["AOTI301"],
+    ),
+    "fake-call-keyword-local-size": (
+        "import torch\n\ndef k(x):\n    n = x.size(0)\n    if n > 8:\n        return x\n    return x.clone()\n\n"
+        'torch.library.register_fake("a::b", func=k)\n',
+        ["AOTI302"],
+    ),
+    "fake-lambda-int": (
+        'import torch\ntorch.library.register_fake("a::b", lambda x: x.new_empty(int(x.shape[0])))\n',
+        ["AOTI301"],
+    ),
+    "fake-math-module-alias": (
+        'import math as m\nimport torch\n\n@torch.library.register_fake("a::b")\ndef k(x):\n'
+        "    return x.new_empty(m.floor(x.numel() / 2))\n",
+        ["AOTI301"],
+    ),
+    "fake-math-function-alias": (
+        'from math import ceil as up\nimport torch\n\n@torch.library.impl_abstract("a::b")\ndef k(x):\n'
+        "    return x.new_empty(up(x.size(0) / 2))\n",
+        ["AOTI301", "AOTI303"],
+    ),
+    "meta-library-impl-range": (
+        'import torch\nlib = torch.library.Library("a", "FRAGMENT")\n\ndef k(x):\n    for i in range(x.shape[0]):\n'
+        '        pass\n    return x\n\nlib.impl("b", k, "Meta")\n',
+        ["AOTI302"],
+    ),
+    "fake-one-line-raise": (
+        _FAKE + '    if (x.shape[0]\n        > 8\n    ): raise ValueError("x")\n    return x\n',
+        ["AOTI302"],
+    ),
+    "fake-indented-raise-silent": (
+        _FAKE + '    if x.shape[0] > 8:\n        raise ValueError("x")\n    return x\n',
+        [],
+    ),
+    "fake-chained-ifexp": (
+        _FAKE + "    return x if 0 < x.shape[0] * 2 <= -64 else x.t()\n",
+        ["AOTI302"],
+    ),
+    "fake-custom-op-data": (
+        'import torch\n\n@torch.library.custom_op("a::b", mutates_args=())\ndef op(x: torch.Tensor) -> torch.Tensor:\n'
+        "    return x\n\ndef k(x):\n    return x.new_empty((x > 0).sum().item())\n\nop.register_fake(k)\n",
+        ["AOTI301"],
+    ),
+    "fake-comprehension-range-silent-in-helper": (
+        _FAKE + "    def helper():\n        return [i for i in range(x.shape[0])]\n    return x\n",
+        [],
+    ),
+    "fake-comprehension-range": (
+        _FAKE + "    return x.new_empty(len([i for i in range(1, x.size(1))]))\n",
+        ["AOTI302"],
+    ),
+    "fake-builtins-int": (
+        'import builtins\nimport torch\n\n@torch.library.register_fake("a::b")\ndef k(x):\n'
+        "    return x.new_empty(builtins.int(x.stride(0)))\n",
+        ["AOTI301"],
+    ),
 }
 
 

@@ -160,6 +160,9 @@ class FlowSummary:
     # reader of the artifact that a migration cannot follow.
     so_mentions: tuple[tuple[str, int, int], ...] = field(default=())
     path_arguments: tuple[PathArgument, ...] = field(default=())
+    # Set only for a summary read from ``ast`` (``analysis.so_mentions``), whose path arguments are not known:
+    # the last names of what the file calls and imports.
+    callees: frozenset[str] | None = None
 
     @property
     def module_parts(self) -> tuple[str, ...]:

@@ -121,6 +121,15 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
+def incomplete(summaries: Sequence[FlowSummary]) -> set[str]:
+    """The files whose summary was read from ``ast`` without its path arguments (``analysis.so_mentions``) but
+    which call a name of a function whose parameter a deprecated load reads: the plan needs them in full."""
+    helpers = {site.param[0] for summary in summaries for site in summary.migrations if site.param is not None}
+    if not helpers:
+        return set()
+    return {summary.path for summary in summaries if summary.callees is not None and summary.callees & helpers}
+
+
 def plan_flows(
     summaries: Sequence[FlowSummary],
     cross_device: Callable[[Link], str | None] = lambda link: None,

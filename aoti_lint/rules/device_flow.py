@@ -54,12 +54,20 @@ class DeviceFlowRule(ProjectRule):
         # names the API (libcst resolves `from . import aot_compile` to `.aot_compile`).
         # Any string naming a `.so` counts too: the migration plan must see every reader of an artifact (a
         # path passed to a load helper, a file deleted or copied) before it rewrites the artifact's format.
+        return cls._has_sites(code) or ".so" in code.string_suffixes
+
+    @staticmethod
+    def _has_sites(code: Any) -> bool:
         imported = {name for module, name in code.imported_names if not module.startswith(".")}
-        return (
-            bool((code.called | imported) & K.SUMMARY_IDENTIFIERS)
-            or bool(code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES))
-            or ".so" in code.string_suffixes
+        return bool((code.called | imported) & K.SUMMARY_IDENTIFIERS) or bool(
+            code.module_string_suffixes & set(K.ARTIFACT_SUFFIXES)
         )
+
+    @classmethod
+    def mentions_only(cls, code: Any) -> bool:
+        """Whether the file is summarised only for strings naming a `.so`: then its summary holds no site or
+        constant, and ``analysis.so_mentions`` reads it from ``ast``."""
+        return not cls._has_sites(code)
 
     @classmethod
     def summarize(cls, context: Any) -> FlowSummary:

@@ -18,6 +18,15 @@ KERNEL_TRIGGERS = (
 )
 
 
+def could_hold_finding(code: Any) -> Any:
+    """The kernels' own stage (``aoti_lint.kernel_prefilter``), over the index's cached tree."""
+    from aoti_lint.kernel_prefilter import KernelCandidates, kernel_candidates
+
+    if code.tree is None:  # an index built without its tree: no finding can be ruled out
+        return KernelCandidates(concrete=True, branch=True)
+    return kernel_candidates(code.tree, code.text)
+
+
 def could_hold_kernel(code: Any) -> bool:
     """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.prefilter.CodeIndex``)."""
     names = code.identifiers
@@ -184,12 +193,14 @@ class FakeKernelConcreteSize(PythonRule):
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
-        # Every report is a call: `.item()`/`.tolist()`/`.numpy()`, the builtins `int`/`float`, or a `math`
-        # function, which only an import of `math` makes resolve so.
+        # Every report is a call in a kernel: `.item()`/`.tolist()`/`.numpy()`, the builtins `int`/`float`, or a
+        # `math` function, which only an import of `math` makes resolve so.
         if not could_hold_kernel(code):
             return False
         uses_math = "math" in code.imported_modules or any(module == "math" for module, _ in code.imported_names)
-        return uses_math or bool(code.called & (DATA_METHODS | {"int", "float"}))
+        if not (uses_math or code.called & (DATA_METHODS | {"int", "float"})):
+            return False
+        return could_hold_finding(code).concrete
 
     def visit_Module(self, node: Any) -> None:
         from aoti_lint.fake_kernels import is_size, is_tensor, kernel_index

@@ -6,7 +6,7 @@ from typing import Any
 
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
-from aoti_lint.rules.fake_kernel_concrete_size import KERNEL_TRIGGERS, could_hold_kernel
+from aoti_lint.rules.fake_kernel_concrete_size import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
 
 
 def _number(node: Any) -> float | None:
@@ -151,7 +151,7 @@ class FakeKernelShapeBranch(PythonRule):
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
-        return could_hold_kernel(code)
+        return could_hold_kernel(code) and could_hold_finding(code).branch
 
     def visit_Module(self, node: Any) -> None:
         from aoti_lint.fake_kernels import children, is_size, kernel_index

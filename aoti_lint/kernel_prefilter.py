@@ -1,0 +1,205 @@
+"""The ``ast`` stage of AOTI301/AOTI302: whether a module holds a fake/meta kernel with a candidate construct.
+
+``aoti_lint.fake_kernels`` decides on libcst with resolved names; this mirrors its conditions on the cached
+``ast`` tree, widened wherever it cannot resolve a name, so that it may keep a file the rules then clear but
+never drops one they report (``tests/test_fixtures.py`` checks it). A kernel is any function decorated with
+``@<x>.register_fake`` or with a call of a ``register_fake``/``impl_abstract``/``impl`` (by its last name, or
+the name it is imported under), and any function name or lambda passed to such a call. Every size the rules
+prove reads ``.shape`` or calls ``.size``/``.stride``/``.numel`` in the kernel's own body, so a kernel without
+one can hold no size finding; ``.item()``/``.tolist()``/``.numpy()`` findings need the call itself.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+
+from aoti_lint.knowledge.custom_ops import CUSTOM_OP_METHOD, DATA_METHODS, SHAPE_ATTRIBUTES, SIZE_METHODS
+
+# The last names of the registering APIs (torch.library.register_fake/impl_abstract/impl, Library.impl).
+_REGISTRATIONS = frozenset({"register_fake", "impl_abstract", "impl"})
+# Modules whose functions turn a size into a Python number (builtins.int/float, math.*).
+_NUMBER_MODULES = frozenset({"math", "builtins"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+@dataclass(frozen=True)
+class KernelCandidates:
+    """Whether some kernel of the module could hold an AOTI301 / an AOTI302 finding."""
+
+    concrete: bool
+    branch: bool
+
+
+def _own_nodes(root: ast.AST):
+    """``root`` and everything under it, nested functions, lambdas and classes left out (as the rules do)."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _SCOPES):
+                stack.append(child)
+
+
+def _could_be_size(node: ast.AST) -> bool:
+    """A superset of ``fake_kernels.is_size``: any name (a local bound to a size), any subscript."""
+    kind = type(node)
+    if kind is ast.Name or kind is ast.Subscript:
+        return True
+    if kind is ast.Call:
+        return type(node.func) is ast.Attribute and node.func.attr in SIZE_METHODS  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        return _could_be_size(node.left) or _could_be_size(node.right)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+        return _could_be_size(node.operand)  # type: ignore[attr-defined]
+    return False
+
+
+def _number(node: ast.AST) -> float | None:
+    """As ``fake_kernel_shape_branch._number``: an int or float literal, or its negation (not a bool)."""
+    if type(node) is ast.Constant and type(node.value) in (int, float):  # type: ignore[attr-defined]
+        return float(node.value)  # type: ignore[attr-defined]
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+        inner = _number(node.operand)  # type: ignore[attr-defined]
+        return None if inner is None else -inner
+    return None
+
+
+def _specialising_compare(node: ast.Compare) -> bool:
+    """A superset of ``FakeKernelShapeBranch._specialises``: one size among number literals, not a plain size
+    against 0 and 1 only."""
+    operands = [node.left, *node.comparators]
+    numbers = [_number(operand) for operand in operands]
+    others = [operand for operand, number in zip(operands, numbers, strict=True) if number is None]
+    if len(others) != 1 or not _could_be_size(others[0]):
+        return False
+    plain = type(others[0]) not in (ast.BinOp, ast.UnaryOp)
+    return not (plain and all(number in (0, 1) for number in numbers if number is not None))
+
+
+def _arguments(call: ast.Call) -> list[ast.AST]:
+    """The values of the arguments libcst's rules look at: positional and keyword, unpacking aside."""
+    values = [arg for arg in call.args if type(arg) is not ast.Starred]
+    return values + [keyword.value for keyword in call.keywords if keyword.arg is not None]
+
+
+class _Scan:
+    def __init__(self, tree: ast.Module, lines: list[str]) -> None:
+        self.lines = lines
+        # Names imported under another name: `from torch.library import register_fake as rf`.
+        self.aliases: dict[str, str] = {}
+        # Names of modules whose functions make numbers (`import math as m`), and names imported from them.
+        self.number_modules: set[str] = set()
+        self.number_functions: set[str] = set()
+        for node in ast.walk(tree):
+            if type(node) is ast.Import:
+                for alias in node.names:
+                    if alias.name in _NUMBER_MODULES:
+                        self.number_modules.add(alias.asname or alias.name)
+            elif type(node) is ast.ImportFrom:
+                for alias in node.names:
+                    if alias.asname:
+                        self.aliases[alias.asname] = alias.name
+                    if node.module in _NUMBER_MODULES and not node.level:
+                        self.number_functions.add(alias.asname or alias.name)
+
+    def registers(self, callee: ast.AST) -> bool:
+        if type(callee) is ast.Attribute:
+            return callee.attr in _REGISTRATIONS  # type: ignore[attr-defined]
+        if type(callee) is ast.Name:
+            return self.aliases.get(callee.id, callee.id) in _REGISTRATIONS  # type: ignore[attr-defined]
+        return False
+
+    def kernels(self, tree: ast.Module) -> list[ast.AST]:
+        definitions: dict[str, list[ast.AST]] = {}
+        kernels: list[ast.AST] = []
+        registered: set[str] = set()
+        for node in ast.walk(tree):
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                definitions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
+                for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                    if (type(decorator) is ast.Attribute and decorator.attr == CUSTOM_OP_METHOD) or (
+                        type(decorator) is ast.Call and self.registers(decorator.func)
+                    ):
+                        kernels.append(node)
+                        break
+            elif kind is ast.Call and self.registers(node.func):  # type: ignore[attr-defined]
+                for value in _arguments(node):  # type: ignore[arg-type]
+                    if type(value) is ast.Lambda:
+                        kernels.append(value)
+                    elif type(value) is ast.Name:
+                        registered.add(value.id)  # type: ignore[attr-defined]
+        for name in registered:
+            kernels.extend(definitions.get(name, ()))
+        return kernels
+
+    def candidates(self, kernel: ast.AST) -> KernelCandidates:
+        sizes = data = number = branch = loop = False
+        body = kernel.body  # type: ignore[attr-defined]
+        for root in body if isinstance(body, list) else [body]:
+            if isinstance(root, _SCOPES):
+                continue
+            for node in _own_nodes(root):
+                kind = type(node)
+                if kind is ast.Attribute:
+                    sizes = sizes or node.attr in SHAPE_ATTRIBUTES  # type: ignore[attr-defined]
+                elif kind is ast.Call:
+                    func = node.func  # type: ignore[attr-defined]
+                    if type(func) is ast.Attribute:
+                        sizes = sizes or func.attr in SIZE_METHODS
+                        if func.attr in DATA_METHODS and not node.args and not node.keywords:  # type: ignore[attr-defined]
+                            data = True
+                    if not number and self.makes_number(func):
+                        number = any(_could_be_size(value) for value in _arguments(node))  # type: ignore[arg-type]
+                elif kind is ast.IfExp or (kind is ast.If and not self.raises_only(node)):  # type: ignore[arg-type]
+                    branch = branch or any(
+                        type(item) is ast.Compare and _specialising_compare(item)  # type: ignore[arg-type]
+                        for item in _own_nodes(node.test)  # type: ignore[attr-defined]
+                    )
+                elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+                    loop = loop or self.size_range(node.iter)  # type: ignore[attr-defined]
+        return KernelCandidates(concrete=data or (sizes and number), branch=sizes and (branch or loop))
+
+    def makes_number(self, func: ast.AST) -> bool:
+        """``int``/``float`` or a function of ``math``/``builtins``, under any name an import gives it."""
+        if type(func) is ast.Name:
+            return func.id in ("int", "float") or func.id in self.number_functions  # type: ignore[attr-defined]
+        while type(func) is ast.Attribute:
+            func = func.value  # type: ignore[attr-defined]
+        return type(func) is ast.Name and func.id in self.number_modules  # type: ignore[attr-defined]
+
+    @staticmethod
+    def size_range(iterable: ast.AST) -> bool:
+        """A call that may be ``range`` (any name, or ``x.range``) of something that may be a size."""
+        if type(iterable) is not ast.Call:
+            return False
+        func = iterable.func  # type: ignore[attr-defined]
+        if not (type(func) is ast.Name or (type(func) is ast.Attribute and func.attr == "range")):
+            return False
+        return any(_could_be_size(value) for value in _arguments(iterable))  # type: ignore[arg-type]
+
+    def raises_only(self, node: ast.If) -> bool:
+        """The rule skips an ``if`` whose indented block only raises; a one-line ``if c: raise E`` is not
+        one for libcst (a simple statement suite), so the block must start its own line."""
+        if not node.body or not all(type(statement) is ast.Raise for statement in node.body):
+            return False
+        first = node.body[0]
+        line = self.lines[first.lineno - 1] if first.lineno <= len(self.lines) else ""
+        return not line.encode()[: first.col_offset].strip()
+
+
+@functools.lru_cache(maxsize=1)
+def kernel_candidates(tree: ast.Module, text: str) -> KernelCandidates:
+    """Whether some fake/meta kernel of the module could hold an AOTI301 or an AOTI302 finding."""
+    # Lines as ast numbers them (not str.splitlines, which also splits at form feeds and other separators).
+    scan = _Scan(tree, text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    concrete = branch = False
+    for kernel in scan.kernels(tree):
+        found = scan.candidates(kernel)
+        concrete, branch = concrete or found.concrete, branch or found.branch
+        if concrete and branch:
+            break
+    return KernelCandidates(concrete, branch)

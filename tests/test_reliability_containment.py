@@ -21,8 +21,8 @@ from tests.conftest import REPO
 from tests.reliability_cli import SEGFAULT_MARKER
 from tests.reliability_sources import RenameDeprecatedLoad
 
-OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n"
-FIXED_LOAD = f"import torch\n\nrunner = {RenameDeprecatedLoad.REPLACEMENT}('m.so', 'cpu')\n"
+OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load(so_path, 'cpu')\n"
+FIXED_LOAD = f"import torch\n\nrunner = {RenameDeprecatedLoad.REPLACEMENT}(so_path, 'cpu')\n"
 ENV = {**os.environ, "PYTHONPATH": str(REPO)}
 FIXING = [sys.executable, "-m", "tests.reliability_cli", "--isolated", "--no-cache"]
 # Root without the capabilities that let it ignore permission bits: file modes then apply to it as to anyone.

@@ -182,7 +182,7 @@ def replace_suffix(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpr
 
 def parse_device(node: cst.BaseExpression | None, names: Any) -> tuple[str, int | None] | None:
     """(device type, index) of a literal device: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
-    from aoti_lint.analysis.devices import parse_device as parse_device_text
+    from aoti_lint.analysis.values import parse_device as parse_device_text
 
     literal = string_value(node)
     if literal is not None:

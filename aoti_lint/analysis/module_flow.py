@@ -55,7 +55,7 @@ class ModuleFlow(SiteReader):
         """`.so` paths passed to functions other than the AOTI ones: a helper of the run may load them."""
         if ".so" not in self.context.source.text:
             return ()
-        from aoti_lint.codemods.analysis import replace_suffix
+        from aoti_lint.codemods.expressions import replace_suffix
 
         found = []
         for call in self.calls:
@@ -179,7 +179,7 @@ class ModuleFlow(SiteReader):
 
     def constant_sites(self) -> tuple[ConstantSite, ...]:
         """Module-level names bound once to a `.so` path, with the `.pt2` expression a migration writes there."""
-        from aoti_lint.codemods.analysis import replace_suffix
+        from aoti_lint.codemods.expressions import replace_suffix
 
         found = []
         for statement in self.module.body:
@@ -223,9 +223,9 @@ def _so_name(node: Any) -> str | None:
     """The `.so` file name a path expression ends with: "m.so", join(d, "m.so"), d / "m.so", f"{d}/m.so"."""
     if node is None:
         return None
-    from aoti_lint.codemods.analysis import _suffix_literal, string_value
+    from aoti_lint.codemods.expressions import string_value, suffix_literal
 
-    tail = _suffix_literal(node)
+    tail = suffix_literal(node)
     text = string_value(tail)
     if text is None and type(tail).__name__ == "FormattedString" and tail.parts:
         text = getattr(tail.parts[-1], "value", None)

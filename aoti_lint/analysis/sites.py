@@ -24,11 +24,11 @@ from aoti_lint.analysis.values import (
     int_of,
     path_of,
 )
+from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION
 from aoti_lint.knowledge.device_flow import (
     AOT_COMPILE_INDUCTOR,
     AOT_LOAD,
     COMPILE_AND_PACKAGE,
-    OUTPUT_PATH_OPTION,
     PACKAGE_LOADERS,
 )
 

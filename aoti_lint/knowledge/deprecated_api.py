@@ -60,3 +60,34 @@ LOAD_PACKAGE_PARAMETERS_SINCE = {
 # load_package also takes model_name and (2.8+) num_runners; aoti_load_package does not.
 LOW_LEVEL_LOAD_PARAMETERS = ("path", "model_name", "run_single_threaded", "num_runners", "device_index")
 COMPILE_AND_PACKAGE_KEYWORDS = ("package_path", "inductor_configs")
+
+# The old calls' parameters as the codemod binds them: aot_compile(f, args, kwargs=None, *, dynamic_shapes=None,
+# options=None, remove_runtime_assertions=False, disable_constraint_solver=False, same_signature=True) and
+# aot_load(so_path, device) (torch/_export/__init__.py).
+AOT_COMPILE_PARAMETERS = ("f", "args", "kwargs")
+AOT_COMPILE_KEYWORDS = (
+    "dynamic_shapes",
+    "options",
+    "remove_runtime_assertions",
+    "disable_constraint_solver",
+    "same_signature",
+)
+AOT_LOAD_PARAMETERS = ("so_path", "device")
+# The options keys of the old API: where the `.so` is written, and the file-list mode paired with package_aoti.
+OUTPUT_PATH_OPTION = "aot_inductor.output_path"
+PACKAGE_OPTION = "aot_inductor.package"
+# Calls whose result is an ExportedProgram: `ep.module()` of one is compiled from `ep`, not exported again.
+EXPORTED_PROGRAM_FACTORIES = frozenset({"torch.export.export", "torch.export.load"})
+# Calls that give an absolute path, so a relative `aot_inductor.output_path` question does not arise.
+ABSOLUTE_PATH_FUNCTIONS = frozenset(
+    {
+        "os.getcwd",
+        "os.path.abspath",
+        "os.path.realpath",
+        "pathlib.Path.cwd",
+        "pathlib.Path.home",
+        "os.path.expanduser",
+        "tempfile.gettempdir",
+        "tempfile.mkdtemp",
+    }
+)

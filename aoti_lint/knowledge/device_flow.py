@@ -78,14 +78,13 @@ DTYPES = frozenset(
 )
 
 # Compile sites. aot_compile(f, args, kwargs, *, dynamic_shapes, options) (torch._export) and
-# aot_compile(gm, args, kwargs, *, options) (torch._inductor) write to options[OUTPUT_PATH_OPTION];
+# aot_compile(gm, args, kwargs, *, options) (torch._inductor) write to options[deprecated_api.OUTPUT_PATH_OPTION];
 # aoti_compile_and_package(exported_program, *, package_path) takes what export(mod, args, kwargs, *,
 # dynamic_shapes) recorded.
 EXPORT = "torch.export.export"
 AOT_COMPILE_OLD = "torch._export.aot_compile"
 AOT_COMPILE_INDUCTOR = frozenset({"torch._inductor.aot_compile"})
 COMPILE_AND_PACKAGE = frozenset({"torch._inductor.aoti_compile_and_package"})
-OUTPUT_PATH_OPTION = "aot_inductor.output_path"
 
 # Load sites.
 AOT_LOAD = "torch._export.aot_load"

@@ -169,7 +169,8 @@ def test_batch_mismatch_script_is_reported(cli):
 
 
 def test_docs_quote_the_real_run():
-    from aoti_lint.rules.device_flow import CrossDeviceLoad, InputShapeMismatch
+    from aoti_lint.rules.cross_device_load import CrossDeviceLoad
+    from aoti_lint.rules.input_shape_mismatch import InputShapeMismatch
 
     assert '"Incorrect device passed to aoti_runner_cpu"' in " ".join(CrossDeviceLoad.explanation().split())
     docs = " ".join(InputShapeMismatch.explanation().split())

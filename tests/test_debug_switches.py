@@ -16,7 +16,8 @@ import pytest
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.engine import FixOptions, check_source, fix_source, process_source
 from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
-from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
+from aoti_lint.rules.debug_env_var import DebugEnvVar
+from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
 from aoti_lint.scanners import yaml as yaml_scanner
 from aoti_lint.source import SourceFile, file_kind
 from tests.conftest import FIXTURES, REPO

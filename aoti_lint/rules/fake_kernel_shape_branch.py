@@ -6,7 +6,7 @@ from typing import Any
 
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
-from aoti_lint.rules.fake_kernel_concrete_size import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
+from aoti_lint.rules.fake_kernels import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
 
 
 def _number(node: Any) -> float | None:

@@ -22,3 +22,17 @@ def test_rule_pages_have_ruff_sections():
             continue
         for section in ("## What it does", "## Why is this bad?", "## Example", "## References"):
             assert section in text, (name, section)
+
+
+def test_references_come_from_the_knowledge_tables():
+    """No docstring types a References list by hand: each rule names its pages in ``knowledge/references.py``
+    (the deprecated-API rules through their symbol's own list), and the docs render them."""
+    from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD
+    from aoti_lint.rules import ALL_RULES, RULES_BY_CODE
+
+    for rule in ALL_RULES:
+        assert "## References" not in (rule.__doc__ or ""), rule.code
+        assert rule.references, rule.code
+        assert rule.explanation().endswith(rule.references[-1].markdown()), rule.code
+    assert RULES_BY_CODE["AOTI001"].references[:2] == AOT_COMPILE.references
+    assert RULES_BY_CODE["AOTI002"].references[:2] == AOT_LOAD.references

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from aoti_lint.knowledge.references import AOTI_DOCS, PR_AOT_COMPILE_DEPRECATED, PR_AOT_LOAD_DEPRECATED, Reference
+
 
 @dataclass(frozen=True)
 class DeprecatedSymbol:
@@ -15,7 +17,8 @@ class DeprecatedSymbol:
     replacement: str
     # First torch release that ships the replacement (and the deprecation notice).
     replacement_since: tuple[int, int]
-    references: tuple[str, ...]
+    # The pages that document the deprecation; the rule's References section lists them.
+    references: tuple[Reference, ...]
 
     @property
     def short_name(self) -> str:
@@ -26,20 +29,14 @@ AOT_COMPILE = DeprecatedSymbol(
     qualified_name="torch._export.aot_compile",
     replacement="torch._inductor.aoti_compile_and_package(torch.export.export(...))",
     replacement_since=(2, 6),
-    references=(
-        "https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html",
-        "https://github.com/pytorch/pytorch/pull/135893",
-    ),
+    references=(AOTI_DOCS, PR_AOT_COMPILE_DEPRECATED),
 )
 
 AOT_LOAD = DeprecatedSymbol(
     qualified_name="torch._export.aot_load",
     replacement="torch._inductor.aoti_load_package(...)",
     replacement_since=(2, 6),
-    references=(
-        "https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html",
-        "https://github.com/pytorch/pytorch/pull/142212",
-    ),
+    references=(AOTI_DOCS, PR_AOT_LOAD_DEPRECATED),
 )
 
 DEPRECATED_SYMBOLS = (AOT_COMPILE, AOT_LOAD)

@@ -12,6 +12,7 @@ from aoti_lint.knowledge.deprecated_api import (
     NEW_LOAD,
     NEW_LOAD_LOW_LEVEL,
 )
+from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
@@ -90,14 +91,11 @@ class AotiApiMisuse(PythonRule):
     loader reads a bare `.so` and cannot open a `.pt2` archive.
 
     The device of a package is recorded in it at compile time; the loader only takes `device_index=`.
-
-    ## References
-    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
-    - [Migration guide](../migration.md)
     """
 
     code = "AOTI003"
     name = "aoti-api-misuse"
+    references = (AOTI_DOCS, MIGRATION_GUIDE)
     summary = "A call of the AOTI API that fails at run time"
     triggers = (
         (b"aoti_compile_and_package",),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.knowledge.cpp_runners import PACKAGE_LOADER_HEADER, REPLACEMENT, RUNNER_CLASSES
+from aoti_lint.knowledge.references import AOTI_CPP_INFERENCE, CPP_RUNNER_HEADERS, MIGRATION_GUIDE
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 
 if TYPE_CHECKING:
@@ -81,16 +82,11 @@ class DeprecatedCppRunner(TextRule):
     No fix: the artifact must change with the code (the Python side must write a `.pt2` with
     `aoti_compile_and_package`), and the C++ build must include the loader's header. To keep a runner on
     purpose, add `// noqa: AOTI004` at the end of the line.
-
-    ## References
-    - [AOTInductor: inference in C++](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
-    - torch's headers: `torch/csrc/inductor/aoti_package/model_package_loader.h`,
-      `torch/csrc/inductor/aoti_runner/model_container_runner_cpu.h` (`_cuda.h`, `_xpu.h`, `_mps.h`)
-    - [Migration guide](../migration.md)
     """
 
     code = "AOTI004"
     name = "deprecated-cpp-runner"
+    references = (AOTI_CPP_INFERENCE, CPP_RUNNER_HEADERS, MIGRATION_GUIDE)
     summary = "An old AOTI runner class that loads a bare `.so` is used from C++"
     file_kinds = frozenset({"cpp"})
     triggers = tuple((name.encode(),) for name in sorted(RUNNER_CLASSES))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE_MAIN, AOTI_DOCS
 from aoti_lint.rules.base import Invalid, Valid
 from aoti_lint.rules.device_flow import DeviceFlowRule
 
@@ -42,14 +43,11 @@ class CrossDeviceLoad(DeviceFlowRule):
 
     ## Fix safety
     No automatic fix: compile for the device the artifact will run on, or load it there.
-
-    ## References
-    - [AOTInductor debugging guide](https://pytorch.org/docs/main/torch.compiler_aot_inductor_debugging_guide.html)
-    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
     """
 
     code = "AOTI101"
     name = "cross-device-load"
+    references = (AOTI_DEBUGGING_GUIDE_MAIN, AOTI_DOCS)
     summary = "An AOTI artifact is loaded for another device type than it was compiled for"
 
     @classmethod

@@ -14,6 +14,7 @@ from aoti_lint.knowledge.debug_switches import (
     DebugSwitch,
     message,
 )
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 from aoti_lint.source import PYTHON_KINDS
@@ -107,15 +108,11 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     statement merge instead of piling up.
     It is unsafe: the switch may be wanted where it is, e.g. in a job that exists to debug.
     Add `# noqa: AOTI201` at the end of the line to keep one on purpose.
-
-    ## References
-    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
-    - [CUDA environment variables](https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars)
-    - [torch._inductor.config](https://github.com/pytorch/pytorch/blob/main/torch/_inductor/config.py)
     """
 
     code = "AOTI201"
     name = "debug-env-var"
+    references = (AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE)
     summary = "A debug environment variable is switched on"
     fix_availability = "sometimes"
     file_kinds = PYTHON_KINDS | {"shell", "dockerfile", "yaml", "env"}

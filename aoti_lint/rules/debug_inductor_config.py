@@ -16,6 +16,7 @@ from aoti_lint.knowledge.debug_switches import (
     DebugSwitch,
     message,
 )
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, Valid
 
@@ -113,14 +114,11 @@ class DebugInductorConfig(PythonSwitchRule):
     a body with a multi-line string) there is no fix. An import of `torch._inductor.config` under a name of
     its own goes once nothing uses it. It is unsafe: the key may be wanted there, e.g. in a script that
     exists to debug. Add `# noqa: AOTI202` to keep it.
-
-    ## References
-    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
-    - [torch._inductor.config](https://github.com/pytorch/pytorch/blob/main/torch/_inductor/config.py)
     """
 
     code = "AOTI202"
     name = "debug-inductor-config"
+    references = (AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE)
     summary = "A debug key of `torch._inductor.config` is switched on"
     fix_availability = "sometimes"
     # Necessary tokens; could_match below also wants one of the key's forms (see _KeyForms).

@@ -6,6 +6,7 @@ from typing import Any
 
 from aoti_lint.diagnostics import Severity
 from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 from aoti_lint.rules.fake_kernels import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
@@ -52,16 +53,12 @@ class FakeKernelConcreteSize(PythonRule):
     Only sizes the rule can prove belong to a tensor argument count: a size passed in from elsewhere, read
     through a helper function, or from a parameter annotated with something other than `Tensor` is not
     followed.
-
-    ## References
-    - [torch.library.register_fake](https://pytorch.org/docs/stable/library.html#torch.library.register_fake)
-    - [Custom ops and dynamic shapes](https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html)
-    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
     """
 
     code = "AOTI301"
     severity = Severity.ERROR
     name = "fake-kernel-concrete-size"
+    references = (REGISTER_FAKE_DOCS, CUSTOM_OPS_DYNAMIC_SHAPES, AOTI_DEBUGGING_GUIDE)
     summary = "A fake/meta kernel forces a symbolic size to a Python number or reads tensor data"
     triggers = KERNEL_TRIGGERS
 

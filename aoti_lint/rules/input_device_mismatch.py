@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE_MAIN, AOTI_DOCS
 from aoti_lint.rules.base import Invalid, Valid
 from aoti_lint.rules.device_flow import DeviceFlowRule
 
@@ -34,14 +35,11 @@ class InputDeviceMismatch(DeviceFlowRule):
 
     ## Fix safety
     No automatic fix: move the inputs to the compile device (`x.to(device)`) before the call.
-
-    ## References
-    - [AOTInductor debugging guide](https://pytorch.org/docs/main/torch.compiler_aot_inductor_debugging_guide.html)
-    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
     """
 
     code = "AOTI102"
     name = "input-device-mismatch"
+    references = (AOTI_DEBUGGING_GUIDE_MAIN, AOTI_DOCS)
     summary = "A loaded AOTI model is called with a tensor on another device than it was compiled for"
 
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from aoti_lint.knowledge.references import AOTI_DOCS, EXPORT_DYNAMIC_SHAPES
 from aoti_lint.rules.base import Invalid, Valid
 from aoti_lint.rules.device_flow import DeviceFlowRule
 
@@ -58,14 +59,11 @@ class InputShapeMismatch(DeviceFlowRule):
     ## Fix safety
     No automatic fix: call the model with the compile-time shapes, or export with a `Dim` for the dimension
     that varies (`dynamic_shapes={"x": {0: Dim("batch", min=1, max=64)}}`).
-
-    ## References
-    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
-    - [torch.export dynamic shapes](https://pytorch.org/docs/stable/export.html#expressing-dynamism)
     """
 
     code = "AOTI103"
     name = "input-shape-mismatch"
+    references = (AOTI_DOCS, EXPORT_DYNAMIC_SHAPES)
     summary = "A loaded AOTI model is called with a static shape its compile does not allow"
 
     @classmethod

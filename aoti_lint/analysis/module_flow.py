@@ -21,7 +21,7 @@ from aoti_lint.analysis.values import (
     Loaded,
     path_of,
 )
-from aoti_lint.knowledge.device_flow import AOT_COMPILE_OLD, AOT_LOAD, ARTIFACT_SUFFIXES
+from aoti_lint.knowledge.device_flow import AOT_COMPILE_OLD, AOT_LOAD_OLD, ARTIFACT_SUFFIXES
 
 
 class ModuleFlow(SiteReader):
@@ -128,7 +128,7 @@ class ModuleFlow(SiteReader):
     def migration_sites(self) -> tuple[MigrationSite, ...]:
         """The deprecated calls with the codemod's own verdicts: the same plan the AOTI001/AOTI002 fixes use."""
         old = [call for call in self.compile_calls if AOT_COMPILE_OLD in self.names(call.func)]
-        old += [call for call in self.load_calls if AOT_LOAD in self.names(call.func)]
+        old += [call for call in self.load_calls if AOT_LOAD_OLD in self.names(call.func)]
         if not old:
             return ()
         from aoti_lint.codemods.analysis import MigrationPlan

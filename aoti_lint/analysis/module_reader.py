@@ -16,7 +16,7 @@ from aoti_lint.analysis.flow_summary import (
 from aoti_lint.knowledge.device_flow import (
     AOT_COMPILE_INDUCTOR,
     AOT_COMPILE_OLD,
-    AOT_LOAD,
+    AOT_LOAD_OLD,
     COMPILE_AND_PACKAGE,
     MOVING_METHODS,
     OTHER_DEFAULT_DEVICE_SETTERS,
@@ -65,7 +65,7 @@ class ModuleReader:
             names = self.names(call.func)
             if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE_OLD}):
                 self.compile_calls.append(call)
-            elif names & ({AOT_LOAD} | set(PACKAGE_LOADERS)):
+            elif names & ({AOT_LOAD_OLD} | set(PACKAGE_LOADERS)):
                 self.load_calls.append(call)
             elif names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
                 self.setter_calls.append(call)

@@ -27,7 +27,7 @@ from aoti_lint.analysis.values import (
 from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION
 from aoti_lint.knowledge.device_flow import (
     AOT_COMPILE_INDUCTOR,
-    AOT_LOAD,
+    AOT_LOAD_OLD,
     COMPILE_AND_PACKAGE,
     PACKAGE_LOADERS,
 )
@@ -98,11 +98,11 @@ class SiteReader(ModuleEvaluator):
 
     def load_site(self, call: Any) -> LoadSite:
         names = self.names(call.func)
-        path_node = self.argument(call, 0, "so_path" if AOT_LOAD in names else "path")
+        path_node = self.argument(call, 0, "so_path" if AOT_LOAD_OLD in names else "path")
         path_value = self.eval(path_node) if path_node is not None else None
         compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
         artifact, ref = self._artifact(path_node)
-        if AOT_LOAD in names:
+        if AOT_LOAD_OLD in names:
             device_node = self.argument(call, 1, "device")
             device = device_of(self.eval(device_node)) if device_node is not None else None
             return LoadSite(self.span(call), "aot_load", compile_index, artifact, device, None, ref)

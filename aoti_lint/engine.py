@@ -86,7 +86,7 @@ class RuleSet:
         if any(rule.code in MIGRATION_CODES for rule in self.rules) and not any(
             rule.summary_key == FLOW_SUMMARY for rule in rules
         ):
-            from aoti_lint.rules.device_flow import CrossDeviceLoad
+            from aoti_lint.rules.cross_device_load import CrossDeviceLoad
 
             if kind in CrossDeviceLoad.file_kinds:
                 rules += (CrossDeviceLoad,)
@@ -739,7 +739,7 @@ def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
         return {}
     from aoti_lint.analysis.migration_flow import plan_flows
-    from aoti_lint.rules.device_flow import CrossDeviceLoad
+    from aoti_lint.rules.cross_device_load import CrossDeviceLoad
 
     enabled = {part.path: part.codes for part in parts}
     loaded_from_cpp = cpp_loads()

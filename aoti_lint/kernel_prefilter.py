@@ -15,7 +15,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from aoti_lint.knowledge.custom_ops import CUSTOM_OP_METHOD, DATA_METHODS, SHAPE_ATTRIBUTES, SIZE_METHODS
+from aoti_lint.knowledge.custom_ops import CUSTOM_OP_METHOD, DATA_METHODS, META_KEYS, SHAPE_ATTRIBUTES, SIZE_METHODS
 
 # The last names of the registering APIs (torch.library.register_fake/impl_abstract/impl, Library.impl).
 _REGISTRATIONS = frozenset({"register_fake", "impl_abstract", "impl"})
@@ -79,6 +79,16 @@ def _specialising_compare(node: ast.Compare) -> bool:
     return not (plain and all(number in (0, 1) for number in numbers if number is not None))
 
 
+def _is_meta(node: ast.AST) -> bool:
+    """A superset of ``fake_kernels._is_meta``: a "Meta"/"meta" literal, or a list/tuple holding one."""
+    if type(node) is ast.List or type(node) is ast.Tuple:
+        return any(_is_meta(element) for element in node.elts)  # type: ignore[attr-defined]
+    if type(node) is not ast.Constant:
+        return False
+    value = node.value  # type: ignore[attr-defined]
+    return (value.decode("latin-1") if type(value) is bytes else value) in META_KEYS
+
+
 def _arguments(call: ast.Call) -> list[ast.AST]:
     """The values of the arguments libcst's rules look at: positional and keyword, unpacking aside."""
     values = [arg for arg in call.args if type(arg) is not ast.Starred]
@@ -106,11 +116,28 @@ class _Scan:
                         self.number_functions.add(alias.asname or alias.name)
 
     def registers(self, callee: ast.AST) -> bool:
+        return self._registration(callee) in _REGISTRATIONS
+
+    def _registration(self, callee: ast.AST) -> str | None:
         if type(callee) is ast.Attribute:
-            return callee.attr in _REGISTRATIONS  # type: ignore[attr-defined]
+            return callee.attr  # type: ignore[attr-defined]
         if type(callee) is ast.Name:
-            return self.aliases.get(callee.id, callee.id) in _REGISTRATIONS  # type: ignore[attr-defined]
-        return False
+            return self.aliases.get(callee.id, callee.id)  # type: ignore[attr-defined]
+        return None
+
+    def registers_kernel(self, call: ast.Call, decorator: bool) -> bool:
+        """Whether the call may register its function as a kernel. An ``impl`` registers a Meta kernel only
+        with a Meta key among its own arguments, but for ``lib.impl(name, fn)``, which takes the key its
+        Library was made with (not known here); as a decorator, only ``torch.library.impl`` counts."""
+        if not self.registers(call.func):
+            return False
+        if self._registration(call.func) != "impl" or any(_is_meta(value) for value in _arguments(call)):
+            return True
+        if decorator or type(call.func) is not ast.Attribute:
+            return False
+        starred = any(type(arg) is ast.Starred for arg in call.args) or any(k.arg is None for k in call.keywords)
+        explicit_key = len(call.args) >= 3 or any(keyword.arg == "dispatch_key" for keyword in call.keywords)
+        return starred or not explicit_key
 
     def kernels(self, tree: ast.Module) -> list[ast.AST]:
         definitions: dict[str, list[ast.AST]] = {}
@@ -122,11 +149,11 @@ class _Scan:
                 definitions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
                 for decorator in node.decorator_list:  # type: ignore[attr-defined]
                     if (type(decorator) is ast.Attribute and decorator.attr == CUSTOM_OP_METHOD) or (
-                        type(decorator) is ast.Call and self.registers(decorator.func)
+                        type(decorator) is ast.Call and self.registers_kernel(decorator, decorator=True)  # type: ignore[arg-type]
                     ):
                         kernels.append(node)
                         break
-            elif kind is ast.Call and self.registers(node.func):  # type: ignore[attr-defined]
+            elif kind is ast.Call and self.registers_kernel(node, decorator=False):  # type: ignore[arg-type]
                 for value in _arguments(node):  # type: ignore[arg-type]
                     if type(value) is ast.Lambda:
                         kernels.append(value)
@@ -171,13 +198,16 @@ class _Scan:
             func = func.value  # type: ignore[attr-defined]
         return type(func) is ast.Name and func.id in self.number_modules  # type: ignore[attr-defined]
 
-    @staticmethod
-    def size_range(iterable: ast.AST) -> bool:
-        """A call that may be ``range`` (any name, or ``x.range``) of something that may be a size."""
+    def size_range(self, iterable: ast.AST) -> bool:
+        """A call that may be ``builtins.range`` (``range``, a name imported as it, ``x.range``) of something
+        that may be a size."""
         if type(iterable) is not ast.Call:
             return False
         func = iterable.func  # type: ignore[attr-defined]
-        if not (type(func) is ast.Name or (type(func) is ast.Attribute and func.attr == "range")):
+        if type(func) is ast.Name:
+            if self.aliases.get(func.id, func.id) != "range":  # type: ignore[attr-defined]
+                return False
+        elif not (type(func) is ast.Attribute and func.attr == "range"):
             return False
         return any(_could_be_size(value) for value in _arguments(iterable))  # type: ignore[arg-type]
 

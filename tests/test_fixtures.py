@@ -35,6 +35,23 @@ def _all_linted_fixtures() -> list[Path]:
 # key and its value, chained assignments, parenthesised targets. Each with the codes the full analysis reports.
 _FAKE = 'import torch\n\n@torch.library.register_fake("a::b")\ndef k(x):\n'
 TRICKY_FORMS = {
+    # The kernels' ast stage: `range` under another name still loops; an `impl` keyed in its Library counts.
+    "range-alias-in-fake-kernel": (
+        "import torch\nfrom builtins import range as upto\n\n\n@torch.library.register_fake('ns::op')\n"
+        "def op_fake(x):\n    for _ in upto(x.shape[0]):\n        pass\n    return x.new_empty(x.shape)\n",
+        ["AOTI302"],
+    ),
+    "zip-loop-in-fake-kernel": (
+        "import torch\n\n\n@torch.library.register_fake('ns::op')\n"
+        "def op_fake(xs, n):\n    for a, b in zip(xs, n):\n        pass\n    return xs[0].new_empty(xs[0].shape)\n",
+        [],
+    ),
+    "library-keyed-impl": (
+        "import torch\n\nlib = torch.library.Library('ns', 'IMPL', 'Meta')\n\n\ndef rows_meta(x):\n"
+        "    if x.shape[0] == 4:\n        return x\n    return x.new_empty(x.shape)\n\n\n"
+        "lib.impl('rows', rows_meta)\n",
+        ["AOTI302"],
+    ),
     "environ-alias": ('from os import environ as E\nE["CUDA_LAUNCH_BLOCKING"] = "1"\n', ["AOTI201"]),
     "putenv-alias": ('from os import putenv as set_env\nset_env("TORCH_USE_CUDA_DSA", "1")\n', ["AOTI201"]),
     "subprocess-alias": ('import subprocess as sp\nsp.run(cmd, env={"CUDA_LAUNCH_BLOCKING": "1"})\n', ["AOTI201"]),

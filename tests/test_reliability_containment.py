@@ -310,6 +310,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+# Signals during a fix run of 200 files under --jobs 2 (tens of CPU seconds each): the full suite only.
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_first_interrupt_stops_handing_out_work(tmp_path):
     """Ctrl-C during --fix --jobs 2 on 200 files: the run stops (it used to fix every remaining file first),
@@ -333,6 +335,7 @@ def test_first_interrupt_stops_handing_out_work(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_second_interrupt_exits_at_once(tmp_path):
     paths = _tree(tmp_path, 200)
@@ -348,6 +351,7 @@ def test_second_interrupt_exits_at_once(tmp_path):
         assert path.read_text() in (OLD_LOAD + f"value = {index}\n", FIXED_LOAD + f"value = {index}\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
     paths = _tree(tmp_path, 200)

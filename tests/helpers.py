@@ -32,7 +32,9 @@ def lint_text(
     return result
 
 
-def run_main(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None):
+def run_main(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None, shared_cache: bool = True
+):
     """The real command, ``aoti_lint.cli.main(argv)``, run in this process: what ``tests.conftest.run_cli``
     returns for a fresh process (exit code, stdout, stderr as text), without the half second or more that
     starting Python and importing libcst costs per run. Tests about the process itself (the entry point,
@@ -43,7 +45,8 @@ def run_main(*args: str, cwd: Path | None = None, stdin: str | None = None, env:
     (aoti_lint's memoised functions are cleared)."""
     from tests.conftest import CLI_CACHE_DIR
 
-    environment = {"AOTI_LINT_CACHE_DIR": str(CLI_CACHE_DIR), **(env or {})}
+    environment = {"AOTI_LINT_CACHE_DIR": str(CLI_CACHE_DIR)} if shared_cache else {}
+    environment.update(env or {})
     saved_environ = dict(os.environ)
     if "AOTI_LINT_OUTPUT_FORMAT" not in (env or {}):
         os.environ.pop("AOTI_LINT_OUTPUT_FORMAT", None)
@@ -88,3 +91,17 @@ def _clear_memos() -> None:
             for value in list(vars(module).values()):
                 if callable(getattr(value, "cache_clear", None)):
                     value.cache_clear()
+
+
+def run_fixing_main(*args: str, cwd: Path, stdin: str | None = None):
+    """``python -m tests.reliability_cli ARGS`` (the command with the test-only fixing rule), in this process and
+    with the environment that command gets: no shared cache."""
+    from aoti_lint import engine
+    from tests.reliability_cli import FixingRuleSet
+
+    original = engine.RuleSet
+    engine.RuleSet = FixingRuleSet
+    try:
+        return run_main(*args, cwd=cwd, stdin=stdin, shared_cache=False)
+    finally:
+        engine.RuleSet = original

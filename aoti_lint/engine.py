@@ -86,7 +86,7 @@ class RuleSet:
         if any(rule.code in MIGRATION_CODES for rule in self.rules) and not any(
             rule.summary_key == FLOW_SUMMARY for rule in rules
         ):
-            from aoti_lint.rules.device_flow import CrossDeviceLoad
+            from aoti_lint.rules.cross_device_load import CrossDeviceLoad
 
             if kind in CrossDeviceLoad.file_kinds:
                 rules += (CrossDeviceLoad,)
@@ -158,10 +158,12 @@ def check_source(
     target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     summary_rules: Sequence[type[Rule]] | None = None,
     flow: Any = None,
+    build_edits: bool = True,
 ) -> FileResult:
     """Lint one file's content with the given rules (already filtered for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    ``build_edits=False`` leaves the fixes whose edits are costly to build deferred (``Fix.settled``).
     ``summary_rules`` are the project rules to summarise the file for (default: those in ``rules``); a rule
     per-file-ignored here still needs the file's summary to check the other files.
     """
@@ -206,6 +208,9 @@ def check_source(
     result.parsed = True
     try:
         findings, summaries = _check_python(source, module, python_rules, target_torch, project_rules, flow)
+        for finding in findings:
+            if finding.fix is not None:
+                finding.fix = finding.fix.settled(build_edits)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -421,6 +426,8 @@ class FixOptions:
     apply: bool = False  # --fix, --fix-only, --diff
     unsafe: bool = False  # --unsafe-fixes
     write: bool = True  # False with --diff: compute, never write
+    # Build every fix's edits even when none is applied (the output format prints them).
+    edits: bool = True
 
 
 @dataclass
@@ -553,7 +560,10 @@ def process_source(
     part of every artifact flow the fix options allow is migrated in one pass, then the other fixes follow.
     """
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, rules, target_torch=target_torch, summary_rules=summary_rules, flow=flow)
+    build_edits = fix.apply or fix.edits
+    result = check_source(
+        source, rules, target_torch=target_torch, summary_rules=summary_rules, flow=flow, build_edits=build_edits
+    )
     shown = source
     groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
     if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):
@@ -647,24 +657,42 @@ def lint_paths(
     execution = execution or Execution()
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
-    # A fixing run keeps off the cache, as it always did (fixes are never taken from it).
+    # A fixing run keeps off the cache, as it always did (fixes are never taken from it); a checking run caches
+    # each file's outcome under its plan as well, so a warm run re-reads nothing.
     first = replace(execution, cache_dir=None) if fix.apply else execution
     outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first)
-    _complete_summaries(
-        outcomes,
-        lambda chosen, flows: run_files(
-            [candidates[index] for index in chosen],
-            ruleset,
-            cwd,
-            replace(fix, apply=False),
-            replace(execution, cache_dir=None),
-            flows,
-        ),
-    )
-    flows = plan_migrations(
-        [outcome.project for outcome in outcomes if outcome.project is not None],
-        lambda: _cpp_artifact_loads(candidates, cwd),
-    )
+
+    def summarise_in_full(chosen: list[int]) -> None:
+        # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
+        from aoti_lint.analysis.migration_flow import FileFlow
+
+        plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
+        chosen_candidates = [candidates[index] for index in chosen]
+        redone = run_files(chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans)
+        for index, outcome in zip(chosen, redone, strict=True):
+            outcomes[index] = outcome
+
+    _complete_summaries(outcomes, summarise_in_full)
+
+    def plan() -> dict[str, Any]:
+        consulted: set[str] = set()
+        flows = plan_migrations(
+            [outcome.project for outcome in outcomes if outcome.project is not None],
+            lambda: _cpp_artifact_loads(candidates, cwd),
+            consulted,
+        )
+        # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
+        # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
+        unsure = [index for index, outcome in enumerate(outcomes) if _unplaced(outcome) & (consulted | {"*"})]
+        if unsure and consulted:
+            summarise_in_full(unsure)
+            return plan_migrations(
+                [outcome.project for outcome in outcomes if outcome.project is not None],
+                lambda: _cpp_artifact_loads(candidates, cwd),
+            )
+        return flows
+
+    flows = plan()
     again = [
         index
         for index, outcome in enumerate(outcomes)
@@ -677,7 +705,7 @@ def lint_paths(
             ruleset,
             cwd,
             replace(fix, write=False),
-            replace(execution, cache_dir=None),
+            first,  # a check run caches these outcomes under the file's plan too (Cache.key)
             flows,
         )
         for index, outcome in zip(again, redone, strict=True):
@@ -708,7 +736,12 @@ def lint_paths(
     return run
 
 
-def _complete_summaries(outcomes: list[FileOutcome], rerun: Any) -> None:
+def _unplaced(outcome: FileOutcome) -> frozenset[str]:
+    summary = outcome.project.summaries.get(FLOW_SUMMARY) if outcome.project is not None else None
+    return getattr(summary, "unplaced_mentions", frozenset())
+
+
+def _complete_summaries(outcomes: list[FileOutcome], summarise_in_full: Any) -> None:
     """Summarise with libcst the files whose summary was read from ``ast`` but whose path arguments the plan
     needs (``migration_flow.incomplete``)."""
     summaries = [
@@ -718,28 +751,27 @@ def _complete_summaries(outcomes: list[FileOutcome], rerun: Any) -> None:
     ]
     if not any(getattr(summary, "callees", None) is not None for summary in summaries):
         return
-    from aoti_lint.analysis.migration_flow import FileFlow, incomplete
+    from aoti_lint.analysis.migration_flow import incomplete
 
     paths = incomplete(summaries)
     chosen = [index for index, outcome in enumerate(outcomes) if outcome.path in paths]
-    if not chosen:
-        return
-    # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
-    flows = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
-    for index, outcome in zip(chosen, rerun(chosen, flows), strict=True):
-        outcomes[index] = outcome
+    if chosen:
+        summarise_in_full(chosen)
 
 
-def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict[str, Any]:
+def plan_migrations(
+    parts: Sequence[ProjectPart], cpp_loads: Any = dict, consulted: set[str] | None = None
+) -> dict[str, Any]:
     """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
 
-    ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed).
+    ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed);
+    ``consulted`` receives the `.so` file names whose mentions the plan looked at.
     """
     summaries = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
         return {}
     from aoti_lint.analysis.migration_flow import plan_flows
-    from aoti_lint.rules.device_flow import CrossDeviceLoad
+    from aoti_lint.rules.cross_device_load import CrossDeviceLoad
 
     enabled = {part.path: part.codes for part in parts}
     loaded_from_cpp = cpp_loads()
@@ -750,7 +782,13 @@ def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict
             return None
         return f"loaded from C++ at {places[0]}: migrate it to AOTIModelPackageLoader"
 
-    return plan_flows(summaries, CrossDeviceLoad.check_load, foreign, enabled=lambda path, code: code in enabled[path])
+    return plan_flows(
+        summaries,
+        CrossDeviceLoad.check_load,
+        foreign,
+        enabled=lambda path, code: code in enabled[path],
+        consulted=consulted,
+    )
 
 
 def _cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str, list[str]]:

@@ -1,16 +1,16 @@
 """The migration off torch._export.aot_compile / aot_load, as used by ``aoti-lint --fix`` and libcst's tool.
 
 ``python -m libcst.tool codemod aoti_lint.codemods.migrate_aoti.MigrateAotiCommand PATH [--unsafe]``
+
+libcst's codemod framework (``libcst.codemod``, which imports ``libcst.matchers``: about a second) is imported
+only by that command (``codemods.command``) and by the few fixes that add an import: a lint run never pays it.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 
 import libcst as cst
-from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from aoti_lint.codemods.analysis import MigrationPlan
@@ -18,7 +18,6 @@ from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.unused_imports import without_blank_openings
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
@@ -60,7 +59,7 @@ def torch_binding(module: cst.Module) -> str | None:
 
 
 def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]:
-    """(module, obj, asname) of every import of the deprecated API, for libcst's RemoveImportsVisitor."""
+    """(module, obj, asname) of every import of the deprecated API."""
     found = []
 
     class Finder(cst.CSTVisitor):
@@ -85,6 +84,40 @@ def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]
 
     module.visit(Finder())
     return found
+
+
+class _RemoveImports(cst.CSTTransformer):
+    """Drop the given (module, obj, asname) imports wherever they stand.
+
+    The caller has already checked that no bound name is written outside an import, so libcst's
+    RemoveImportsVisitor (a scope analysis per call, ~0.25 s on a 1 kB module) would only repeat that check.
+    """
+
+    def __init__(self, entries: set[tuple[str, str | None, str | None]]) -> None:
+        super().__init__()
+        self.entries = entries
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
+        if updated_node.relative or updated_node.module is None or isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        source = cst.helpers.get_full_name_for_node(updated_node.module)
+        return self._keep(updated_node, lambda alias: (source, cst.helpers.get_full_name_for_node(alias.name)))
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
+        return self._keep(updated_node, lambda alias: (cst.helpers.get_full_name_for_node(alias.name), None))
+
+    def _keep(self, node, key):
+        names = [
+            alias
+            for alias in node.names
+            if (*key(alias), alias.asname.name.value if alias.asname else None) not in self.entries
+        ]
+        if len(names) == len(node.names):
+            return node
+        if not names:
+            return cst.RemoveFromParent()
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return node.with_changes(names=names)
 
 
 class _DropBareExportImport(cst.CSTTransformer):
@@ -143,6 +176,9 @@ def _add_torch_import(module: cst.Module) -> cst.Module:
                 statement.with_changes(leading_lines=()),
             ]
             return module.with_changes(body=body)
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
     context = CodemodContext()
     AddImportsVisitor.add_needed_import(context, "torch")
     return AddImportsVisitor(context).transform_module(module)
@@ -155,10 +191,7 @@ def tidy_imports(module: cst.Module) -> cst.Module:
     # A name still written somewhere keeps its import: skip libcst's (costly) scope check for it.
     unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(_bound_name(e))}\b", body)]
     if unused:
-        context = CodemodContext()
-        for source, obj, asname in unused:
-            RemoveImportsVisitor.remove_unused_import(context, source, obj, asname)
-        module = RemoveImportsVisitor(context).transform_module(module)
+        module = module.visit(_RemoveImports(set(unused)))
     bare = re.search(r"^\s*import[^#\n]*\btorch\._export\b(?!\s+as)", module.code, flags=re.MULTILINE)
     if bare and not re.search(r"\btorch\._export\b", _code_without_imports(module.code)):
         only_binding = torch_binding(module) == "torch" and not _has_plain_torch_import(module)
@@ -191,30 +224,6 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
     return {key for key, site in sites.items() if site.verdict.applicability in allowed}
 
 
-class MigrateAotiCommand(CodemodCommand):
-    """libcst codemod command: migrate a module off torch._export.aot_compile / aot_load."""
-
-    DESCRIPTION = "Migrate torch._export.aot_compile/aot_load to aoti_compile_and_package/aoti_load_package."
-
-    def __init__(self, context: CodemodContext, unsafe: bool = False, target_torch: str = "2.6") -> None:
-        super().__init__(context)
-        self.unsafe = unsafe
-        major, minor = (int(part) for part in target_torch.split(".")[:2])
-        self.target_torch = (major, minor) if target_torch else DEFAULT_TARGET_TORCH
-
-    @staticmethod
-    def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        arg_parser.add_argument("--unsafe", action="store_true", help="also apply unsafe fixes")
-        arg_parser.add_argument("--target-torch", default="2.6", help="oldest torch the code must run on")
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)
-        targets = selected_sites(plan, self.unsafe)
-        if not targets:
-            return tree
-        return cst.parse_module(migrate(plan, targets))
-
-
 def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
     """The lint fix of one site: its applicability, a title, and the edits that migrate it alone."""
     from aoti_lint.diagnostics import Fix
@@ -234,7 +243,12 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
     # A fix shown alone (json, SARIF, an editor) also drops the imports it leaves unused; past a few sites that
     # costs a scope analysis per site, so the imports are left to the one tidying pass after all the fixes.
     tidy = len(plan.sites) <= TIDY_PER_SITE_UP_TO
-    return Fix(verdict.applicability, title, edits_between(original_code, migrate(plan, {key}, tidy=tidy)))
+    # Built only when the run applies or prints edits (Fix.settled): a check run just says a fix exists.
+    return Fix(
+        verdict.applicability,
+        title,
+        build=lambda: tuple(edits_between(original_code, migrate(plan, {key}, tidy=tidy))),
+    )
 
 
 def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[int, int]) -> tuple[str, int]:
@@ -268,3 +282,12 @@ def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[i
     if not targets:
         return text, 0
     return migrate(plan, targets), len(targets)
+
+
+def __getattr__(name: str):
+    # The documented command path (`migrate_aoti.MigrateAotiCommand`) without importing libcst.codemod here.
+    if name == "MigrateAotiCommand":
+        from aoti_lint.codemods.command import MigrateAotiCommand
+
+        return MigrateAotiCommand
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,6 +14,7 @@ import pytest
 
 from aoti_lint import cache as cache_module
 from aoti_lint.config import Settings
+from aoti_lint.diagnostics import Applicability
 from aoti_lint.engine import FixOptions, lint_paths
 from aoti_lint.runner import Execution
 from tests.conftest import REPO
@@ -203,6 +204,24 @@ def test_token_free_and_mention_only_files_start_no_pool_and_no_libcst(tmp_path)
     assert result.stdout.strip().endswith("0"), result.stderr
 
 
+def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
+    """libcst.codemod imports libcst.matchers (about a second): a run that only reports does without them."""
+    project(
+        tmp_path,
+        {"a.py": OLD_COMPILE, "b.py": OLD_LOAD, "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'},
+    )
+    code = (
+        "import sys\nfrom aoti_lint.cli import main\n"
+        "rc = main(['--quiet', '--no-cache', '.'])\n"
+        "assert 'libcst' in sys.modules, 'nothing parsed'\n"
+        "assert 'libcst.matchers' not in sys.modules and 'libcst.codemod' not in sys.modules, 'codemod imported'\n"
+        "print(rc)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.stdout.strip().endswith("1"), result.stderr
+
+
 def test_second_stage_skips_names_mentioned_only_in_strings_and_comments():
     assert not lint_text(MENTIONS_ONLY).parsed
     assert lint_text(OLD_COMPILE).parsed
@@ -232,3 +251,43 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
         path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
         for entry in (path, path + "/"):
             assert matches(entry) == spec.match_file(entry), entry
+
+
+def test_a_check_run_builds_no_migration_edits_and_a_run_that_prints_them_does(tree, tmp_path, monkeypatch):
+    from aoti_lint.codemods import migrate_aoti
+
+    built = []
+    original = migrate_aoti.migrate
+    monkeypatch.setattr(migrate_aoti, "migrate", lambda *a, **k: built.append(1) or original(*a, **k))
+    cache_dir = tmp_path / "cache"
+    checked = run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(edits=False))
+    assert not built, "a check run that prints no edits built them"
+    assert checked.findings[0].fixable, "a deferred fix is still a fix"
+    deferred = [f for f in checked.findings if f.fix.applicability is not Applicability.DISPLAY_ONLY]
+    assert deferred and all(f.fix.deferred and not f.fix.edits for f in deferred)
+    # A run that prints edits (json, sarif) does not take the deferred ones from the cache: it builds them.
+    printed = run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(edits=True))
+    assert len(built) == len(deferred)
+    assert all(f.fix.edits for f in printed.findings if f.fix.applicability is not Applicability.DISPLAY_ONLY)
+    assert shown(printed) == shown(checked)
+
+
+PIPELINE = REPO / "tests" / "fixtures" / "pipelines" / "paths_module"
+
+
+def test_a_warm_run_reads_no_file_again_not_even_those_the_plan_changes(tmp_path, monkeypatch):
+    from aoti_lint import runner
+
+    tree = tmp_path / "src"
+    shutil.copytree(PIPELINE, tree)
+    execution = Execution(cache_dir=tmp_path / "cache")
+    linted = []
+    original = runner.process_source
+    monkeypatch.setattr(runner, "process_source", lambda source, *a: linted.append(source.path) or original(source, *a))
+    cold = run(tree, execution)
+    planned = len(linted)
+    assert any("serve.py" in f.path and "not fixed automatically" not in f.message for f in cold.findings)
+    linted.clear()
+    warm = run(tree, execution)
+    assert not linted, f"a warm run linted {linted} again ({planned} lint passes cold)"
+    assert shown(warm) == shown(cold)

@@ -163,6 +163,10 @@ class FlowSummary:
     # Set only for a summary read from ``ast`` (``analysis.so_mentions``), whose path arguments are not known:
     # the last names of what the file calls and imports.
     callees: frozenset[str] | None = None
+    # Set only for a summary read from ``ast``: the `.so` file names f-strings name, which ``ast`` cannot place
+    # as libcst does ("*": a name it cannot even tell). The plan has the file read in full only when it asks
+    # about one of these names (``migration_flow.plan_flows``' ``consulted``).
+    unplaced_mentions: frozenset[str] = frozenset()
 
     @property
     def module_parts(self) -> tuple[str, ...]:
@@ -192,7 +196,7 @@ def link_loads(summaries: Sequence[FlowSummary]) -> dict[tuple[str, int], Link]:
     constant path: those in the same file first, then in the same directory, then anywhere in the run. Several
     candidates that disagree (device or example inputs) link to nothing.
     """
-    artifact = _ArtifactResolver(summaries)
+    artifact = ArtifactResolver(summaries)
     by_artifact: dict[str, list[tuple[FlowSummary, CompileSite]]] = {}
     for summary in summaries:
         for site in summary.compiles:
@@ -217,7 +221,7 @@ def link_loads(summaries: Sequence[FlowSummary]) -> dict[tuple[str, int], Link]:
     return links
 
 
-class _ArtifactResolver:
+class ArtifactResolver:
     """An artifact path, given directly or as an imported constant of another file of the run."""
 
     def __init__(self, summaries: Sequence[FlowSummary]) -> None:

@@ -50,6 +50,16 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def cli():
+    """The real command in this process (tests.helpers.run_main): the same arguments, exit code and output as
+    ``run_cli``, at a fraction of the cost. Tests about the process itself use ``cli_process``."""
+    from tests.helpers import run_main
+
+    return run_main
+
+
+@pytest.fixture
+def cli_process():
+    """aoti-lint in a fresh process: for the entry point, signals, crashes and what a run imports."""
     return run_cli
 
 

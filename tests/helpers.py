@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import io
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
+from aoti_lint.cli import main
 from aoti_lint.config import Settings
 from aoti_lint.engine import check_project, check_source
 from aoti_lint.rules import ALL_RULES
@@ -54,3 +60,78 @@ def expected_by_code(fixture: Path) -> dict[str, str]:
 def reported(expected: dict[str, str]) -> dict[str, str]:
     """The codes of ``expected_by_code`` that report something, as ``by_code`` gives them."""
     return {code: text for code, text in expected.items() if text}
+
+
+def run_main(
+    *args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None, shared_cache: bool = True
+):
+    """The real command, ``aoti_lint.cli.main(argv)``, run in this process: what ``tests.conftest.run_cli``
+    returns for a fresh process (exit code, stdout, stderr as text), without the half second or more that
+    starting Python and importing libcst costs per run. Tests about the process itself (the entry point,
+    signals, crashes, what a run imports) start one instead.
+
+    As the process would, a run sees ``env`` on top of the test's environment, reads stdin as bytes, writes
+    through strict UTF-8 text streams that have a ``buffer``, and starts with no state from an earlier run
+    (aoti_lint's memoised functions are cleared)."""
+    from tests.conftest import CLI_CACHE_DIR
+
+    environment = {"AOTI_LINT_CACHE_DIR": str(CLI_CACHE_DIR)} if shared_cache else {}
+    environment.update(env or {})
+    saved_environ = dict(os.environ)
+    if "AOTI_LINT_OUTPUT_FORMAT" not in (env or {}):
+        os.environ.pop("AOTI_LINT_OUTPUT_FORMAT", None)
+    os.environ.update(environment)
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = (
+        io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8"),
+        io.TextIOWrapper(out, encoding="utf-8", errors="strict", write_through=True),
+        io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True),
+    )
+    saved_streams = (sys.stdin, sys.stdout, sys.stderr)
+    previous = Path.cwd()
+    _clear_memos()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        sys.stdin, sys.stdout, sys.stderr = streams
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse: --help, --version, usage errors
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+        with contextlib.suppress(ValueError):
+            sys.stdout.flush()
+            sys.stderr.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        os.chdir(previous)
+        os.environ.clear()
+        os.environ.update(saved_environ)
+        _clear_memos()
+    # Decoded as subprocess.run(text=True) decodes a child's output: universal newlines.
+    text = [stream.getvalue().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n") for stream in (out, err)]
+    return subprocess.CompletedProcess(["aoti-lint", *args], code, text[0], text[1])
+
+
+def _clear_memos() -> None:
+    """Forget what aoti_lint memoised (file lines for snippets, the repository root, the last parse)."""
+    for name, module in list(sys.modules.items()):
+        if name == "aoti_lint" or name.startswith(("aoti_lint.", "codemods")):
+            for value in list(vars(module).values()):
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def run_fixing_main(*args: str, cwd: Path, stdin: str | None = None):
+    """``python -m tests.reliability_cli ARGS`` (the command with the test-only fixing rule), in this process and
+    with the environment that command gets: no shared cache."""
+    from aoti_lint import engine
+    from tests.reliability_cli import FixingRuleSet
+
+    original = engine.RuleSet
+    engine.RuleSet = FixingRuleSet
+    try:
+        return run_main(*args, cwd=cwd, stdin=stdin, shared_cache=False)
+    finally:
+        engine.RuleSet = original

@@ -67,29 +67,33 @@ def test_stdin_reads_as_its_filename(cli):
     assert "src/serve.cpp:1:18: AOTI004" in result.stdout
 
 
-def _tree_sitter_loaded(directory) -> bool:
-    """Whether a run over ``directory`` imported tree-sitter (in this one process: --jobs 1, no cache)."""
+def _tree_sitter_loaded(*directories) -> list[bool]:
+    """Whether tree-sitter was imported after each run, one directory after the other, in one fresh process
+    (--jobs 1, no cache)."""
     script = textwrap.dedent(
         f"""\
         import sys
         from aoti_lint.cli import main
-        main(["--isolated", "--no-cache", "--jobs", "1", "--quiet", {str(directory)!r}])
-        print("tree_sitter" in sys.modules)
+        for directory in {[str(d) for d in directories]!r}:
+            main(["--isolated", "--no-cache", "--jobs", "1", "--quiet", directory])
+            print("tree_sitter" in sys.modules)
         """
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stderr
-    return result.stdout.strip().splitlines()[-1] == "True"
+    return [line == "True" for line in result.stdout.strip().splitlines()[-len(directories) :]]
 
 
 def test_tree_sitter_is_imported_only_for_cpp_files_with_runner_names(tmp_path):
-    for index in range(3):
-        (tmp_path / f"kernel{index}.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
-        (tmp_path / f"util{index}.hpp").write_text("#pragma once\nint add(int a, int b);  // AOTIModelPackageLoader\n")
-    (tmp_path / "job.py").write_text("import torch\n\nso = torch._export.aot_compile(model, (x,))\n")
-    assert not _tree_sitter_loaded(tmp_path)
-    (tmp_path / "serve.cpp").write_text(RUNNER + "\n")
-    assert _tree_sitter_loaded(tmp_path)
+    without, with_runner = tmp_path / "without", tmp_path / "with_runner"
+    for root in (without, with_runner):
+        root.mkdir()
+        for index in range(3):
+            (root / f"kernel{index}.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+            (root / f"util{index}.hpp").write_text("#pragma once\nint add(int a, int b);  // AOTIModelPackageLoader\n")
+        (root / "job.py").write_text("import torch\n\nso = torch._export.aot_compile(model, (x,))\n")
+    (with_runner / "serve.cpp").write_text(RUNNER + "\n")
+    assert _tree_sitter_loaded(without, with_runner) == [False, True]
 
 
 def test_torchs_own_headers_are_not_reported(cli):

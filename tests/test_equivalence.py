@@ -6,6 +6,7 @@ runs happen once per session, two at a time, in a shared fixture.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -17,13 +18,18 @@ import pytest
 
 from tests.conftest import FIXTURES
 
-torch = pytest.importorskip("torch")
+# Imported by the tests that use it, not here: collecting this module under the fast suite's
+# `-m "not torch"` would otherwise cost each worker the seconds of an import it never uses.
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("torch is not installed", allow_module_level=True)
 
 EQUIVALENCE = FIXTURES / "equivalence"
 SCRIPTS = sorted(p.stem for p in EQUIVALENCE.glob("*.py") if p.name != "harness.py")
 
 
 def _run(directory: Path, script: str, env: dict) -> dict:
+    import torch
+
     result = subprocess.run(
         [sys.executable, "harness.py", f"{script}.py", f"{script}.result.pt"],
         cwd=directory,
@@ -70,6 +76,8 @@ def test_fix_migrates_every_script_with_safe_fixes(equivalence_runs):
 @pytest.mark.torch
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_migrated_script_gives_the_same_outputs(equivalence_runs, script):
+    import torch
+
     _, runs, _ = equivalence_runs
     old, new = runs[script]["old"], runs[script]["new"]
     torch.testing.assert_close(new["outputs"], old["outputs"])

@@ -197,7 +197,7 @@ def test_migrated_pipeline_gives_the_same_outputs(pipeline_runs, name):
     assert new["deprecations"] == []
 
 
-@pytest.mark.parametrize("sites", [10, 100])
+@pytest.mark.parametrize("sites", [10, pytest.param(100, marks=pytest.mark.slow)])
 def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     """One tidying pass and a fixed number of lint passes per file, however many calls it migrates."""
     from aoti_lint import engine

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.helpers import run_fixing_main
 from tests.reliability_cli import SEGFAULT_MARKER
 from tests.reliability_sources import RenameDeprecatedLoad
 
@@ -29,10 +30,14 @@ FIXING = [sys.executable, "-m", "tests.reliability_cli", "--isolated", "--no-cac
 WITHOUT_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 
 
-def fixing_cli(*args: str, cwd: Path, timeout: float = 300, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*FIXING, *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=timeout, input=stdin
-    )
+def fixing_process(*args: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The command with the test-only fixing rule (tests/reliability_cli.py), in a process of its own."""
+    return subprocess.run([*FIXING, *args], cwd=cwd, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
+def fixing_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The same command, run in this process: for tests whose subject is not the process."""
+    return run_fixing_main("--isolated", "--no-cache", *args, cwd=cwd)
 
 
 def assert_no_traceback(result) -> None:
@@ -78,7 +83,7 @@ def test_a_crashed_worker_costs_only_its_file(tmp_path):
     paths = _tree(tmp_path, 40)
     for crashing in (paths[6], paths[33]):
         crashing.write_text(OLD_LOAD + SEGFAULT_MARKER + "\n")
-    result = fixing_cli("--fix", "--jobs", "2", ".", cwd=tmp_path)
+    result = fixing_process("--fix", "--jobs", "2", ".", cwd=tmp_path)
     assert_no_traceback(result)
     assert result.returncode == 2, result.stderr
     assert sorted(result.stderr.splitlines()) == [
@@ -214,15 +219,25 @@ def test_notebook_cell_that_quotes_the_cell_marker(cli, tmp_path):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="needs a file system that takes any bytes in names")
-@pytest.mark.parametrize("output_format", ["sarif", "gitlab", "concise", "json", "junit", "github", "full"])
-def test_file_name_that_is_not_utf8(tmp_path, output_format):
+@pytest.mark.parametrize(
+    ("output_format", "process"),
+    [("concise", True), *((name, False) for name in ("sarif", "gitlab", "concise", "json", "junit", "github", "full"))],
+)
+def test_file_name_that_is_not_utf8(cli, tmp_path, output_format, process):
+    """In process (stdout there is a strict UTF-8 stream, see tests.helpers.run_main) for every format; once
+    through a real process whose stdio PYTHONIOENCODING makes strict."""
     name = os.fsdecode(b"bad\xff.py")
     (tmp_path / name).write_text(OLD_LOAD)
-    command = [sys.executable, "-m", "aoti_lint", "--isolated", "--no-cache", "--output-format", output_format, "."]
-    # Strict stdio too: PYTHONIOENCODING without an error handler.
-    env = {**ENV, "PYTHONIOENCODING": "utf-8:strict"}
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, env=env, timeout=120)
-    assert b"Traceback" not in result.stderr, result.stderr
+    args = ["--isolated", "--no-cache", "--output-format", output_format, "."]
+    if process:
+        # Strict stdio too: PYTHONIOENCODING without an error handler.
+        env = {**ENV, "PYTHONIOENCODING": "utf-8:strict"}
+        command = [sys.executable, "-m", "aoti_lint", *args]
+        result = subprocess.run(command, cwd=tmp_path, capture_output=True, env=env, timeout=120)
+    else:
+        result = cli(*args, cwd=tmp_path)
+    stderr = result.stderr if isinstance(result.stderr, str) else result.stderr.decode("utf-8", "replace")
+    assert "Traceback" not in stderr, stderr
     assert result.returncode == 1, result.stderr
     if output_format == "sarif":
         log = json.loads(result.stdout)
@@ -259,7 +274,7 @@ def test_internal_error_exits_2_not_1(tmp_path):
         ("bad-notebook", "{not json"),
     ],
 )
-def test_stdin_fix_on_error_prints_the_input_unchanged(tmp_path, setup, code):
+def test_stdin_fix_on_error_prints_the_input_unchanged(cli, tmp_path, setup, code):
     args = ["--fix", "-"]
     if setup == "bad-config":
         (tmp_path / "pyproject.toml").write_text("[tool.aoti-lint]\nselect = 1\n")
@@ -268,8 +283,7 @@ def test_stdin_fix_on_error_prints_the_input_unchanged(tmp_path, setup, code):
         args = ["--fix", "--select", "AOTI999", "-"]
     elif setup == "bad-notebook":
         args = ["--fix", "--stdin-filename", "a.ipynb", "-"]
-    command = [sys.executable, "-m", "aoti_lint", *args]
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=ENV, input=code, timeout=120)
+    result = cli(*args, cwd=tmp_path, stdin=code)
     assert_no_traceback(result)
     assert result.stdout == code, (result.stdout, result.stderr)
 
@@ -310,6 +324,8 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+# Signals during a fix run of 200 files under --jobs 2 (tens of CPU seconds each): the full suite only.
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_first_interrupt_stops_handing_out_work(tmp_path):
     """Ctrl-C during --fix --jobs 2 on 200 files: the run stops (it used to fix every remaining file first),
@@ -333,6 +349,7 @@ def test_first_interrupt_stops_handing_out_work(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_second_interrupt_exits_at_once(tmp_path):
     paths = _tree(tmp_path, 200)
@@ -348,6 +365,7 @@ def test_second_interrupt_exits_at_once(tmp_path):
         assert path.read_text() in (OLD_LOAD + f"value = {index}\n", FIXED_LOAD + f"value = {index}\n")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_workers_exit_when_the_parent_is_killed(tmp_path):
     paths = _tree(tmp_path, 200)
@@ -449,10 +467,10 @@ def test_report_into_a_device_is_written_not_replaced(cli, tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/fd/1").exists(), reason="needs /proc")
-def test_report_to_a_link_to_stdout_reaches_stdout(cli, tmp_path):
+def test_report_to_a_link_to_stdout_reaches_stdout(cli_process, tmp_path):
     (tmp_path / "out").symlink_to("/proc/self/fd/1")
     (tmp_path / "a.py").write_text("x = 1\n")
-    result = cli("--isolated", "--no-cache", "-o", "out", "a.py", cwd=tmp_path)
+    result = cli_process("--isolated", "--no-cache", "-o", "out", "a.py", cwd=tmp_path)
     assert (result.returncode, result.stdout) == (0, "All checks passed!\n"), result.stderr
     assert (tmp_path / "out").is_symlink()
 
@@ -725,7 +743,7 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
             engine.RuleSet = original
         errored = {error.path for error in run.errors}
         assert run.files_checked + len(errored) >= len(paths), (run.files_checked, errored)
-        result = fixing_cli("--fix", "--jobs", "2", ".", cwd=root)
+        result = fixing_process("--fix", "--jobs", "2", ".", cwd=root)
         assert result.returncode in (0, 1, 2), (result.returncode, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
         for line in result.stderr.splitlines():
@@ -738,6 +756,9 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
                 ast.parse(data)  # a fixed file parses
 
 
+# A real process with a pool per example (seconds each), from hypothesmith's slow strategies too: the full suite
+# only. The fast suite fuzzes in process (tests/test_reliability_fuzz.py) and runs the crashing pool above.
+@pytest.mark.slow
 def test_fuzz_the_command_with_fix_under_two_jobs():
     """Hypothesis programs (AOTI-shaped, and hypothesmith's arbitrary Python) through the real command with
     --fix --jobs 2: exit 0/1/2 only, no traceback, every file checked or an error, fixed files parse. A fixed

@@ -23,6 +23,7 @@ from aoti_lint.engine import FixOptions, RuleSet, process_source, read_source
 from aoti_lint.files import Candidate
 from aoti_lint.runner import Execution, run_files
 from tests.conftest import REPO
+from tests.helpers import run_fixing_main
 from tests.reliability_cli import FIXING_RULES
 from tests.reliability_sources import RenameDeprecatedLoad
 
@@ -31,10 +32,9 @@ FIXED_LOAD = f"import torch\n\nrunner = {RenameDeprecatedLoad.REPLACEMENT}(so_pa
 FIX = FixOptions(apply=True, unsafe=True)
 
 
-def fixing_cli(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    command = [sys.executable, "-m", "tests.reliability_cli", "--isolated", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=timeout)
+def fixing_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The command with the test-only fixing rule (tests/reliability_cli.py), run in this process."""
+    return run_fixing_main("--isolated", *args, cwd=cwd)
 
 
 def json_rows(result) -> list[tuple[str, str, int, int]]:
@@ -150,10 +150,11 @@ def test_ten_megabyte_file(tmp_path):
     assert result.stdout.split()[-2:] == ["0", "False"], result.stdout + result.stderr
 
 
-def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch):
-    """20,000 `x = ...` lines and one AOTI reference: libcst's qualified-name lookup is quadratic in a name's
-    assignments (about 70 s of CPU here), so the rules ask for it only on names that can be the symbol: the
-    number of lookups stays a handful, whatever the number of assignments."""
+@pytest.mark.parametrize("count", [500, pytest.param(20_000, marks=pytest.mark.slow)])
+def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch, count):
+    """20,000 `x = ...` lines (500 in the fast suite) and one AOTI reference: libcst's qualified-name lookup
+    is quadratic in a name's assignments (about 70 s of CPU here for 20,000), so the rules ask for it only on
+    names that can be the symbol: the number of lookups stays a handful, whatever the number of assignments."""
     from aoti_lint.rules.base import PythonContext
     from tests.helpers import lint_text
 
@@ -165,8 +166,8 @@ def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch):
         return original(self, node)
 
     monkeypatch.setattr(PythonContext, "qualified_names", counting)
-    result = lint_text("import torch\n" + "x = 1\n" * 20_000 + "torch._export.aot_load(p)\n", filename="gen.py")
-    assert [(f.code, f.start.row) for f in result.findings] == [("AOTI002", 20_002)]
+    result = lint_text("import torch\n" + "x = 1\n" * count + "torch._export.aot_load(p)\n", filename="gen.py")
+    assert [(f.code, f.start.row) for f in result.findings] == [("AOTI002", count + 2)]
     assert 0 < len(looked_up) < 20
 
 
@@ -344,6 +345,8 @@ def _assert_whole(paths: list[Path]) -> int:
     return fixed
 
 
+# Stress: whole fix runs of hundreds of files in separate processes (tens of CPU seconds): the full suite only.
+@pytest.mark.slow
 def test_two_fix_runs_on_one_tree_at_once(tmp_path):
     paths = _tree(tmp_path, 200)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -361,6 +364,7 @@ def test_two_fix_runs_on_one_tree_at_once(tmp_path):
     assert _assert_whole(paths) == len(paths)
 
 
+@pytest.mark.slow
 def test_interrupt_during_fix_leaves_no_half_written_file(tmp_path):
     paths = _tree(tmp_path, 600)
     env = {**os.environ, "PYTHONPATH": str(REPO)}

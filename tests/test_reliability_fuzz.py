@@ -1,7 +1,8 @@
 """Property-based and mutation fuzzing: no crash, and --fix never breaks a file or touches what it did not fix.
 
-CI runs a fixed, derandomized set of examples. For a longer hunt: AOTI_LINT_FUZZ_EXAMPLES=5000 pytest -k fuzz
-(random seeds then, and hypothesis prints the seed of any failure).
+CI runs a fixed, derandomized set of examples: the full suite all of them, the fast suite (`-m "not slow"`) the
+first few of each property. For a longer hunt: AOTI_LINT_FUZZ_EXAMPLES=5000 pytest -k fuzz (random seeds then,
+and hypothesis prints the seed of any failure).
 """
 
 from __future__ import annotations
@@ -39,6 +40,19 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 FIX_ALL = FixOptions(apply=True, unsafe=True)
+
+
+def examples(full: int) -> pytest.MarkDecorator:
+    """Each property twice: a few examples in the fast suite, the full count marked slow (the full suite)."""
+    return pytest.mark.parametrize(
+        "examples", [pytest.param(4, id="few"), pytest.param(full, id="full", marks=pytest.mark.slow)]
+    )
+
+
+def fuzz(strategy, examples: int, check) -> None:
+    settings(FUZZ, max_examples=examples)(given(strategy)(check))()
+
+
 # What a deprecated reference's span may hold: a dotted name, possibly spaced or continued.
 REFERENCE_SPAN = re.compile(r"[\w. ]*(aot_compile|aot_load|compile_so|load_so)")
 
@@ -67,9 +81,12 @@ def _workdir():
             os.chdir(previous)
 
 
-@FUZZ
-@given(aoti_sources())
-def test_fuzz_generated_sources_lint_without_crash_and_point_at_the_reference(data):
+@examples(_EXAMPLES or 60)
+def test_fuzz_generated_sources_lint_without_crash_and_point_at_the_reference(examples):
+    fuzz(aoti_sources(), examples, _lints_without_crash_and_points_at_the_reference)
+
+
+def _lints_without_crash_and_points_at_the_reference(data):
     ast.parse(data)  # the generator's promise: valid Python
     source = _source(data)
     result = check_source(source, ALL_RULES)
@@ -82,10 +99,13 @@ def test_fuzz_generated_sources_lint_without_crash_and_point_at_the_reference(da
             assert REFERENCE_SPAN.fullmatch(span), (finding, span)
 
 
-@FUZZ
-@given(aoti_sources())
-def test_fuzz_fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest(data):
+@examples(_EXAMPLES or 60)
+def test_fuzz_fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest(examples):
     """Generic over whatever fixes the registered rules return: it bites as soon as a rule gains a fix."""
+    fuzz(aoti_sources(), examples, _fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest)
+
+
+def _fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest(data):
     with _workdir() as root:
         path = root / "fuzz.py"
         path.write_bytes(data)
@@ -112,11 +132,14 @@ def test_fuzz_fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest(data):
         assert path.read_bytes() == fixed
 
 
-@FUZZ
-@given(aoti_sources())
-def test_fuzz_fix_pipeline_changes_exactly_the_edited_nodes(data):
+@examples(_EXAMPLES or 60)
+def test_fuzz_fix_pipeline_changes_exactly_the_edited_nodes(examples):
     """With a test rule whose edits are known, the written bytes must be the original with only those spans
     replaced: same encoding, BOM, newlines, and every other byte."""
+    fuzz(aoti_sources(), examples, _fix_pipeline_changes_exactly_the_edited_nodes)
+
+
+def _fix_pipeline_changes_exactly_the_edited_nodes(data):
     rules = (SyntaxErrorRule, RenameDeprecatedLoad)
     with _workdir() as root:
         path = root / "fuzz.py"
@@ -141,16 +164,18 @@ def test_fuzz_fix_pipeline_changes_exactly_the_edited_nodes(data):
         assert [f.code for f in again.findings if f.code == "AOTI002"] == []
 
 
-try:
-    import hypothesmith
-except ImportError:  # optional: a generator of arbitrary Python from the grammar
-    hypothesmith = None
+# The full suite only: hypothesmith's strategies cost seconds before the first example (its grammar strategy
+# compiles a LALR parser of all Python); the fast suite fuzzes with the AOTI-shaped generator above. Built in
+# the test, not at import, so that no session pays for them at collection.
+@pytest.mark.slow
+def test_fuzz_arbitrary_python_from_hypothesmith():
+    # optional: a generator of arbitrary Python from the grammar
+    hypothesmith = pytest.importorskip("hypothesmith", reason="hypothesmith is not installed (optional)")
+    strategy = st.one_of(hypothesmith.from_node(), hypothesmith.from_grammar())
+    fuzz(strategy, max(_EXAMPLES // 2, 40), _arbitrary_python)
 
 
-@pytest.mark.skipif(hypothesmith is None, reason="hypothesmith is not installed (optional)")
-@settings(FUZZ, max_examples=max(_EXAMPLES // 2, 40))
-@given(st.one_of(hypothesmith.from_node(), hypothesmith.from_grammar()) if hypothesmith else st.nothing())
-def test_fuzz_arbitrary_python_from_hypothesmith(code):
+def _arbitrary_python(code):
     """Arbitrary valid Python, with the AOTI tokens prepended so every file reaches the parser and the rules."""
     data = ("import torch._export\n" + code).encode("utf-8", "surrogatepass")
     try:
@@ -212,11 +237,14 @@ def _check_run(code: int, out: str, err: str) -> list[dict]:
     return findings
 
 
-@FUZZ
-@given(mutated_fixtures())
-def test_fuzz_mutated_fixtures_never_crash(mutated):
+@examples(_EXAMPLES or 60)
+def test_fuzz_mutated_fixtures_never_crash(examples):
     """Deleted, duplicated, swapped lines and random bytes: findings or AOTI000, exit 0/1/2, never a crash;
     --fix writes only files that still parse, and never one with a syntax error."""
+    fuzz(mutated_fixtures(), examples, _mutated_fixture_never_crashes)
+
+
+def _mutated_fixture_never_crashes(mutated):
     original, data = mutated
     with _workdir() as root:
         path = root / original.name

@@ -3,6 +3,7 @@ through a symlink planted where its report goes."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -37,13 +38,16 @@ HOSTILE = {
 }
 CONFIG = "[tool.aoti-lint]\nselect = ['ALL']\n# __import__('os').system('touch {marker}')\n"
 
+# One process runs the command once per argument list (json in argv[1]) and checks after each run.
 PROBE = """
-import sys
+import json, os, sys
 from aoti_lint.cli import main
-code = main(sys.argv[1:])
-assert 'torch' not in sys.modules, 'torch was imported'
-assert not any(name.split('.')[0] in {names} for name in sys.modules), 'a linted module was imported'
-print('exit', code)
+for args in json.loads(sys.argv[1]):
+    code = main(args)
+    assert 'torch' not in sys.modules, (args, 'torch was imported')
+    assert not any(name.split('.')[0] in {names} for name in sys.modules), (args, 'a linted module was imported')
+    assert not os.path.exists({marker!r}), (args, open({marker!r}).read())
+    print('exit', code)
 """
 
 
@@ -55,16 +59,18 @@ def test_linting_and_fixing_never_run_the_code_or_import_torch(tmp_path):
         (tree / "pkg" / name).write_text(text.format(marker=str(marker)))
     (tree / "pyproject.toml").write_text(CONFIG.format(marker=marker))
     names = {"model", "annotations", "setup", "conftest", "pkg"}
-    for args in (["."], ["--fix", "--unsafe-fixes", "."], ["--diff", "."], ["--output-format", "json", "pkg"]):
-        result = subprocess.run(
-            [sys.executable, "-c", PROBE.format(names=names), *args],
-            cwd=tree,
-            capture_output=True,
-            text=True,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
-        )
-        assert result.stdout.strip().splitlines()[-1] in ("exit 0", "exit 1"), (args, result.stdout, result.stderr)
-        assert not marker.exists(), f"{args}: {marker.read_text()}"
+    runs = [["."], ["--fix", "--unsafe-fixes", "."], ["--diff", "."], ["--output-format", "json", "pkg"]]
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE.format(names=names, marker=str(marker)), json.dumps(runs)],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO)},
+    )
+    exits = [line for line in result.stdout.splitlines() if line.startswith("exit ")]
+    assert len(exits) == len(runs), (result.stdout, result.stderr)
+    assert set(exits) <= {"exit 0", "exit 1"}, (result.stdout, result.stderr)
+    assert not marker.exists(), marker.read_text()
 
 
 def test_report_writes_through_a_symlink_at_the_output_file(cli, tmp_path):

@@ -104,6 +104,8 @@ def test_cache_dir_from_environment(cli, tree, tmp_path):
     assert len(entries(elsewhere)) == 2 and not (tree / ".aoti_lint_cache").exists()
 
 
+# Stress: five processes at once (each imports libcst): the full suite only.
+@pytest.mark.slow
 def test_concurrent_runs_share_the_cache_safely(tree):
     expected = subprocess.run(
         [sys.executable, "-m", "aoti_lint", "--isolated", "--no-cache", "."], cwd=tree, capture_output=True, text=True

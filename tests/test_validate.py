@@ -511,6 +511,8 @@ def test_package_metadata_is_printed_escaped(aoti_packages, tmp_path, cli):
     ET.fromstring(junit.stdout)  # well-formed XML
 
 
+# Also `torch`: it imports torch and compiles packages, so the fast suite (`-m "not torch"`) leaves it out.
+@pytest.mark.torch
 @pytest.mark.cuda
 def test_cuda_package_on_this_gpu(tmp_path):
     """GPU only (scripts/gpu_check.sh): compile tiny CUDA packages and the legacy .so here; validate them with edges,

@@ -229,7 +229,7 @@ def check_source(
 def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type[Rule]]) -> dict[str, object] | None:
     """The flow summary of a file summarised only for strings naming a `.so`, read from ``ast``; None when
     libcst must read it (``analysis.so_mentions``)."""
-    from aoti_lint.prefilter import code_index
+    from aoti_lint.code_index import code_index
     from aoti_lint.rules.device_flow import DeviceFlowRule
 
     if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):

@@ -20,8 +20,8 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 IMPORT_SECONDS = time.perf_counter() - start
 
+from aoti_lint.code_index import code_index  # noqa: E402
 from aoti_lint.engine import check_source  # noqa: E402
-from aoti_lint.prefilter import code_index  # noqa: E402
 from aoti_lint.rules import ALL_RULES  # noqa: E402
 from aoti_lint.source import SourceFile  # noqa: E402
 from benchmarks.run import AOTI_FORMS, PLAIN  # noqa: E402

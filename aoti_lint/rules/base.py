@@ -19,7 +19,7 @@ from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.source import PYTHON_KINDS
 
 if TYPE_CHECKING:
-    from aoti_lint.prefilter import CodeIndex
+    from aoti_lint.code_index import CodeIndex
     from aoti_lint.source import SourceFile
 
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
@@ -111,7 +111,7 @@ class Rule:
     @classmethod
     def could_match_code(cls, code: CodeIndex) -> bool:
         """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
-        ``aoti_lint.prefilter.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        ``aoti_lint.code_index.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
         return True
 
     @classmethod

@@ -286,7 +286,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
         _error(str(exc))
         return EXIT_ERROR
 
-    from aoti_lint.engine import FixOptions, lint_paths
+    from aoti_lint.engine import FixOptions
+    from aoti_lint.lint import lint_paths
 
     fix = FixOptions(
         apply=bool(args.fix) or args.fix_only or args.diff, unsafe=bool(args.unsafe_fixes), write=not args.diff
@@ -294,8 +295,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
     stdin_code = b""
     if stdin:
-        from aoti_lint.engine import lint_stdin
         from aoti_lint.files import force_excluded
+        from aoti_lint.lint import lint_stdin
 
         if len(args.paths) > 1:
             parser.error("`-` (stdin) cannot be combined with other paths")

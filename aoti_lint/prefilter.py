@@ -18,11 +18,12 @@ runs each fixture and rule example through each stage and compares with the unfi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
-from aoti_lint.code_index import code_index
-from aoti_lint.rules.base import PythonRule, Rule
-from aoti_lint.source import DecodeError, SourceFile
+from aoti_lint.file_context import FileContext
+from aoti_lint.rules.base import ProjectRule, PythonRule, Rule
+from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 
 RuleType = TypeVar("RuleType", bound=type[Rule])
 
@@ -33,6 +34,8 @@ def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     rules = [rule for rule in rules if rule.could_match_python(text)]
     if all(rule.could_match_code is Rule.could_match_code for rule in rules):
         return rules
+    from aoti_lint.code_index import code_index  # imports ast: only once some file passes stage one
+
     index = code_index(text)
     if index is None:
         return rules
@@ -44,21 +47,49 @@ def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     rules = [rule for rule in rules if rule.wants_summary_python(text)]  # type: ignore[attr-defined]
     if not rules:
         return rules
+    from aoti_lint.code_index import code_index
+
     index = code_index(text)
     if index is None:
         return rules
     return [rule for rule in rules if rule.wants_summary_code(index)]  # type: ignore[attr-defined]
 
 
-def needs_parse(source: SourceFile, rules: Sequence[type[Rule]], summary_rules: Sequence[type[Rule]] = ()) -> bool:
-    """Whether ``check_source`` would parse this file with libcst: some Python rule passes both stages, or
-    some project rule wants the file's summary."""
-    python_rules = [rule for rule in rules if issubclass(rule, PythonRule) and rule.could_match(source.prefilter_data)]
-    summaries = [rule for rule in summary_rules if rule.wants_summary(source.prefilter_data)]
-    if not python_rules and not summaries:
+@dataclass(frozen=True)
+class Wanted:
+    """The rules that still need a Python file's libcst tree: rules to run, project rules to collect data for."""
+
+    rules: list[type[PythonRule]]
+    project_rules: list[type[ProjectRule]]
+
+    def __bool__(self) -> bool:
+        return bool(self.rules or self.project_rules)
+
+
+def by_bytes(data: bytes, context: FileContext) -> Wanted:
+    """Stage one for a Python file: the rules whose tokens its bytes hold."""
+    return Wanted(
+        [rule for rule in context.rules if issubclass(rule, PythonRule) and rule.could_match(data)],
+        [rule for rule in context.project_rules if rule.wants_summary(data)],
+    )
+
+
+def by_code(text: str, wanted: Wanted) -> Wanted:
+    """Stages two and three, for the rules left after stage one."""
+    return Wanted(refine(text, wanted.rules), refine_summaries(text, wanted.project_rules))
+
+
+def needs_parsing(source: SourceFile, context: FileContext) -> bool:
+    """Whether ``engine.check_source`` parses this file with libcst: some Python rule passes every stage, or
+    some project rule still wants the file's data. Bytes that do not decode are not parsed (the engine
+    reports them as a syntax error without libcst)."""
+    if source.kind not in PYTHON_KINDS:
+        return False
+    wanted = by_bytes(source.prefilter_data, context)
+    if not wanted:
         return False
     try:
         text = source.text
     except DecodeError:
         return False
-    return bool(refine(text, python_rules)) or bool(refine_summaries(text, summaries))
+    return bool(by_code(text, wanted))

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from aoti_lint.config import Settings
-from aoti_lint.engine import check_project, check_source
+from aoti_lint.engine import check_source
+from aoti_lint.file_context import FileContext
+from aoti_lint.project import check_project
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.source import SourceFile, file_kind
 
@@ -18,7 +20,7 @@ def lint_text(
     kind = file_kind(Path(filename)) or "python"
     enabled = [rule for rule in enabled if kind in rule.file_kinds]
     source = SourceFile(path=Path(filename), display_path=filename, kind=kind, data=text.encode("utf-8"))
-    result = check_source(source, enabled, prefilter=prefilter)
+    result = check_source(source, FileContext.of(enabled), prefilter=prefilter)
     # Project rules see this one file as the whole project.
     findings, errors = check_project(enabled, [result.project] if result.project else [])
     result.findings.extend(findings)

@@ -203,7 +203,8 @@ def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     from aoti_lint import engine
     from aoti_lint.codemods import migrate_aoti
     from aoti_lint.config import Settings
-    from aoti_lint.engine import FixOptions, lint_paths
+    from aoti_lint.engine import FixOptions
+    from aoti_lint.lint import lint_paths
 
     body = "".join(f'r{i} = aot_load("/srv/m{i}.pt2", "cpu")\n' for i in range(sites))
     target = tmp_path / "many.py"

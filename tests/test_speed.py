@@ -14,7 +14,8 @@ import pytest
 
 from aoti_lint import cache as cache_module
 from aoti_lint.config import Settings
-from aoti_lint.engine import FixOptions, lint_paths
+from aoti_lint.engine import FixOptions
+from aoti_lint.lint import lint_paths
 from aoti_lint.runner import Execution
 from tests.conftest import REPO
 from tests.helpers import lint_text

@@ -13,19 +13,19 @@ from aoti_lint.diagnostics import Edit, Position
 _LINE_END = re.compile(r"\r\n?|\n")
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _LINE_END.finditer(text))]
 
 
 def offset(text: str, position: Position, starts: list[int] | None = None) -> int:
-    starts = starts if starts is not None else _line_starts(text)
+    starts = starts if starts is not None else line_starts(text)
     if position.row > len(starts):
         return len(text)
     return min(starts[position.row - 1] + position.column - 1, len(text))
 
 
 def position(text: str, index: int, starts: list[int] | None = None) -> Position:
-    starts = starts if starts is not None else _line_starts(text)
+    starts = starts if starts is not None else line_starts(text)
     lo, hi = 0, len(starts) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -55,7 +55,7 @@ def overlaps(a: Iterable[Edit], b: Iterable[Edit]) -> bool:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits (positions refer to ``text`` before any of them)."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
     spans = sorted(
         ((offset(text, e.start, starts), offset(text, e.end, starts), e.content) for e in edits), reverse=True
     )
@@ -73,7 +73,7 @@ def edits_between(before: str, after: str) -> tuple[Edit, ...]:
     """The smallest set of line-range replacements that turns ``before`` into ``after``."""
     old_lines = split_lines(before)
     new_lines = split_lines(after)
-    starts = _line_starts(before)
+    starts = line_starts(before)
     edits = []
     matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

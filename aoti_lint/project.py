@@ -47,7 +47,7 @@ def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
         return {}
     from aoti_lint.analysis.migration_flow import plan_flows
-    from aoti_lint.rules.device_flow import CrossDeviceLoad
+    from aoti_lint.rules import CrossDeviceLoad
 
     enabled = {part.path: part.codes for part in parts}
     loaded_from_cpp = cpp_loads()

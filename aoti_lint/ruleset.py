@@ -11,7 +11,7 @@ from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError
 from aoti_lint.engine import FLOW_SUMMARY, MIGRATION_CODES
 from aoti_lint.file_context import FileContext
-from aoti_lint.rules import ALL_RULES, Rule
+from aoti_lint.rules import ALL_RULES, CrossDeviceLoad, Rule
 from aoti_lint.rules.base import ProjectRule
 
 if TYPE_CHECKING:
@@ -53,13 +53,9 @@ class RuleSet:
         """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
         and the device-flow summary whenever the migration fixes are on (they are planned per artifact flow)."""
         rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
-        if any(rule.code in MIGRATION_CODES for rule in self.rules) and not any(
-            rule.summary_key == FLOW_SUMMARY for rule in rules
-        ):
-            from aoti_lint.rules.device_flow import CrossDeviceLoad
-
-            if kind in CrossDeviceLoad.file_kinds:
-                rules += (CrossDeviceLoad,)
+        migrating = any(rule.code in MIGRATION_CODES for rule in self.rules)
+        if migrating and kind in CrossDeviceLoad.file_kinds and not any(r.summary_key == FLOW_SUMMARY for r in rules):
+            rules += (CrossDeviceLoad,)
         return rules
 
     def context(

@@ -18,7 +18,7 @@ from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 from aoti_lint.unused_imports import without_blank_openings
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
@@ -196,16 +196,19 @@ class MigrateAotiCommand(CodemodCommand):
 
     DESCRIPTION = "Migrate torch._export.aot_compile/aot_load to aoti_compile_and_package/aoti_load_package."
 
-    def __init__(self, context: CodemodContext, unsafe: bool = False, target_torch: str = "2.6") -> None:
+    def __init__(
+        self, context: CodemodContext, unsafe: bool = False, target_torch: str = DEFAULT_TARGET_TORCH_TEXT
+    ) -> None:
         super().__init__(context)
         self.unsafe = unsafe
-        major, minor = (int(part) for part in target_torch.split(".")[:2])
-        self.target_torch = (major, minor) if target_torch else DEFAULT_TARGET_TORCH
+        self.target_torch = parse_target_torch(target_torch) or DEFAULT_TARGET_TORCH
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
         arg_parser.add_argument("--unsafe", action="store_true", help="also apply unsafe fixes")
-        arg_parser.add_argument("--target-torch", default="2.6", help="oldest torch the code must run on")
+        arg_parser.add_argument(
+            "--target-torch", default=DEFAULT_TARGET_TORCH_TEXT, help="oldest torch the code must run on"
+        )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.source import PYTHON_KINDS
+from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
 
 if TYPE_CHECKING:
     from aoti_lint.code_index import CodeIndex
@@ -57,7 +57,7 @@ class Invalid:
     fixed: str | None = None
     filename: str = "example.py"
     # The `target-torch` the example is linted and fixed with.
-    target_torch: str = "2.6"
+    target_torch: str = DEFAULT_TARGET_TORCH_TEXT
 
     @property
     def source(self) -> str:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Edit, Position
-from aoti_lint.edits import _line_starts, position
+from aoti_lint.edits import line_starts, position
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -37,7 +37,7 @@ class Locator:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._starts = _line_starts(text)
+        self._starts = line_starts(text)
 
     def position(self, offset: int) -> Position:
         return position(self.text, offset, self._starts)

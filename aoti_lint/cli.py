@@ -195,7 +195,7 @@ def _rules_command(argv: list[str]) -> int:
 def _apply_cli_settings(settings, args):
     from aoti_lint.config import ConfigError, target_torch_setting
 
-    changes = {}
+    changes: dict[str, object] = {}
     if args.select:
         changes["select"] = tuple(code for group in args.select for code in group)
     if args.extend_select:

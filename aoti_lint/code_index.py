@@ -64,8 +64,8 @@ class CodeIndex:
 
 def _root(node: ast.AST) -> str | None:
     while type(node) is ast.Attribute:
-        node = node.value  # type: ignore[attr-defined]
-    return node.id if type(node) is ast.Name else None  # type: ignore[attr-defined]
+        node = node.value
+    return node.id if type(node) is ast.Name else None
 
 
 # One entry: the runner asks about a file, then check_source asks again about the same text.
@@ -160,9 +160,9 @@ def code_index(text: str) -> CodeIndex | None:
     module_suffixes: set[str] = set()
     for statement in tree.body:
         if type(statement) is Assign:
-            targets, bound_value = statement.targets, statement.value  # type: ignore[attr-defined]
-        elif type(statement) is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
-            targets, bound_value = [statement.target], statement.value  # type: ignore[attr-defined]
+            targets, bound_value = statement.targets, statement.value
+        elif type(statement) is ast.AnnAssign and statement.value is not None:
+            targets, bound_value = [statement.target], statement.value
         else:
             continue
         # A constant another module can import is `NAME = value`; a conditional value (`".pyd" if WIN else
@@ -170,8 +170,8 @@ def code_index(text: str) -> CodeIndex | None:
         if type(bound_value) is ast.IfExp or not any(type(target) is Name for target in targets):
             continue
         for item in ast.walk(bound_value):
-            if type(item) is Constant and type(item.value) is str and "." in item.value[-8:]:  # type: ignore[attr-defined]
-                module_suffixes.add(item.value[item.value.rindex(".") :])  # type: ignore[attr-defined]
+            if type(item) is Constant and type(item.value) is str and "." in item.value[-8:]:
+                module_suffixes.add(item.value[item.value.rindex(".") :])
     return CodeIndex(
         frozenset(pairs),
         frozenset(modules),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aoti_lint.diagnostics import FileError, Finding
+from aoti_lint.diagnostics import Edit, FileError, Finding
 from aoti_lint.file_context import FileContext
 from aoti_lint.prefilter import Wanted, by_bytes, by_code
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
@@ -285,12 +285,15 @@ def fix_source(
     applied: set[str] = set()
     for _ in range(MAX_FIX_ITERATIONS):
         chosen: list[Finding] = []
+        edits: list[tuple[Edit, ...]] = []
         for finding in sorted(result.findings, key=Finding.sort_key):
-            if finding.fix_applies(unsafe) and not any(overlaps(c.fix.edits, finding.fix.edits) for c in chosen):
+            fix = finding.fix
+            if fix is not None and finding.fix_applies(unsafe) and not any(overlaps(e, fix.edits) for e in edits):
                 chosen.append(finding)
+                edits.append(fix.edits)
         if not chosen:
             break
-        text = apply_edits(source.text, [edit for finding in chosen for edit in finding.fix.edits])
+        text = apply_edits(source.text, [edit for group in edits for edit in group])
         if text == source.text:
             break
         fixed += len(chosen)
@@ -324,7 +327,7 @@ def process_source(source: SourceFile, context: FileContext, fix: FixOptions) ->
     if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):
         try:
             fixed_source, fixed, after = source, 0, result
-            if groups:
+            if groups and flow is not None:
                 from aoti_lint.codemods.migrate_aoti import migrate_flows
 
                 try:

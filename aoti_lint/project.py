@@ -19,7 +19,8 @@ from aoti_lint.source import display_path
 def complete_summaries(outcomes: list[FileOutcome], rerun: Any) -> None:
     """Summarise with libcst the files whose summary was read from ``ast`` but whose path arguments the plan
     needs (``migration_flow.incomplete``)."""
-    summaries = [
+    # Project data is plain data typed by the rule that wrote it: here the device-flow summaries.
+    summaries: list[Any] = [
         outcome.project.summaries[FLOW_SUMMARY]
         for outcome in outcomes
         if outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries
@@ -43,7 +44,7 @@ def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict
 
     ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed).
     """
-    summaries = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
+    summaries: list[Any] = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
         return {}
     from aoti_lint.analysis.migration_flow import plan_flows

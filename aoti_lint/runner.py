@@ -170,12 +170,12 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int) -> lis
     todo = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
     with _InterruptScope() as interrupts:
         while todo:
-            suspects = _run_pool(pending, todo, fix, jobs, outcomes, interrupts)
+            in_flight = _run_pool(pending, todo, fix, jobs, outcomes, interrupts)
             unfinished = [i for i in todo if i not in outcomes]
             if not unfinished:
                 break
             # No file was seen in flight (the worker died between files): every unfinished one is a suspect.
-            suspects = [i for i in unfinished if i in suspects] or unfinished
+            suspects = [i for i in unfinished if i in in_flight] or unfinished
             for index in suspects:
                 _run_pool(pending, [index], fix, 1, outcomes, interrupts)
                 if index not in outcomes:

@@ -13,7 +13,7 @@ def unified_diffs(changes: dict[str, tuple[str, str]]) -> str:
 
     from aoti_lint.edits import split_lines
 
-    chunks = []
+    chunks: list[str] = []
     for path, (before, after) in sorted(changes.items()):
         chunks.extend(difflib.unified_diff(split_lines(before), split_lines(after), f"a/{path}", f"b/{path}"))
     return "".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in chunks)

@@ -21,6 +21,7 @@ import os
 import platform
 import sys
 import traceback
+from typing import Any
 
 # Run as a script, this folder is not on sys.path under `python -P` (PYTHONSAFEPATH): the sibling is found by path.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -71,7 +72,7 @@ def main(argv: list[str]) -> int:
 def probe(device_type: str) -> dict:
     import torch
 
-    host = {
+    host: dict[str, Any] = {
         "torch": torch.__version__,
         "cuda_build": torch.version.cuda,
         "hip_build": torch.version.hip,

@@ -6,6 +6,7 @@ they reach native code. Imported by ``child.py`` as a sibling script module; imp
 from __future__ import annotations
 
 import math
+from typing import Any
 
 # Edge inputs larger than this many elements per tensor are skipped (a declared max can be huge).
 EDGE_NUMEL_LIMIT = 50_000_000
@@ -128,8 +129,8 @@ def edge_cases(reference, args, kwargs):
     placeholders = {node.name: node for node in reference.graph.nodes if node.op == "placeholder"}
     if len(user_inputs) != len(leaves):
         return [], "edges skipped: the example inputs do not map one-to-one onto the program's inputs"
-    symbolic = []  # (leaf index, dim, sympy expression)
-    example_values = {}
+    symbolic: list[tuple[int, int, Any]] = []  # (leaf index, dim, sympy expression)
+    example_values: dict[object, int] = {}
     for position, (leaf, name) in enumerate(zip(leaves, user_inputs, strict=True)):
         fake = placeholders[name].meta.get("val")
         if not isinstance(leaf, torch.Tensor) or not isinstance(fake, torch.Tensor):
@@ -144,7 +145,7 @@ def edge_cases(reference, args, kwargs):
         return [], "edges skipped: the program has no dynamic dimensions"
     # torch.export.save keeps no Dim names (torch 2.13: they live only in the exporting process's ShapeEnv), so a
     # dimension is named by where the user sees it: the input's name and the dim.
-    where = {}
+    where: dict[object, str] = {}
     for position, dim, expr in symbolic:
         where.setdefault(expr, f"{user_inputs[position]}.shape[{dim}]")
     cases = []

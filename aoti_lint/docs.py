@@ -71,11 +71,20 @@ def rule_markdown(rule: type[Rule]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def source_path(rule: type[Rule]) -> str:
+    """The rule's module, relative to the repository root (where this page links it from docs/rules/)."""
+    return rule.__module__.replace(".", "/") + ".py"
+
+
 def index_markdown() -> str:
-    lines = ["# Rules", "", "| Code | Name | Summary | Fix |", "| --- | --- | --- | --- |"]
+    lines = ["# Rules", "", "| Code | Name | Summary | Fix | Source |", "| --- | --- | --- | --- | --- |"]
     for rule in ALL_RULES:
         fix = {"never": "", "sometimes": "🛠️ sometimes", "always": "🛠️"}[rule.fix_availability]
-        lines.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.summary} | {fix} |")
+        source = source_path(rule)
+        lines.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.summary} | {fix} "
+            f"| [{source.rsplit('/', 1)[-1]}](../../{source}) |"
+        )
     return "\n".join(lines) + "\n"
 
 

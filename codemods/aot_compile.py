@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from aoti_lint.codemods.analysis import CompileSite, MigrationPlan
+from aoti_lint.codemods.analysis import MigrationPlan
 from aoti_lint.codemods.layout import arrange, comments_of, keyword, with_comments
+from aoti_lint.codemods.rewrites import CompileRewrite
 
 
 class MigrateAotCompile(cst.CSTTransformer):
@@ -23,7 +24,7 @@ class MigrateAotCompile(cst.CSTTransformer):
     def _code(self, node: cst.CSTNode) -> str:
         return self.plan.module.code_for_node(node)
 
-    def _export(self, site: CompileSite) -> cst.BaseExpression:
+    def _export(self, site: CompileRewrite) -> cst.BaseExpression:
         if site.reuse_program is not None:
             return site.reuse_program
         args = site.arguments
@@ -36,7 +37,7 @@ class MigrateAotCompile(cst.CSTTransformer):
             f"{self.torch}.export.export({', '.join(parts)})", self.plan.module.config_for_parsing
         )
 
-    def _compile_call(self, site: CompileSite, layout: cst.Call) -> cst.Call:
+    def _compile_call(self, site: CompileRewrite, layout: cst.Call) -> cst.Call:
         args = [cst.Arg(self._export(site))]
         if site.package_path is not None:
             args.append(keyword("package_path", site.package_path))
@@ -46,7 +47,7 @@ class MigrateAotCompile(cst.CSTTransformer):
         arranged = with_comments(arrange(list(site.call.args), args), self._comments(site, len(args)))
         return layout.with_changes(func=func, args=arranged)
 
-    def _comments(self, site: CompileSite, count: int) -> list[tuple[list[str], list[str]]]:
+    def _comments(self, site: CompileRewrite, count: int) -> list[tuple[list[str], list[str]]]:
         """The old arguments' comments, moved with what each argument became: the export call, the package
         path (with the comments of the removed `aot_inductor.output_path` entry) or the configs."""
         options_at = 1 if site.package_path is not None or site.options is None else count - 1

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from aoti_lint.codemods.analysis import MigrationPlan, replace_suffix
+from aoti_lint.codemods.analysis import MigrationPlan
+from aoti_lint.codemods.expressions import replace_suffix
 from aoti_lint.codemods.layout import arrange, comments_of, keyword, with_comments
 
 

@@ -324,6 +324,6 @@ def test_tree_sitter_is_imported_only_for_files_that_register_meta_kernels(tmp_p
     (tmp_path / "notes.h").write_text("// Meta kernels are registered elsewhere.\nint f();\n")
     (tmp_path / "model.py").write_text("import torch\n\nx = torch.ones(3)\n")
     assert _probe(tmp_path) == (0, 0, False)
-    (tmp_path / "meta.cc").write_bytes((FIXTURES / "lint" / "custom_ops_meta.cpp").read_bytes())
+    (tmp_path / "meta.cc").write_bytes((FIXTURES / "rules" / "AOTI304" / "custom_ops_meta.cpp").read_bytes())
     findings, errors, loaded = _probe(tmp_path)
     assert (errors, loaded) == (0, True) and findings > 0

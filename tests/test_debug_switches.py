@@ -17,14 +17,16 @@ from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.engine import FixOptions, check_source, fix_source, process_source
 from aoti_lint.file_context import FileContext
 from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
-from aoti_lint.rules.debug_switches import DebugEnvVar, DebugInductorConfig
+from aoti_lint.rules.debug_env_var import DebugEnvVar
+from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
 from aoti_lint.scanners import yaml as yaml_scanner
 from aoti_lint.source import SourceFile, file_kind
 from tests.conftest import FIXTURES, REPO
+from tests.helpers import by_code, expected_by_code
 
 SELECT = ("--isolated", "--select", "AOTI201,AOTI202")
-TREE = FIXTURES / "debug_switches"
-FIXED_TREE = FIXTURES / "debug_switches_fixed"
+TREE = FIXTURES / "rules" / "AOTI201" / "debug_switches"
+FIXED_TREE = FIXTURES / "rules" / "AOTI201" / "debug_switches_fixed"
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -133,7 +135,7 @@ def test_file_kind_by_shebang(tmp_path, first_line, kind):
 def test_fixture_tree_output(cli):
     """One run over the tree: discovery of every kind, findings, positions, messages, trailing noqa."""
     result = cli(*SELECT, "--quiet", ".", cwd=TREE)
-    assert result.stdout == (TREE / "expected.txt").read_text()
+    assert by_code(result.stdout) == expected_by_code(TREE)
     assert result.returncode == 1, result.stderr
     reported = {line.split(":")[0] for line in result.stdout.splitlines()}
     assert reported == {
@@ -145,8 +147,8 @@ def test_fixture_tree_output(cli):
 def _copy_tree(tmp_path: Path) -> Path:
     target = tmp_path / "project"
     shutil.copytree(TREE, target)
-    for name in ("expected.txt", "notes", "README.md"):
-        (target / name).unlink()
+    for path in [*target.glob("expected.*.txt"), target / "notes", target / "README.md"]:
+        path.unlink()
     return target
 
 
@@ -172,7 +174,7 @@ def test_unsafe_fixes_end_to_end(cli, tmp_path):
     assert cli(*SELECT, "--fix", ".", cwd=project).returncode == 1  # unsafe fixes need --unsafe-fixes
     result = cli(*SELECT, "--fix", "--unsafe-fixes", ".", cwd=project)
     assert result.returncode == 0, result.stdout + result.stderr
-    reported = len((TREE / "expected.txt").read_text().splitlines())
+    reported = sum(len(text.splitlines()) for text in expected_by_code(TREE).values())
     assert f"{reported} fixed, 0 remaining" in result.stdout
     for expected in sorted(FIXED_TREE.iterdir()):
         assert (project / expected.name).read_text() == expected.read_text(), expected.name

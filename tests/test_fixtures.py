@@ -1,4 +1,5 @@
-"""Fixture files under tests/fixtures/lint: each ``X.py`` is linted and compared with ``X.py.expected``."""
+"""Rule fixtures, by code: each file ``tests/fixtures/rules/<CODE>/X.py`` (or ``.cpp``) is linted with every rule
+and its findings compared, code by code, with ``X.py.<CODE>.expected``; the prefilter is checked on them all."""
 
 from __future__ import annotations
 
@@ -11,17 +12,18 @@ from aoti_lint.rules import ALL_RULES, RULES_BY_CODE, PythonRule
 from aoti_lint.rules.base import ProjectRule
 from aoti_lint.source import PYTHON_KINDS, file_kind
 from tests.conftest import FIXTURES
-from tests.helpers import lint_text
+from tests.helpers import by_code, expected_by_code, lint_text, reported
 
-LINT_FIXTURES = sorted([*(FIXTURES / "lint").glob("*.py"), *(FIXTURES / "lint").glob("*.cpp")])
+LINT_FIXTURES = sorted(p for p in (FIXTURES / "rules").glob("AOTI*/*") if p.is_file() and file_kind(p) is not None)
 
 
-@pytest.mark.parametrize("path", LINT_FIXTURES, ids=[p.name for p in LINT_FIXTURES])
+@pytest.mark.parametrize("path", LINT_FIXTURES, ids=[f"{p.parent.name}/{p.name}" for p in LINT_FIXTURES])
 def test_fixture_output(cli, path: Path):
+    expected = expected_by_code(path)
+    assert path.parent.name in expected, "a fixture has expectations for the code it is filed under"
     result = cli(path.name, "--quiet", "--isolated", cwd=path.parent)
-    expected = path.with_name(path.name + ".expected").read_text()
-    assert result.stdout == expected
-    assert result.returncode == (1 if expected else 0), result.stderr
+    assert by_code(result.stdout) == reported(expected)
+    assert result.returncode == (1 if reported(expected) else 0), result.stderr
 
 
 def _all_linted_fixtures() -> list[Path]:

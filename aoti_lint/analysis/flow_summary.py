@@ -192,7 +192,7 @@ def link_loads(summaries: Sequence[FlowSummary]) -> dict[tuple[str, int], Link]:
     constant path: those in the same file first, then in the same directory, then anywhere in the run. Several
     candidates that disagree (device or example inputs) link to nothing.
     """
-    artifact = _ArtifactResolver(summaries)
+    artifact = ArtifactResolver(summaries)
     by_artifact: dict[str, list[tuple[FlowSummary, CompileSite]]] = {}
     for summary in summaries:
         for site in summary.compiles:
@@ -217,7 +217,7 @@ def link_loads(summaries: Sequence[FlowSummary]) -> dict[tuple[str, int], Link]:
     return links
 
 
-class _ArtifactResolver:
+class ArtifactResolver:
     """An artifact path, given directly or as an imported constant of another file of the run."""
 
     def __init__(self, summaries: Sequence[FlowSummary]) -> None:

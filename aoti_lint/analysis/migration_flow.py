@@ -143,9 +143,9 @@ def plan_flows(
     fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
     comment, no fix may change its calls).
     """
-    from aoti_lint.analysis.flow_summary import _ArtifactResolver
+    from aoti_lint.analysis.flow_summary import ArtifactResolver
 
-    resolve = _ArtifactResolver(summaries)
+    resolve = ArtifactResolver(summaries)
     links = link_loads(summaries)
     members: list[_Member] = []
     by_artifact: dict[str, list[int]] = {}

@@ -1,7 +1,7 @@
 """The flow summary of a file that only names a `.so` file in strings, read from ``ast`` without libcst.
 
 Such a file calls and imports no AOTI API and binds no module constant to an artifact path (the device-flow
-rules' ``mentions_only``), so its full summary (``analysis.devices``) holds no compile, load, call, constant or
+rules' ``mentions_only``), so its full summary (``analysis.module_flow``) holds no compile, load, call, constant or
 migration site: only ``so_mentions``, and ``path_arguments`` (`.so` paths passed to some function). The
 mentions are read here exactly as libcst reads them; a string whose position libcst would tell otherwise (an
 implicit concatenation, an f-string) sends the file to libcst. Path arguments matter only when a function of
@@ -31,7 +31,7 @@ def _literals(segment: str) -> list[tuple[str, int, int]] | None:
 
 
 def _mention(value: str) -> str | None:
-    """The `.so` file name a string names, as ``analysis.devices`` reads it."""
+    """The `.so` file name a string names, as ``analysis.module_flow`` reads it."""
     value = value.strip()
     return posixpath.basename(value) if value.endswith(".so") and "\n" not in value else None
 

@@ -6,6 +6,8 @@ torch factory signatures. Names are qualified names as libcst's ``QualifiedNameP
 
 from __future__ import annotations
 
+from aoti_lint.knowledge import deprecated_api
+
 # Device types AOTI has runners for; any other type ("meta", "hpu", ...) is treated as unknown.
 DEVICE_TYPES = frozenset({"cpu", "cuda", "xpu", "mps"})
 
@@ -78,22 +80,21 @@ DTYPES = frozenset(
 )
 
 # Compile sites. aot_compile(f, args, kwargs, *, dynamic_shapes, options) (torch._export) and
-# aot_compile(gm, args, kwargs, *, options) (torch._inductor) write to options[OUTPUT_PATH_OPTION];
+# aot_compile(gm, args, kwargs, *, options) (torch._inductor) write to options[deprecated_api.OUTPUT_PATH_OPTION];
 # aoti_compile_and_package(exported_program, *, package_path) takes what export(mod, args, kwargs, *,
 # dynamic_shapes) recorded.
-EXPORT = "torch.export.export"
-AOT_COMPILE_OLD = "torch._export.aot_compile"
+EXPORT = deprecated_api.EXPORT
+AOT_COMPILE_OLD = deprecated_api.AOT_COMPILE.qualified_name
 AOT_COMPILE_INDUCTOR = frozenset({"torch._inductor.aot_compile"})
-COMPILE_AND_PACKAGE = frozenset({"torch._inductor.aoti_compile_and_package"})
-OUTPUT_PATH_OPTION = "aot_inductor.output_path"
+COMPILE_AND_PACKAGE = frozenset({deprecated_api.NEW_COMPILE})
 
 # Load sites.
-AOT_LOAD = "torch._export.aot_load"
+AOT_LOAD_OLD = deprecated_api.AOT_LOAD.qualified_name
 # aoti_load_package(path, run_single_threaded=False, device_index=-1);
 # load_package(path, model_name="model", run_single_threaded=False, num_runners=1, device_index=-1).
 PACKAGE_LOADERS: dict[str, int] = {
-    "torch._inductor.aoti_load_package": 2,
-    "torch._inductor.package.load_package": 4,
+    deprecated_api.NEW_LOAD: 2,
+    deprecated_api.NEW_LOAD_LOW_LEVEL: 4,
     "torch._inductor.package.package.load_package": 4,
 }
 # The only device_index a CPU package loads with (torch 2.13, [ran]); others raise this.

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
+from aoti_lint.knowledge.references import Reference
 from aoti_lint.source import PYTHON_KINDS
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
 
@@ -92,6 +93,8 @@ class Rule:
     triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
+    # Rendered as the docs' References section (``explanation``); data in ``knowledge/references.py``.
+    references: ClassVar[tuple[Reference, ...]] = ()
 
     # The docstring holds "What it does", "Why is this bad?", optional "Known problems", "Fix safety",
     # "References" as Markdown sections; Example / Use instead come from the first INVALID example.
@@ -124,7 +127,10 @@ class Rule:
 
     @classmethod
     def explanation(cls) -> str:
-        return textwrap.dedent(cls.__doc__ or "").strip()
+        text = textwrap.dedent(cls.__doc__ or "").strip()
+        if cls.references:  # the last section, from the knowledge tables: each page is named in one place
+            text += "\n\n## References\n" + "\n".join(f"- {reference.markdown()}" for reference in cls.references)
+        return text
 
 
 class PythonRule(Rule):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from aoti_lint.diagnostics import Finding, Severity
 from aoti_lint.knowledge.custom_ops import CPP_META_KEY, CPP_SYMINT_METHODS, CPP_SYMINT_PARAMETERS, CPP_TENSOR_TYPES
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CPP_CUSTOM_OPS_META
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 
 if TYPE_CHECKING:
@@ -176,14 +177,11 @@ class CppMetaKernelConcreteSize(TextRule):
     file. Sizes read inside `TORCH_CHECK(...)`, `TORCH_INTERNAL_ASSERT(...)` or `assert(...)` are not
     reported: a check that a dimension is 32 pins it on purpose. C++ comments `// noqa: AOTI304` (same line)
     and `// aoti-lint: noqa: AOTI304` (whole file) suppress it.
-
-    ## References
-    - [The Custom Operators Manual: Meta kernels and SymInt](https://pytorch.org/tutorials/advanced/cpp_custom_ops.html)
-    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
     """
 
     code = "AOTI304"
     name = "cpp-meta-kernel-concrete-size"
+    references = (CPP_CUSTOM_OPS_META, AOTI_DEBUGGING_GUIDE)
     summary = "A C++ Meta kernel reads concrete sizes where it needs SymInts"
     severity = Severity.ERROR
     file_kinds = frozenset({"cpp"})

@@ -6,6 +6,7 @@ import re
 from typing import Any, ClassVar
 
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
+from aoti_lint.knowledge.references import MIGRATION_GUIDE
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
 # `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
@@ -165,15 +166,11 @@ class DeprecatedAotCompile(DeprecatedReference):
     names the other sites. Calls with no faithful equivalent (`disable_constraint_solver=True`,
     `same_signature=False`, a callable `torch.export.export` does not take) are reported with a message
     saying what to do by hand; see `docs/migration.md`.
-
-    ## References
-    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
-    - [pytorch/pytorch#135893](https://github.com/pytorch/pytorch/pull/135893)
-    - [Migration guide](../migration.md)
     """
 
     code = "AOTI001"
     name = "deprecated-aot-compile"
+    references = (*AOT_COMPILE.references, MIGRATION_GUIDE)
     summary = "`torch._export.aot_compile` is deprecated; use `aoti_compile_and_package`"
     symbol = AOT_COMPILE
     triggers = ((b"aot_compile", b"_export"),)
@@ -346,15 +343,11 @@ class DeprecatedAotLoad(DeprecatedReference):
     never hands a `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
     silently move it to the compile's device. A device that is not a literal is left to the package (the
     device type always comes from the package); the fix is then unsafe too.
-
-    ## References
-    - [AOTInductor docs](https://pytorch.org/docs/stable/torch.compiler_aot_inductor.html)
-    - [pytorch/pytorch#142212](https://github.com/pytorch/pytorch/pull/142212)
-    - [Migration guide](../migration.md)
     """
 
     code = "AOTI002"
     name = "deprecated-aot-load"
+    references = (*AOT_LOAD.references, MIGRATION_GUIDE)
     summary = "`torch._export.aot_load` is deprecated; use `aoti_load_package`"
     symbol = AOT_LOAD
     triggers = ((b"aot_load", b"_export"),)

@@ -7,6 +7,7 @@ from typing import Any
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.knowledge.custom_ops import IMPL_ABSTRACT, IMPL_ABSTRACT_KEYWORDS, REGISTER_FAKE, REGISTER_FAKE_SINCE
+from aoti_lint.knowledge.references import PR_REGISTER_FAKE, REGISTER_FAKE_DOCS
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
@@ -33,14 +34,11 @@ class DeprecatedImplAbstract(PythonRule):
     `register_fake(qualname, func, lib=lib, ...)`. It is offered only when `target-torch` is 2.4 or newer,
     and not when a call passes `qualname=` or `func=` by keyword (`register_fake` takes them positionally
     only), nor when the module already uses the name `register_fake` for something else.
-
-    ## References
-    - [torch.library.register_fake](https://pytorch.org/docs/stable/library.html#torch.library.register_fake)
-    - [pytorch/pytorch#123937](https://github.com/pytorch/pytorch/pull/123937)
     """
 
     code = "AOTI303"
     name = "deprecated-impl-abstract"
+    references = (REGISTER_FAKE_DOCS, PR_REGISTER_FAKE)
     summary = "`torch.library.impl_abstract` is deprecated; use `torch.library.register_fake`"
     fix_availability = "sometimes"
     triggers = ((b"impl_abstract",),)

@@ -6,37 +6,10 @@ from typing import Any
 
 from aoti_lint.diagnostics import Severity
 from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
-
-# Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
-# A Meta impl names its key in a plain string literal (see ``fake_kernels._is_meta``), quotes included.
-KERNEL_TRIGGERS = (
-    (b"register_fake",),
-    (b"impl_abstract",),
-    *((b"impl", quote + key + quote) for key in (b"Meta", b"meta") for quote in (b'"', b"'")),
-)
-
-
-def could_hold_finding(code: Any) -> Any:
-    """The kernels' own stage (``aoti_lint.kernel_prefilter``), over the index's cached tree."""
-    from aoti_lint.kernel_prefilter import KernelCandidates, kernel_candidates
-
-    if code.tree is None:  # an index built without its tree: no finding can be ruled out
-        return KernelCandidates(concrete=True, branch=True)
-    return kernel_candidates(code.tree, code.text)
-
-
-def could_hold_kernel(code: Any) -> bool:
-    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.code_index.CodeIndex``)."""
-    names = code.identifiers
-    if "register_fake" in names or "impl_abstract" in names:
-        return True
-    return "impl" in code.called and (
-        "library" in names
-        or "Library" in names
-        or any("library" in module.split(".") for module in code.imported_modules)
-    )
+from aoti_lint.rules.fake_kernels import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
 
 
 class FakeKernelConcreteSize(PythonRule):
@@ -80,16 +53,12 @@ class FakeKernelConcreteSize(PythonRule):
     Only sizes the rule can prove belong to a tensor argument count: a size passed in from elsewhere, read
     through a helper function, or from a parameter annotated with something other than `Tensor` is not
     followed.
-
-    ## References
-    - [torch.library.register_fake](https://pytorch.org/docs/stable/library.html#torch.library.register_fake)
-    - [Custom ops and dynamic shapes](https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html)
-    - [AOTInductor debugging guide](https://docs.pytorch.org/docs/stable/torch.compiler_aot_inductor_debugging_guide.html)
     """
 
     code = "AOTI301"
     severity = Severity.ERROR
     name = "fake-kernel-concrete-size"
+    references = (REGISTER_FAKE_DOCS, CUSTOM_OPS_DYNAMIC_SHAPES, AOTI_DEBUGGING_GUIDE)
     summary = "A fake/meta kernel forces a symbolic size to a Python number or reads tensor data"
     triggers = KERNEL_TRIGGERS
 

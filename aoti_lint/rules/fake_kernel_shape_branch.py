@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CONTROL_FLOW, TORCH_CHECK
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
-from aoti_lint.rules.fake_kernel_concrete_size import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
+from aoti_lint.rules.fake_kernels import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
 
 
 def _number(node: Any) -> float | None:
@@ -59,15 +60,11 @@ class FakeKernelShapeBranch(PythonRule):
     ## Known problems
     The rule cannot know which dimensions will be dynamic: a branch on a dimension that stays static is
     harmless. Add `# noqa: AOTI302` there.
-
-    ## References
-    - [torch.export: control flow and dynamic shapes](https://pytorch.org/docs/stable/export.html)
-    - [torch._check](https://pytorch.org/docs/stable/generated/torch._check.html)
-    - [Custom ops and dynamic shapes](https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html)
     """
 
     code = "AOTI302"
     name = "fake-kernel-shape-branch"
+    references = (EXPORT_CONTROL_FLOW, TORCH_CHECK, CUSTOM_OPS_DYNAMIC_SHAPES)
     summary = "A fake/meta kernel branches on a symbolic size, which specialises the exported op"
     triggers = KERNEL_TRIGGERS
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aoti_lint.diagnostics import Severity
+from aoti_lint.knowledge.references import PEP_263
 from aoti_lint.rules.base import Invalid, Rule, Valid
 from aoti_lint.source import PYTHON_KINDS
 
@@ -16,13 +17,11 @@ class SyntaxErrorRule(Rule):
     ## Why is this bad?
     A file that does not parse cannot be checked: every other rule is blind to it, and `--fix` will not
     touch it. The run goes on with the other files.
-
-    ## References
-    - [PEP 263: source code encodings](https://peps.python.org/pep-0263/)
     """
 
     code = "AOTI000"
     name = "syntax-error"
+    references = (PEP_263,)
     summary = "The file could not be parsed; no other rule could check it"
     severity = Severity.ERROR
     file_kinds = PYTHON_KINDS

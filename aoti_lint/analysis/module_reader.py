@@ -1,0 +1,192 @@
+"""The base of the device-flow analysis of one module: its calls, parents, names and positions.
+
+One pass collects the calls (the compiles, loads and default-device setters among them), ``self.x``
+assignments, ``with`` blocks and names changed in place. The layers above it (``default_device``,
+``evaluator``, ``sites``, ``module_flow``) each add one job. libcst is imported inside the functions only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aoti_lint.analysis.flow_summary import (
+    Device,
+    Span,
+)
+from aoti_lint.knowledge.device_flow import (
+    AOT_COMPILE_INDUCTOR,
+    AOT_COMPILE_OLD,
+    AOT_LOAD_OLD,
+    COMPILE_AND_PACKAGE,
+    MOVING_METHODS,
+    OTHER_DEFAULT_DEVICE_SETTERS,
+    PACKAGE_LOADERS,
+    SET_DEFAULT_DEVICE,
+    TORCH_DEVICE,
+)
+
+
+class ModuleReader:
+    """One module's calls and syntax facts; :meth:`eval` is given by ``evaluator.ModuleEvaluator``."""
+
+    def __init__(self, context: Any) -> None:
+        import libcst as cst
+
+        self.cst = cst
+        self.context = context
+        self.module = context.module
+        # Parents, scopes and single assignments are shared with the other rules of the file.
+        self.facts = context.facts()
+        self.scopes = self.facts.scopes
+        self.positions = context.positions()
+        self._memo: dict[int, object] = {}
+        self._busy: set[int] = set()
+        self._default_device: tuple[Device | None, int] | None = None
+        collector = scan_module(cst, self.module)
+        self.self_attributes = collector.self_attributes
+        self.calls = collector.calls
+        self.changed_in_place = collector.changed_in_place
+        # A factory in a function may run inside a caller's ``with torch.device(...)`` (or an unknown context
+        # object that may be one): the blocks that may set a device, and (lazily) the functions they may call.
+        self.device_blocks = [
+            block
+            for block in collector.withs
+            if any(
+                not isinstance(item.item, cst.Call) or TORCH_DEVICE in self.names(item.item.func)
+                for item in block.items
+            )
+        ]
+        self.device_contexts = bool(self.device_blocks)
+        self._under_device: set[str] | None = None
+        self.compile_calls: list[Any] = []
+        self.load_calls: list[Any] = []
+        self.setter_calls: list[Any] = []
+        for call in self.calls:
+            names = self.names(call.func)
+            if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE_OLD}):
+                self.compile_calls.append(call)
+            elif names & ({AOT_LOAD_OLD} | set(PACKAGE_LOADERS)):
+                self.load_calls.append(call)
+            elif names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
+                self.setter_calls.append(call)
+        self.compile_index = {id(call): index for index, call in enumerate(self.compile_calls)}
+        self.load_index = {id(call): index for index, call in enumerate(self.load_calls)}
+
+    # -- helpers ------------------------------------------------------------------------------------------
+
+    def parent(self, node: Any) -> Any:
+        return self.facts.parent(node)
+
+    def names(self, node: Any) -> set[str]:
+        return self.context.qualified_names(node)
+
+    def span(self, node: Any) -> Span:
+        position = self.positions[node]
+        return Span(position.start.line, position.start.column + 1, position.end.line, position.end.column + 1)
+
+    def text(self, node: Any) -> str:
+        return self.module.code_for_node(node)
+
+    def argument(self, call: Any, position: int | None, keyword: str | None) -> Any:
+        """The expression passed as ``keyword`` or at ``position`` (before any ``*args``), or None."""
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                return arg.value
+        if position is None:
+            return None
+        positional = []
+        for arg in call.args:
+            if arg.keyword is not None or arg.star:
+                break
+            positional.append(arg.value)
+        return positional[position] if position < len(positional) else None
+
+    def has_keyword(self, call: Any, keyword: str) -> bool:
+        return any(arg.keyword is not None and arg.keyword.value == keyword for arg in call.args)
+
+    @staticmethod
+    def unpacks(call: Any) -> bool:
+        """``f(*a)``/``f(**k)``: any argument not written out may be there."""
+        return any(arg.star for arg in call.args)
+
+    def _enclosing(self, node: Any, kind: type) -> Any:
+        current = self.parent(node)
+        while current is not None and not isinstance(current, kind):
+            current = self.parent(current)
+        return current
+
+    def eval(self, node: Any) -> object:
+        """The abstract value of an expression, or None when it is not known."""
+        raise NotImplementedError
+
+
+def scan_module(cst: Any, module: Any) -> Any:
+    """One pass over the module: ``self.x = ...`` per class, every call, ``with`` items, names changed in place."""
+
+    class Collector(cst.CSTVisitor):
+        def __init__(self) -> None:
+            super().__init__()
+            self.self_attributes: dict[tuple[int, str], list[Any]] = {}
+            self.calls: list[Any] = []
+            self.with_items: list[Any] = []
+            self.withs: list[Any] = []
+            self.changed_in_place: set[str] = set()
+            self.classes: list[Any] = []
+
+        def visit_ClassDef(self, node: Any) -> None:
+            self.classes.append(node)
+
+        def leave_ClassDef(self, original_node: Any) -> None:
+            self.classes.pop()
+
+        def visit_Assign(self, node: Any) -> None:
+            for target in node.targets:
+                self._bind(target.target, node.value)
+
+        def visit_AnnAssign(self, node: Any) -> None:
+            if node.value is not None:
+                self._bind(node.target, node.value)
+
+        def visit_AugAssign(self, node: Any) -> None:
+            self._bind(node.target, None)
+
+        def visit_WithItem(self, node: Any) -> None:
+            self.with_items.append(node.item)
+
+        def visit_With(self, node: Any) -> None:
+            self.withs.append(node)
+
+        def _bind(self, target: Any, value: Any) -> None:
+            if isinstance(target, (cst.Tuple, cst.List)):
+                for element in target.elements:
+                    self._bind(element.value, None)
+            elif (
+                isinstance(target, cst.Attribute)
+                and isinstance(target.value, cst.Name)
+                and target.value.value == "self"
+                and self.classes
+            ):
+                # An assignment whose value is not tracked counts twice: the attribute is then unknown.
+                values = self.self_attributes.setdefault((id(self.classes[-1]), target.attr.value), [])
+                values.extend([value] if value is not None else [None, None])
+
+        def visit_Call(self, node: Any) -> None:
+            self.calls.append(node)
+
+        def visit_Expr(self, node: Any) -> None:
+            # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the
+            # name's binding no longer tells its device or shape.
+            call = node.value
+            if not (
+                isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute)
+                and isinstance(call.func.value, cst.Name)
+            ):
+                return
+            method = call.func.attr.value
+            if method in MOVING_METHODS or method == "to" or method.endswith("_"):
+                self.changed_in_place.add(call.func.value.value)
+
+    collector = Collector()
+    module.visit(collector)
+    return collector

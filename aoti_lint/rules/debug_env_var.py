@@ -1,0 +1,447 @@
+"""AOTI201 debug-env-var: a debug environment variable switched on, in Python, shell, Dockerfiles, YAML and
+``.env`` files."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from aoti_lint.diagnostics import Edit, Finding
+from aoti_lint.knowledge.debug_switches import (
+    SUBPROCESS_FUNCTIONS,
+    SWITCHES_BY_ENV_VAR,
+    DebugSwitch,
+    message,
+)
+from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
+from aoti_lint.lazy import cst
+from aoti_lint.rules.base import Invalid, TextRule, Valid
+from aoti_lint.source import PYTHON_KINDS
+
+if TYPE_CHECKING:
+    from aoti_lint.scanners import EnvSetting
+    from aoti_lint.source import SourceFile
+from aoti_lint.rules.debug_switches import (
+    GAP,
+    STRING_VALUE,
+    PythonSwitchRule,
+    quoted_key_pattern,
+    remove_fix,
+    sets_one_key,
+    string_literal,
+)
+
+ENVIRON = "os.environ"
+_IMPORTS_OS = re.compile(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
+# A callee whose qualified name is one of these ends in the same name (an attribute's qualified name ends in
+# the attribute), unless it is a name bound by `import ... as`: tested before libcst resolves any name.
+_ENVIRON_METHODS = frozenset({"setdefault", "update"})
+_SUBPROCESS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in SUBPROCESS_FUNCTIONS)
+
+
+# AOTI201 in Python: a switch's name in quotes with a string value (`environ["K"] = ...`, `{"K": "1"}`,
+# `setdefault("K", "1")`), or as a keyword with a string value (`update(K="1")`, `dict(os.environ, K="1")`).
+_ENV_NAMES = b"|".join(re.escape(name.encode()) for name in SWITCHES_BY_ENV_VAR)
+# A read with a default (`os.environ.get("K", "0")`, `os.getenv("K", "1")`) is matched as such and passed over:
+# an attribute named `get` never resolves to `setdefault` or `putenv`.
+_ENV_SETTING = (
+    rb"(?P<read>\.(?:get|getenv)\("
+    + GAP
+    + rb")?"
+    + quoted_key_pattern(_ENV_NAMES, STRING_VALUE)
+    + rb"|[(,]"
+    + GAP
+    + rb"(?:"
+    + _ENV_NAMES
+    + rb")"
+    + GAP
+    + rb"="
+    + GAP
+    + STRING_VALUE
+).decode()
+
+
+class DebugEnvVar(PythonSwitchRule, TextRule):
+    """
+    ## What it does
+    Finds debug environment variables set to an "on" value wherever a project sets them: in Python
+    (`os.environ[K] = V`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, an `env=` mapping passed
+    to `subprocess`), shell scripts (`export K=V`, `K=V cmd`, `env K=V cmd`), Dockerfiles (`ENV`, and the
+    shell of `RUN`), YAML (`env:` / `environment:` / `variables:` mappings in map, list and Kubernetes
+    `name`/`value` forms, `run:` scripts, `echo "K=V" >> $GITHUB_ENV`) and `.env` files.
+
+    The switches are those of the AOTInductor debugging guide: `AOTI_RUNTIME_CHECK_INPUTS`,
+    `TORCHINDUCTOR_NAN_ASSERTS`, `TORCHINDUCTOR_RUNTIME_TRITON_NAN_ASSERTS`, `CUDA_LAUNCH_BLOCKING`,
+    `PYTORCH_NO_CUDA_MEMORY_CACHING`, `AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER`,
+    `AOT_INDUCTOR_FILTERED_KERNELS_TO_PRINT`, `AOT_INDUCTOR_DEBUG_COMPILE`, `TORCHINDUCTOR_DEBUG_COMPILE`,
+    `TORCH_COMPILE_DEBUG`, `DUMP_AOTI_MINIFIER`, `TORCH_LOGS`, `TORCH_SHOW_CPP_STACKTRACES` and
+    `TORCH_USE_CUDA_DSA`. Off values (`0`, `""`, `false`, `off`), values torch does not read as on (the
+    switches it compares with `"1"`, e.g. `TORCHINDUCTOR_NAN_ASSERTS=true`), `TORCH_LOGS` values that only
+    turn logging down (`-dynamo`), values that are not literals (`$DEBUG`, `${{ inputs.x }}`), reads, comments and
+    settings inside an `if` whose condition mentions "debug" are not reported. Cache locations, compile
+    threads and autotuning are not debug switches and are never reported.
+
+    ## Why is this bad?
+    These switches exist to hunt a crash, and each has a price. Some are baked into the AOTI package when
+    it is compiled (NaN asserts, the intermediate value printer, debug compile): a build script that
+    leaves one on ships a slow package, and unsetting the variable at run time does not help; the package
+    must be rebuilt. Others are read at run time (`CUDA_LAUNCH_BLOCKING` makes every kernel launch
+    synchronous, `PYTORCH_NO_CUDA_MEMORY_CACHING` sends every allocation to the driver) and slow every run
+    of the process that inherits them. The message names the switch, its cost and when it acts.
+
+    ## Known problems
+    The non-Python files are read line by line, not parsed, and only what is certain is reported: a bare
+    shell assignment (`K=V` without `export`), heredoc bodies, YAML flow collections (`env: {K: V}`),
+    anchors, folded (`>`) `run:` scalars and multi-line values are not read. Docker does not allow a
+    trailing comment on an `ENV` line: to keep one on purpose there, use a file-level
+    `# aoti-lint: noqa: AOTI201` or `per-file-ignores`. `TORCH_USE_CUDA_DSA` only acts when PyTorch itself
+    is built from source.
+
+    ## Fix safety
+    The fix removes the setting: the Python statement or dict entry, the `export` line, the inline
+    prefix (the command stays), the `ENV` pair (the other pairs stay), the YAML entry, the `.env` line.
+    In Python it leaves nothing behind that a person would delete by hand: an `env=` left holding only
+    `**os.environ` (or `dict(os.environ)`) goes, since the child inherits that anyway; an
+    `os.environ.update(...)` left empty goes (inside an expression, where it cannot, there is no fix);
+    `import os` / `from os import environ` go once nothing uses them; the blank lines around a removed
+    statement merge instead of piling up.
+    It is unsafe: the switch may be wanted where it is, e.g. in a job that exists to debug.
+    Add `# noqa: AOTI201` at the end of the line to keep one on purpose.
+    """
+
+    code = "AOTI201"
+    name = "debug-env-var"
+    references = (AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE)
+    summary = "A debug environment variable is switched on"
+    fix_availability = "sometimes"
+    file_kinds = PYTHON_KINDS | {"shell", "dockerfile", "yaml", "env"}
+    triggers = tuple((name.encode(),) for name in SWITCHES_BY_ENV_VAR)
+
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # In Python a switch is set by a literal name with a literal "on" value: `environ[K] = V`,
+        # `setdefault(K, V)` / `putenv(K, V)`, `update(K=V)` / `update({K: V})`, `env={K: V}` /
+        # `env=dict(os.environ, K=V)`: each is a literal setting. Reads (`os.environ.get(K)`) are not.
+        for key, value in code.literal_settings:
+            switch = SWITCHES_BY_ENV_VAR.get(key)
+            if switch is not None and isinstance(value, str) and switch.is_on_value(value):
+                return True
+        return False
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        return any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
+
+    @classmethod
+    def tidy_after_fix(cls, text: str) -> str:
+        """`import os` / `from os import environ` that the removed settings were the last users of."""
+        if not _IMPORTS_OS.search(text):  # also keeps shell, YAML and .env files away from the Python parser
+            return text
+        from aoti_lint.unused_imports import drop_unused
+
+        return drop_unused(text, lambda module, name, _: module == "os" and name in (None, "environ", "putenv"))
+
+    @classmethod
+    def check(cls, source: SourceFile) -> list[Finding]:
+        findings = []
+        for setting in cls._scanner(source.kind)(source.text):
+            switch = SWITCHES_BY_ENV_VAR.get(setting.name)
+            if switch is None or not cls._reportable(switch, setting):
+                continue
+            findings.append(
+                cls.finding(
+                    source,
+                    setting.start,
+                    setting.end,
+                    message(switch, setting.name),
+                    remove_fix(setting.name, setting.removal),
+                )
+            )
+        return findings
+
+    @staticmethod
+    def _scanner(kind: str) -> Callable[[str], Iterator[EnvSetting]]:
+        from aoti_lint.scanners import dockerfile, dotenv, shell, yaml
+
+        return {"shell": shell.scan, "dockerfile": dockerfile.scan, "yaml": yaml.scan, "env": dotenv.scan}[kind]
+
+    @staticmethod
+    def _reportable(switch: DebugSwitch, setting: EnvSetting) -> bool:
+        return setting.value is not None and switch.is_on_value(setting.value) and not setting.under_debug_condition
+
+    def _report_setting(self, key_node: Any, value_node: Any, edits: Sequence[Edit]) -> None:
+        name = string_literal(key_node) or ""
+        switch = SWITCHES_BY_ENV_VAR.get(name)
+        value = string_literal(value_node)
+        if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
+            return
+        self.report(key_node, message(switch, name), fix=remove_fix(name, edits))
+
+    def _report_keyword(self, arg: Any, edits: Sequence[Edit]) -> None:
+        name = arg.keyword.value
+        switch = SWITCHES_BY_ENV_VAR.get(name)
+        value = string_literal(arg.value)
+        if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
+            return
+        self.report(arg.keyword, message(switch, name), fix=remove_fix(name, edits))
+
+    def _is_environ(self, node: Any) -> bool:
+        return ENVIRON in self.qualified_names(node)
+
+    def visit_Assign(self, node: Any) -> None:
+        for target in node.targets:
+            subscript = target.target
+            if not isinstance(subscript, cst.Subscript):
+                continue
+            if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+                continue
+            # The key first: resolving `environ` resolves every name of the module.
+            if string_literal(subscript.slice[0].slice.value) not in SWITCHES_BY_ENV_VAR or not self._is_environ(
+                subscript.value
+            ):
+                continue
+            edits = self.remove_statement(node) if len(node.targets) == 1 else ()
+            self._report_setting(subscript.slice[0].slice.value, node.value, edits)
+
+    @staticmethod
+    def _may_set(node: Any) -> bool:
+        """The call's arguments could name a switch: a switch as keyword (``update(K=V)``), a dict
+        (``update({K: V})``), or a switch as first of two positional arguments (``setdefault``, ``putenv``)."""
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) == 2 and string_literal(positional[0].value) in SWITCHES_BY_ENV_VAR:
+            return True
+        return any(
+            (arg.keyword is not None and arg.keyword.value in SWITCHES_BY_ENV_VAR)
+            or (arg.keyword is None and isinstance(arg.value, cst.Dict))
+            for arg in node.args
+        )
+
+    def visit_Call(self, node: Any) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _ENVIRON_METHODS:
+            if self._may_set(node) and self._is_environ(func.value):
+                self._environ_method(node, func.attr.value)
+            return
+        has_env = any(arg.keyword is not None and arg.keyword.value == "env" for arg in node.args)
+        may_putenv = self._may_set(node) and self.context.may_resolve_to(func, {"putenv"})
+        if not may_putenv and not (has_env and self.context.may_resolve_to(func, _SUBPROCESS_NAMES)):
+            return
+        names = self.qualified_names(func)
+        if "os.putenv" in names:
+            self._key_value_call(node)
+        elif names & SUBPROCESS_FUNCTIONS:
+            env = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == "env"), None)
+            if env is not None:
+                self._env_mapping(env.value)
+
+    def _key_value_call(self, node: Any) -> None:
+        """``setdefault(K, V)`` / ``putenv(K, V)``: removable when the call is a statement of its own."""
+        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        if len(positional) != 2 or len(node.args) != 2:
+            return
+        statement = self.statement_of(node)
+        edits = self.remove_statement(statement) if statement is not None else ()
+        self._report_setting(positional[0].value, positional[1].value, edits)
+
+    def _environ_method(self, node: Any, method: str) -> None:
+        if method == "setdefault":
+            self._key_value_call(node)
+            return
+        # An update of one variable goes whole: `os.environ.update()` would be left doing nothing. Inside an
+        # expression it cannot go: no fix.
+        whole: tuple[Edit, ...] | None = None
+        if sets_one_key(node):
+            statement = self.statement_of(node)
+            whole = self.remove_statement(statement) if statement is not None else ()
+        for arg in node.args:
+            if arg.keyword is not None:
+                self._report_keyword(arg, whole if whole is not None else self.remove_element(node.args, arg))
+            elif not arg.star and isinstance(arg.value, cst.Dict):
+                self._dict_entries(arg.value, whole)
+
+    def _dict_entries(self, mapping: Any, whole: Sequence[Edit] | None = None) -> None:
+        for element in mapping.elements:
+            if isinstance(element, cst.DictElement):
+                edits = whole if whole is not None else self.remove_element(mapping.elements, element)
+                self._report_setting(element.key, element.value, edits)
+
+    def _env_mapping(self, value: Any) -> None:
+        """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``."""
+        if isinstance(value, cst.Dict):
+            self._dict_entries(value, self._whole_env(value, value.elements))
+        elif isinstance(value, cst.Call) and "builtins.dict" in self.qualified_names(value.func):
+            whole = self._whole_env(value, value.args)
+            for arg in value.args:
+                if arg.keyword is not None:
+                    self._report_keyword(arg, whole if whole is not None else self.remove_element(value.args, arg))
+
+    def _whole_env(self, mapping: Any, items: Sequence[Any]) -> tuple[Edit, ...] | None:
+        """Removing the `env=` argument, when its one setting goes and only ``os.environ`` would be left:
+        ``env={**os.environ}`` is what the child inherits anyway."""
+        inherited = [
+            item
+            for item in items
+            if (isinstance(item, cst.StarredDictElement) or (isinstance(item, cst.Arg) and not item.star))
+            and getattr(item, "keyword", None) is None
+            and self._is_environ(item.value)
+        ]
+        if len(items) != 2 or len(inherited) != 1:
+            return None
+        facts = self.context.facts()
+        arg, call = facts.parent(mapping), None
+        if isinstance(arg, cst.Arg):
+            call = facts.parent(arg)
+        if not isinstance(call, cst.Call) or not any(a is arg for a in call.args):
+            return None
+        return self.remove_element(call.args, arg)
+
+    VALID = [
+        Valid(
+            """
+            import os
+
+            blocking = os.environ.get("CUDA_LAUNCH_BLOCKING", "0")
+            os.environ["CUDA_LAUNCH_BLOCKING"] = "0"
+            os.environ["TORCH_LOGS"] = "-dynamo"
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = "/tmp/inductor"
+            os.environ["TORCHINDUCTOR_NAN_ASSERTS"] = flag
+            # os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            """
+        ),
+        Valid(
+            """
+            import os
+
+            if args.debug:
+                os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            if os.environ.get("DEBUG_CUDA") == "1":
+                os.environ.update({"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+            """
+        ),
+        Valid(
+            """
+            env = {"CUDA_LAUNCH_BLOCKING": "1"}
+            environ = {}
+            environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            """
+        ),
+        Valid(
+            """
+            #!/bin/bash
+            # export CUDA_LAUNCH_BLOCKING=1
+            export CUDA_LAUNCH_BLOCKING=0
+            export TORCHINDUCTOR_CACHE_DIR=/tmp/cache
+            if [ -n "$DEBUG" ]; then
+              export CUDA_LAUNCH_BLOCKING=1
+            fi
+            CUDA_LAUNCH_BLOCKING=$BLOCKING python train.py
+            """,
+            filename="train.sh",
+        ),
+        Valid(
+            """
+            FROM python:3.11
+            ENV TORCH_LOGS=-dynamo TORCHINDUCTOR_COMPILE_THREADS=8
+            """,
+            filename="Dockerfile",
+        ),
+        Valid(
+            """
+            jobs:
+              debug:
+                if: ${{ inputs.debug }}
+                env:
+                  CUDA_LAUNCH_BLOCKING: 1
+            """,
+            filename="ci.yml",
+        ),
+        Valid("CUDA_LAUNCH_BLOCKING=0\nTORCH_LOGS=\n", filename="app.env"),
+    ]
+    INVALID = [
+        Invalid(
+            """
+            import os
+
+            os.environ["CUDA_LAUNCH_BLOCKING"] = "1"
+            model = load(os.environ["MODEL_PATH"])
+            """,
+            line=3,
+            column=12,
+            message_contains="slows every run",
+            fixed="""
+            import os
+
+            model = load(os.environ["MODEL_PATH"])
+            """,
+        ),
+        Invalid(
+            """
+            from os import environ
+
+            environ.setdefault("TORCHINDUCTOR_NAN_ASSERTS", "1")
+            """,
+            line=3,
+            column=20,
+            message_contains="rebuild the package without it",
+        ),
+        Invalid(
+            """
+            import os
+
+            os.environ.update({"TORCH_LOGS": "+inductor,output_code"}, TORCH_SHOW_CPP_STACKTRACES="1")
+            """,
+            count=2,
+        ),
+        Invalid(
+            """
+            import os
+            import subprocess
+
+            subprocess.run(cmd, env={**os.environ, "CUDA_LAUNCH_BLOCKING": "1"})
+            subprocess.check_call(cmd, env=dict(os.environ, PYTORCH_NO_CUDA_MEMORY_CACHING="1"))
+            os.putenv("AOT_INDUCTOR_DEBUG_COMPILE", "1")
+            """,
+            count=3,
+        ),
+        Invalid(
+            """
+            #!/bin/bash
+            export CUDA_LAUNCH_BLOCKING=1
+            CUDA_LAUNCH_BLOCKING=1 TORCH_USE_CUDA_DSA=1 python train.py
+            """,
+            filename="train.sh",
+            line=2,
+            column=8,
+            count=3,
+            fixed="""
+            #!/bin/bash
+            python train.py
+            """,
+        ),
+        Invalid(
+            """
+            FROM python:3.11
+            ENV PATH=/opt/bin:$PATH CUDA_LAUNCH_BLOCKING=1
+            """,
+            filename="Dockerfile",
+            line=2,
+            column=25,
+            fixed="""
+            FROM python:3.11
+            ENV PATH=/opt/bin:$PATH
+            """,
+        ),
+        Invalid(
+            """
+            services:
+              serve:
+                environment:
+                  - PYTORCH_NO_CUDA_MEMORY_CACHING=1
+            """,
+            filename="compose.yaml",
+            line=4,
+            column=9,
+        ),
+        Invalid("export TORCH_LOGS=+dynamo\n", filename="app.env", line=1, column=8),
+    ]

@@ -1,0 +1,36 @@
+"""What AOTI301 (``fake_kernel_concrete_size``) and AOTI302 (``fake_kernel_shape_branch``) share: the
+prefilter stages that rule out a file holding no fake/meta kernel. The kernels themselves are found by
+``aoti_lint.fake_kernels``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
+# A Meta impl names its key in a plain string literal (see ``fake_kernels._is_meta``), quotes included.
+KERNEL_TRIGGERS = (
+    (b"register_fake",),
+    (b"impl_abstract",),
+    *((b"impl", quote + key + quote) for key in (b"Meta", b"meta") for quote in (b'"', b"'")),
+)
+
+
+def could_hold_finding(code: Any) -> Any:
+    """The kernels' own stage (``aoti_lint.kernel_prefilter``), over the index's cached tree."""
+    from aoti_lint.kernel_prefilter import KernelCandidates, kernel_candidates
+
+    if code.tree is None:  # an index built without its tree: no finding can be ruled out
+        return KernelCandidates(concrete=True, branch=True)
+    return kernel_candidates(code.tree, code.text)
+
+
+def could_hold_kernel(code: Any) -> bool:
+    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.code_index.CodeIndex``)."""
+    names = code.identifiers
+    if "register_fake" in names or "impl_abstract" in names:
+        return True
+    return "impl" in code.called and (
+        "library" in names
+        or "Library" in names
+        or any("library" in module.split(".") for module in code.imported_modules)
+    )

@@ -86,7 +86,8 @@ class Cache:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def key(self, source: SourceFile, rules: tuple[type[Rule], ...]) -> str:
+    def key(self, source: SourceFile, rules: tuple[type[Rule], ...], plan: str = "") -> str:
+        """``plan``: the run's migration plan for the file (``FileFlow.fingerprint``); its findings depend on it."""
         import hashlib
 
         if self._prefix is None:
@@ -95,6 +96,7 @@ class Cache:
         digest.update(f"\0{source.kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
         # Project summaries hold the file's paths (display path, directory): a moved file is another entry.
         digest.update(f"{source.display_path}\0{source.path.resolve().parent}\0".encode())
+        digest.update(f"{plan}\0".encode())
         digest.update(source.data)
         return digest.hexdigest()
 
@@ -290,6 +292,7 @@ def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
                     "applicability": finding.fix.applicability.value,
                     "message": finding.fix.message,
                     "edits": [[e.content, *_position(e.start), *_position(e.end)] for e in finding.fix.edits],
+                    "deferred": finding.fix.deferred,
                 },
                 "noqa_row": finding.noqa_row,
                 "cell": finding.cell,
@@ -350,7 +353,10 @@ def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
                 fix=None
                 if fix is None
                 else Fix(
-                    applicability=Applicability(fix["applicability"]), message=_text(fix["message"]), edits=tuple(edits)
+                    applicability=Applicability(fix["applicability"]),
+                    message=_text(fix["message"]),
+                    edits=tuple(edits),
+                    deferred=fix.get("deferred") is True,
                 ),
                 noqa_row=_count(item["noqa_row"], optional=True),
                 cell=_count(item["cell"], optional=True),

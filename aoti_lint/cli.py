@@ -291,9 +291,13 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
 
     from aoti_lint.engine import FixOptions
     from aoti_lint.lint import lint_paths
+    from aoti_lint.report import FORMATS_WITH_EDITS
 
     fix = FixOptions(
-        apply=bool(args.fix) or args.fix_only or args.diff, unsafe=bool(args.unsafe_fixes), write=not args.diff
+        apply=bool(args.fix) or args.fix_only or args.diff,
+        unsafe=bool(args.unsafe_fixes),
+        write=not args.diff,
+        edits=settings.output_format in FORMATS_WITH_EDITS,
     )
     stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
     stdin_code = b""

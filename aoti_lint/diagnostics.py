@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
 
 class Severity(enum.Enum):
@@ -42,6 +43,23 @@ class Fix:
     applicability: Applicability
     message: str
     edits: tuple[Edit, ...] = ()
+    # Building the edits can cost a codemod run per site, and most runs only show that a fix exists: a rule may
+    # leave ``build`` instead, called while the file's analysis is alive (``settled``); a run that shows no
+    # edits leaves them ``deferred`` (never built; a later run that needs them lints the file again).
+    build: Callable[[], tuple[Edit, ...]] | None = field(default=None, compare=False, repr=False)
+    deferred: bool = False
+
+    @property
+    def has_edits(self) -> bool:
+        return bool(self.edits) or self.deferred or self.build is not None
+
+    def settled(self, build_edits: bool) -> Fix:
+        """This fix without its builder: its edits built, or marked deferred."""
+        if self.build is None:
+            return self
+        if build_edits:
+            return replace(self, edits=self.build(), build=None)
+        return replace(self, build=None, deferred=True)
 
 
 @dataclass
@@ -70,7 +88,7 @@ class Finding:
         return self.fix_applies(unsafe=False)
 
     def fix_applies(self, unsafe: bool) -> bool:
-        if self.fix is None or not self.fix.edits:
+        if self.fix is None or not self.fix.has_edits:
             return False
         if self.fix.applicability is Applicability.SAFE:
             return True

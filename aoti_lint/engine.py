@@ -57,6 +57,8 @@ class FixOptions:
     apply: bool = False  # --fix, --fix-only, --diff
     unsafe: bool = False  # --unsafe-fixes
     write: bool = True  # False with --diff: compute, never write (the engine never writes; its callers do)
+    # Build every fix's edits even when none is applied (the output format prints them).
+    edits: bool = True
 
 
 @dataclass
@@ -119,10 +121,13 @@ def _project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:
     return frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES)
 
 
-def check_source(source: SourceFile, context: FileContext, prefilter: bool = True) -> CheckResult:
+def check_source(
+    source: SourceFile, context: FileContext, prefilter: bool = True, build_edits: bool = True
+) -> CheckResult:
     """Lint one file's content with the context's rules (already chosen for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    ``build_edits=False`` leaves the fixes whose edits are costly to build deferred (``Fix.settled``).
     """
     result = CheckResult()
     rules = context.rules
@@ -173,6 +178,9 @@ def check_source(source: SourceFile, context: FileContext, prefilter: bool = Tru
     result.parsed = True
     try:
         findings, summaries = _check_python(source, module, wanted, context)
+        for finding in findings:
+            if finding.fix is not None:
+                finding.fix = finding.fix.settled(build_edits)
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
@@ -321,7 +329,7 @@ def process_source(source: SourceFile, context: FileContext, fix: FixOptions) ->
     """
     flow = context.flow
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, context)
+    result = check_source(source, context, build_edits=fix.apply or fix.edits)
     shown = source
     groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
     if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):

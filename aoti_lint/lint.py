@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding
@@ -16,7 +16,14 @@ from aoti_lint.disk import make_source
 from aoti_lint.engine import FileOutcome, FixOptions, ProjectPart, over_limits, process_source
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate, MissingPath, discover
-from aoti_lint.project import check_project, complete_summaries, cpp_artifact_loads, plan_migrations, settle_flows
+from aoti_lint.project import (
+    check_project,
+    complete_summaries,
+    cpp_artifact_loads,
+    plan_migrations,
+    settle_flows,
+    unplaced,
+)
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import display_path, file_kind
 
@@ -68,24 +75,42 @@ def lint_paths(
     execution = execution or Execution()
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
-    # A fixing run keeps off the cache, as it always did (fixes are never taken from it).
+    # A fixing run keeps off the cache, as it always did (fixes are never taken from it); a checking run caches
+    # each file's outcome under its plan as well, so a warm run re-reads nothing.
     first = replace(execution, cache_dir=None) if fix.apply else execution
     outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first)
-    complete_summaries(
-        outcomes,
-        lambda chosen, flows: run_files(
-            [candidates[index] for index in chosen],
-            ruleset,
-            cwd,
-            replace(fix, apply=False),
-            replace(execution, cache_dir=None),
-            flows,
-        ),
-    )
-    flows = plan_migrations(
-        [outcome.project for outcome in outcomes if outcome.project is not None],
-        lambda: cpp_artifact_loads(candidates, cwd),
-    )
+
+    def summarise_in_full(chosen: list[int]) -> None:
+        # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
+        from aoti_lint.analysis.migration_flow import FileFlow
+
+        plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
+        chosen_candidates = [candidates[index] for index in chosen]
+        redone = run_files(chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans)
+        for index, outcome in zip(chosen, redone, strict=True):
+            outcomes[index] = outcome
+
+    complete_summaries(outcomes, summarise_in_full)
+
+    def plan() -> dict[str, Any]:
+        consulted: set[str] = set()
+        flows = plan_migrations(
+            [outcome.project for outcome in outcomes if outcome.project is not None],
+            lambda: cpp_artifact_loads(candidates, cwd),
+            consulted,
+        )
+        # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
+        # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
+        unsure = [index for index, outcome in enumerate(outcomes) if unplaced(outcome) & (consulted | {"*"})]
+        if unsure and consulted:
+            summarise_in_full(unsure)
+            return plan_migrations(
+                [outcome.project for outcome in outcomes if outcome.project is not None],
+                lambda: cpp_artifact_loads(candidates, cwd),
+            )
+        return flows
+
+    flows = plan()
     again = [
         index
         for index, outcome in enumerate(outcomes)
@@ -98,7 +123,7 @@ def lint_paths(
             ruleset,
             cwd,
             replace(fix, write=False),
-            replace(execution, cache_dir=None),
+            first,  # a check run caches these outcomes under the file's plan too (Cache.key)
             flows,
         )
         for index, outcome in zip(again, redone, strict=True):

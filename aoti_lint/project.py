@@ -16,7 +16,13 @@ from aoti_lint.rules.base import ProjectRule, Rule
 from aoti_lint.source import display_path
 
 
-def complete_summaries(outcomes: list[FileOutcome], rerun: Any) -> None:
+def unplaced(outcome: FileOutcome) -> frozenset[str]:
+    """The `.so` names the file mentions inside f-strings that ``ast`` could not place."""
+    summary = outcome.project.summaries.get(FLOW_SUMMARY) if outcome.project is not None else None
+    return getattr(summary, "unplaced_mentions", frozenset())
+
+
+def complete_summaries(outcomes: list[FileOutcome], summarise_in_full: Any) -> None:
     """Summarise with libcst the files whose summary was read from ``ast`` but whose path arguments the plan
     needs (``migration_flow.incomplete``)."""
     # Project data is plain data typed by the rule that wrote it: here the device-flow summaries.
@@ -27,22 +33,21 @@ def complete_summaries(outcomes: list[FileOutcome], rerun: Any) -> None:
     ]
     if not any(getattr(summary, "callees", None) is not None for summary in summaries):
         return
-    from aoti_lint.analysis.migration_flow import FileFlow, incomplete
+    from aoti_lint.analysis.migration_flow import incomplete
 
     paths = incomplete(summaries)
     chosen = [index for index, outcome in enumerate(outcomes) if outcome.path in paths]
-    if not chosen:
-        return
-    # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
-    flows = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
-    for index, outcome in zip(chosen, rerun(chosen, flows), strict=True):
-        outcomes[index] = outcome
+    if chosen:
+        summarise_in_full(chosen)
 
 
-def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict[str, Any]:
+def plan_migrations(
+    parts: Sequence[ProjectPart], cpp_loads: Any = dict, consulted: set[str] | None = None
+) -> dict[str, Any]:
     """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
 
-    ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed).
+    ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed);
+    ``consulted`` receives the `.so` file names whose mentions the plan looked at.
     """
     summaries: list[Any] = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
@@ -59,7 +64,13 @@ def plan_migrations(parts: Sequence[ProjectPart], cpp_loads: Any = dict) -> dict
             return None
         return f"loaded from C++ at {places[0]}: migrate it to AOTIModelPackageLoader"
 
-    return plan_flows(summaries, CrossDeviceLoad.check_load, foreign, enabled=lambda path, code: code in enabled[path])
+    return plan_flows(
+        summaries,
+        CrossDeviceLoad.check_load,
+        foreign,
+        enabled=lambda path, code: code in enabled[path],
+        consulted=consulted,
+    )
 
 
 def cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str, list[str]]:

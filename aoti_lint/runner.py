@@ -99,10 +99,15 @@ def run_files(
             if too_big is not None:
                 outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
                 continue
-            key = cache.key(source, context.rules) if cache else None
+            plan = context.flow.fingerprint() if context.flow is not None else ""
+            key = cache.key(source, context.rules, plan) if cache else None
             cached = cache.load(key, source.display_path) if cache and key else None
-            # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache.
-            if cached is not None and not (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings)):
+            # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache; nor are
+            # edits a run needs that the cached run left unbuilt.
+            if cached is not None and not (
+                (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings))
+                or (fix.edits and any(f.fix is not None and f.fix.deferred for f in cached.findings))
+            ):
                 outcomes[index] = cached
                 continue
             if needs_parsing(source, context):

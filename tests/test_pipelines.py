@@ -243,3 +243,30 @@ def test_a_cpp_consumer_keeps_the_flow_display_only(cli, tmp_path):
     # Without the C++ file in the run, nothing tells the fix about it: the Python flow migrates.
     cli(*FIX, "export.py", cwd=root)
     assert 'ARTIFACT = "artifacts/ranker.pt2"' in (root / "export.py").read_text()
+
+
+@pytest.mark.parametrize("named", ["ranker.so", "other.so"])
+def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(tmp_path, monkeypatch, named):
+    """``ast`` cannot place a mention inside an f-string as libcst does: the file is read in full only when the
+    plan asks about the name it holds, and then the mention keeps the flow whole as a plain string would."""
+    from aoti_lint import engine
+    from aoti_lint.config import Settings
+    from aoti_lint.lint import lint_paths
+
+    root = _copy("paths_module", tmp_path)
+    so_name = "ranker.so"
+    assert any(so_name in text for text in _texts(root).values())
+    (root / "cleanup.py").write_text(f'import os\n\nos.remove(f"{{os.getcwd()}}/{named}")\n')
+    read_in_full = []
+    original = engine._check_python
+    monkeypatch.setattr(
+        engine, "_check_python", lambda source, *a: read_in_full.append(source.path.name) or original(source, *a)
+    )
+    run = lint_paths([root], Settings(root=root).with_enabled(), root)
+    deprecated = [f for f in run.findings if f.code in ("AOTI001", "AOTI002")]
+    assert deprecated
+    stray = [f for f in deprecated if "cleanup.py:3 also names" in f.message]
+    if named == so_name:
+        assert "cleanup.py" in read_in_full and stray == deprecated
+    else:
+        assert "cleanup.py" not in read_in_full and not stray

@@ -14,6 +14,7 @@ import pytest
 
 from aoti_lint import cache as cache_module
 from aoti_lint.config import Settings
+from aoti_lint.diagnostics import Applicability
 from aoti_lint.engine import FixOptions
 from aoti_lint.lint import lint_paths
 from aoti_lint.runner import Execution
@@ -231,3 +232,43 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
         path = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
         for entry in (path, path + "/"):
             assert matches(entry) == spec.match_file(entry), entry
+
+
+def test_a_check_run_builds_no_migration_edits_and_a_run_that_prints_them_does(tree, tmp_path, monkeypatch):
+    from aoti_lint.codemods import migrate_aoti
+
+    built = []
+    original = migrate_aoti.migrate
+    monkeypatch.setattr(migrate_aoti, "migrate", lambda *a, **k: built.append(1) or original(*a, **k))
+    cache_dir = tmp_path / "cache"
+    checked = run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(edits=False))
+    assert not built, "a check run that prints no edits built them"
+    assert checked.findings[0].fixable, "a deferred fix is still a fix"
+    deferred = [f for f in checked.findings if f.fix.applicability is not Applicability.DISPLAY_ONLY]
+    assert deferred and all(f.fix.deferred and not f.fix.edits for f in deferred)
+    # A run that prints edits (json, sarif) does not take the deferred ones from the cache: it builds them.
+    printed = run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(edits=True))
+    assert len(built) == len(deferred)
+    assert all(f.fix.edits for f in printed.findings if f.fix.applicability is not Applicability.DISPLAY_ONLY)
+    assert shown(printed) == shown(checked)
+
+
+PIPELINE = REPO / "tests" / "fixtures" / "pipelines" / "paths_module"
+
+
+def test_a_warm_run_reads_no_file_again_not_even_those_the_plan_changes(tmp_path, monkeypatch):
+    from aoti_lint import runner
+
+    tree = tmp_path / "src"
+    shutil.copytree(PIPELINE, tree)
+    execution = Execution(cache_dir=tmp_path / "cache")
+    linted = []
+    original = runner.lint_file
+    monkeypatch.setattr(runner, "lint_file", lambda source, *a: linted.append(source.path) or original(source, *a))
+    cold = run(tree, execution)
+    planned = len(linted)
+    assert any("serve.py" in f.path and "not fixed automatically" not in f.message for f in cold.findings)
+    linted.clear()
+    warm = run(tree, execution)
+    assert not linted, f"a warm run linted {linted} again ({planned} lint passes cold)"
+    assert shown(warm) == shown(cold)

@@ -163,6 +163,10 @@ class FlowSummary:
     # Set only for a summary read from ``ast`` (``analysis.so_mentions``), whose path arguments are not known:
     # the last names of what the file calls and imports.
     callees: frozenset[str] | None = None
+    # Set only for a summary read from ``ast``: the `.so` file names f-strings name, which ``ast`` cannot place
+    # as libcst does ("*": a name it cannot even tell). The plan has the file read in full only when it asks
+    # about one of these names (``migration_flow.plan_flows``' ``consulted``).
+    unplaced_mentions: frozenset[str] = frozenset()
 
     @property
     def module_parts(self) -> tuple[str, ...]:

@@ -71,6 +71,20 @@ class FileFlow:
         allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
         return frozenset(group for group, value in self.group_applicability.items() if value in allowed)
 
+    def fingerprint(self) -> str:
+        """The same text for the same plan in every process (a cache key part: sets and dicts sorted)."""
+        return repr(
+            (
+                self.path,
+                self.sites,
+                self.constants,
+                sorted((group, value.value) for group, value in self.group_applicability.items()),
+                sorted(self.applied_groups),
+                self.changed,
+                sorted(self.whole_groups),
+            )
+        )
+
     def after(self, groups: frozenset[int]) -> FileFlow:
         return FileFlow(
             self.path,
@@ -135,13 +149,15 @@ def plan_flows(
     cross_device: Callable[[Link], str | None] = lambda link: None,
     foreign_loads: Callable[[str], str | None] = lambda path: None,
     enabled: Callable[[str, str], bool] = lambda path, code: True,
+    consulted: set[str] | None = None,
 ) -> dict[str, FileFlow]:
     """One plan per file with deprecated calls or path constants of a flow that has deprecated calls.
 
     ``cross_device`` tells why a linked load is reported by AOTI101 (such a load gets no fix);
     ``foreign_loads(file name)`` where a `.so` of that name is read outside Python (a C++ runner), which the
     fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
-    comment, no fix may change its calls).
+    comment, no fix may change its calls). ``consulted`` receives every `.so` file name whose mentions the
+    plan looked at.
     """
     from aoti_lint.analysis.flow_summary import ArtifactResolver
 
@@ -264,7 +280,7 @@ def plan_flows(
             continue
         if any(member.kind != "load" for member in group_members):
             whole.add(group)
-        value, reason = _decide(group_members, foreign_loads, cross_device, mentions)
+        value, reason = _decide(group_members, foreign_loads, cross_device, mentions, consulted)
         applicability[group] = value
         movable = value is not Applicability.DISPLAY_ONLY
         for index, member in zip(indices, group_members, strict=True):
@@ -314,6 +330,7 @@ def _decide(
     foreign_loads: Callable[[str], str | None],
     cross_device: Callable[[Link], str | None],
     mentions: dict[str, list[tuple[str, int, int]]],
+    consulted: set[str] | None = None,
 ) -> tuple[Applicability, str]:
     """The applicability of one flow's fix, and why: the weakest of its members', or display-only for all."""
     blockers: list[str] = []  # "where: why"
@@ -327,6 +344,8 @@ def _decide(
         return Applicability.DISPLAY_ONLY, "its finding is suppressed"
     artifacts = {member.artifact for member in group if member.artifact and member.artifact.endswith(".so")}
     names = {posixpath.basename(path) for path in artifacts} | {m.so_name for m in everyone_seen if m.so_name}
+    if consulted is not None:
+        consulted.update(names)
     for name in sorted(names):
         stray = _stray_mention(name, everyone_seen, mentions)
         if stray is not None:

@@ -4,7 +4,9 @@ Such a file calls and imports no AOTI API and binds no module constant to an art
 rules' ``mentions_only``), so its full summary (``analysis.module_flow``) holds no compile, load, call, constant or
 migration site: only ``so_mentions``, and ``path_arguments`` (`.so` paths passed to some function). The
 mentions are read here exactly as libcst reads them; a string whose position libcst would tell otherwise (an
-implicit concatenation, an f-string) sends the file to libcst. Path arguments matter only when a function of
+implicit concatenation) sends the file to libcst. A mention inside an f-string is kept by name only
+(``unplaced_mentions``): its place matters only if the run's plan asks about that name, and then the run
+summarises the file with libcst. Path arguments matter only when a function of
 the run loads its parameter with a deprecated call: the summary lists the names the file calls, and the run
 summarises it in full when one of them is such a function (``migration_flow.incomplete``).
 """
@@ -41,19 +43,22 @@ def light_summary(
 ) -> FlowSummary | None:
     """The summary libcst would give, or None when some mention cannot be placed exactly without it."""
     inside_fstrings: set[int] = set()
+    unplaced: set[str] = set()
     for node in ast.walk(tree):
         if type(node) is ast.JoinedStr:
             parts = [part for part in ast.walk(node) if type(part) is ast.Constant]
             inside_fstrings.update(id(part) for part in parts)
             named = [part.value for part in parts if type(part.value) is str and ".so" in part.value]
-            # libcst reads an f-string's raw text at its own position, and each piece of a concatenation
-            # apart: such a mention, or one that may be merged with other pieces here, goes to libcst.
-            if any(_mention(value) for value in named):
-                return None
-            if named:
-                pieces = _literals(ast.get_source_segment(text, node) or "")
-                if pieces is None or len(pieces) != 1:
-                    return None
+            if not named:
+                continue
+            # libcst reads an f-string's raw text (escapes and doubled braces as written), and each piece of a
+            # concatenation apart, which ``ast`` merges: then even the name it reads is not known here.
+            segment = ast.get_source_segment(text, node) or ""
+            pieces = _literals(segment)
+            if pieces is None or len(pieces) != 1 or any(mark in segment for mark in ("\\", "{{", "}}")):
+                unplaced.add("*")
+            else:
+                unplaced.update(name for name in map(_mention, named) if name is not None)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     found: list[tuple[str, int, int]] = []
     for node in ast.walk(tree):
@@ -80,4 +85,5 @@ def light_summary(
         directory=str(path.resolve().parent),
         so_mentions=tuple(found),
         callees=callees,
+        unplaced_mentions=frozenset(unplaced),
     )

@@ -23,6 +23,8 @@ FORMATS = {
     "pylint": "aoti_lint.report.pylint",
     "sarif": "aoti_lint.report.sarif",
 }
+# Formats that print each fix's edits; the others only say whether a fix exists.
+FORMATS_WITH_EDITS = frozenset({"json", "json-lines", "sarif"})
 
 
 @dataclass

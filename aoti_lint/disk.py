@@ -66,7 +66,8 @@ def lint_file(source: SourceFile, context: FileContext, fix: FixOptions) -> File
     error = write_bytes(source.path, source.display_path, source.data, outcome.fixed_data)
     if error is None:
         return outcome
-    unfixed = process_source(source, context, replace(fix, apply=False))
+    # The findings as the fixing run saw them before its fixes: edits built, nothing applied.
+    unfixed = process_source(source, context, replace(fix, apply=False, edits=True))
     unfixed.errors.insert(0, error)
     return unfixed
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import RemoveImportsVisitor
 
 # (module, imported name or None for `import module`, alias or None)
 ImportEntry = tuple[str, str | None, str | None]
@@ -27,6 +25,9 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
     entries = [entry for entry in _imports(module) if wanted(*entry)]
     if not entries:
         return text
+    from libcst.codemod import CodemodContext  # imports libcst.matchers (about a second): only when needed
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
     context = CodemodContext()
     for name, obj, asname in entries:
         RemoveImportsVisitor.remove_unused_import(context, name, obj, asname)

@@ -12,7 +12,6 @@ import re
 from typing import Any
 
 import libcst as cst
-import libcst.matchers as m
 
 from aoti_lint.codemods.expressions import (
     bind,
@@ -172,7 +171,13 @@ class MigrationPlan:
                         return
         # `ep.module()` of a program exported here: compile that program instead of exporting again.
         if (
-            m.matches(f, m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("module")), args=()))
+            (
+                isinstance(f, cst.Call)
+                and not f.args
+                and isinstance(f.func, cst.Attribute)
+                and isinstance(f.func.value, cst.Name)
+                and f.func.attr.value == "module"
+            )
             and "dynamic_shapes" not in site.arguments
             and "kwargs" not in site.arguments
         ):

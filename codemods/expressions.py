@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-import libcst.matchers as m
 
 from aoti_lint.analysis.values import parse_device
 
@@ -64,7 +63,7 @@ def replace_suffix(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpr
         return node.with_changes(value=body[: -len(old)] + new + node.value[quote_end:])
     if isinstance(node, cst.Call) and node.args and not node.args[-1].keyword and not node.args[-1].star:
         last = replace_suffix(node.args[-1].value, old, new)
-        if last is None or not m.matches(node.func, m.Attribute(attr=m.Name("join"))):
+        if last is None or not (isinstance(node.func, cst.Attribute) and node.func.attr.value == "join"):
             return None
         return node.with_changes(args=[*node.args[:-1], node.args[-1].with_changes(value=last)])
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):

@@ -1,16 +1,16 @@
 """The migration off torch._export.aot_compile / aot_load, as used by ``aoti-lint --fix`` and libcst's tool.
 
 ``python -m libcst.tool codemod aoti_lint.codemods.migrate_aoti.MigrateAotiCommand PATH [--unsafe]``
+
+libcst's codemod framework (``libcst.codemod``, which imports ``libcst.matchers``: about a second) is imported
+only by that command (``codemods.command``) and by the few fixes that add an import: a lint run never pays it.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 
 import libcst as cst
-from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from aoti_lint.codemods.analysis import MigrationPlan
@@ -18,7 +18,6 @@ from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 from aoti_lint.unused_imports import without_blank_openings
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
@@ -177,6 +176,9 @@ def _add_torch_import(module: cst.Module) -> cst.Module:
                 statement.with_changes(leading_lines=()),
             ]
             return module.with_changes(body=body)
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor
+
     context = CodemodContext()
     AddImportsVisitor.add_needed_import(context, "torch")
     return AddImportsVisitor(context).transform_module(module)
@@ -220,33 +222,6 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
     sites = {**plan.compiles, **plan.loads}
     return {key for key, site in sites.items() if site.verdict.applicability in allowed}
-
-
-class MigrateAotiCommand(CodemodCommand):
-    """libcst codemod command: migrate a module off torch._export.aot_compile / aot_load."""
-
-    DESCRIPTION = "Migrate torch._export.aot_compile/aot_load to aoti_compile_and_package/aoti_load_package."
-
-    def __init__(
-        self, context: CodemodContext, unsafe: bool = False, target_torch: str = DEFAULT_TARGET_TORCH_TEXT
-    ) -> None:
-        super().__init__(context)
-        self.unsafe = unsafe
-        self.target_torch = parse_target_torch(target_torch) or DEFAULT_TARGET_TORCH
-
-    @staticmethod
-    def add_args(arg_parser: argparse.ArgumentParser) -> None:
-        arg_parser.add_argument("--unsafe", action="store_true", help="also apply unsafe fixes")
-        arg_parser.add_argument(
-            "--target-torch", default=DEFAULT_TARGET_TORCH_TEXT, help="oldest torch the code must run on"
-        )
-
-    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)
-        targets = selected_sites(plan, self.unsafe)
-        if not targets:
-            return tree
-        return cst.parse_module(migrate(plan, targets))
 
 
 def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
@@ -307,3 +282,12 @@ def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[i
     if not targets:
         return text, 0
     return migrate(plan, targets), len(targets)
+
+
+def __getattr__(name: str):
+    # The documented command path (`migrate_aoti.MigrateAotiCommand`) without importing libcst.codemod here.
+    if name == "MigrateAotiCommand":
+        from aoti_lint.codemods.command import MigrateAotiCommand
+
+        return MigrateAotiCommand
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

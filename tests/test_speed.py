@@ -203,6 +203,24 @@ def test_token_free_and_mention_only_files_start_no_pool_and_no_libcst(tmp_path)
     assert result.stdout.strip().endswith("0"), result.stderr
 
 
+def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
+    """libcst.codemod imports libcst.matchers (about a second): a run that only reports does without them."""
+    project(
+        tmp_path,
+        {"a.py": OLD_COMPILE, "b.py": OLD_LOAD, "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'},
+    )
+    code = (
+        "import sys\nfrom aoti_lint.cli import main\n"
+        "rc = main(['--quiet', '--no-cache', '.'])\n"
+        "assert 'libcst' in sys.modules, 'nothing parsed'\n"
+        "assert 'libcst.matchers' not in sys.modules and 'libcst.codemod' not in sys.modules, 'codemod imported'\n"
+        "print(rc)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert result.stdout.strip().endswith("1"), result.stderr
+
+
 def test_second_stage_skips_names_mentioned_only_in_strings_and_comments():
     assert not lint_text(MENTIONS_ONLY).parsed
     assert lint_text(OLD_COMPILE).parsed

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from aoti_lint import __version__, plaindata
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
+from aoti_lint.engine import FileOutcome
 
 if TYPE_CHECKING:
     from aoti_lint.config import Settings
-    from aoti_lint.engine import FileOutcome
     from aoti_lint.rules import Rule
     from aoti_lint.source import SourceFile
 
@@ -328,7 +328,6 @@ def _span(start: Any, end: Any) -> tuple[Position, Position]:
 
 def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
     """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
-    from aoti_lint.engine import FileOutcome
     from aoti_lint.rules import RULES_BY_CODE
 
     findings = []

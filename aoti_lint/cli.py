@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from aoti_lint import __version__
+from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
@@ -41,7 +42,9 @@ def _check_parser() -> argparse.ArgumentParser:
     rules.add_argument("--extend-select", type=_codes, action="append", metavar="CODES")
     rules.add_argument("--ignore", type=_codes, action="append", metavar="CODES")
     rules.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES", help="e.g. 'tests/*:AOTI001'")
-    rules.add_argument("--target-torch", metavar="X.Y", help="oldest torch the code must run on (default 2.6)")
+    rules.add_argument(
+        "--target-torch", metavar="X.Y", help=f"oldest torch the code must run on (default {DEFAULT_TARGET_TORCH_TEXT})"
+    )
     files = parser.add_argument_group("file selection")
     files.add_argument("--extend-exclude", type=_codes, action="append", metavar="PATTERNS")
     files.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
@@ -98,11 +101,11 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "rules":
             return _rules_command(argv[1:])
         if argv and argv[0] == "validate":
-            from aoti_lint.runtime.cli import validate_command
+            from aoti_lint.runtime.commands import validate_command
 
             return validate_command(argv[1:])
         if argv and argv[0] == "explain":
-            from aoti_lint.runtime.cli import explain_command
+            from aoti_lint.runtime.commands import explain_command
 
             return explain_command(argv[1:])
         if argv and argv[0] in ("-h", "--help"):
@@ -190,9 +193,9 @@ def _rules_command(argv: list[str]) -> int:
 
 
 def _apply_cli_settings(settings, args):
-    from aoti_lint.config import ConfigError, _parse_target_torch
+    from aoti_lint.config import ConfigError, target_torch_setting
 
-    changes = {}
+    changes: dict[str, object] = {}
     if args.select:
         changes["select"] = tuple(code for group in args.select for code in group)
     if args.extend_select:
@@ -214,7 +217,7 @@ def _apply_cli_settings(settings, args):
     if args.respect_gitignore is not None:
         changes["respect_gitignore"] = args.respect_gitignore
     if args.target_torch:
-        changes["target_torch"] = _parse_target_torch(args.target_torch, "--target-torch")
+        changes["target_torch"] = target_torch_setting(args.target_torch, "--target-torch")
     if args.output_format:
         changes["output_format"] = args.output_format
     elif os.environ.get(OUTPUT_FORMAT_ENV):
@@ -286,7 +289,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
         _error(str(exc))
         return EXIT_ERROR
 
-    from aoti_lint.engine import FixOptions, lint_paths
+    from aoti_lint.engine import FixOptions
+    from aoti_lint.lint import lint_paths
     from aoti_lint.report import FORMATS_WITH_EDITS
 
     fix = FixOptions(
@@ -298,8 +302,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
     stdin_code = b""
     if stdin:
-        from aoti_lint.engine import lint_stdin
         from aoti_lint.files import force_excluded
+        from aoti_lint.lint import lint_stdin
 
         if len(args.paths) > 1:
             parser.error("`-` (stdin) cannot be combined with other paths")
@@ -333,9 +337,11 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     fixed = sum(run.fixed.values())
 
     if args.diff:
-        _write_output(_unified_diffs(run.changes), args.output_file)
+        from aoti_lint.report.diff import print_diff_summary, unified_diffs
+
+        _write_output(unified_diffs(run.changes), args.output_file)
         if not args.quiet:
-            _diff_summary(fixed, run.findings, fix.unsafe)
+            print_diff_summary(fixed, run.findings, fix.unsafe)
         return EXIT_ERROR if run.errors else (EXIT_FINDINGS if run.changes else EXIT_CLEAN)
 
     context = ReportContext(
@@ -359,7 +365,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     if args.fix_only:
         text = "" if args.quiet else f"Fixed {fixed} error{'s' if fixed != 1 else ''}.\n"
     elif args.statistics:
-        text = _statistics(findings, fix.unsafe)
+        from aoti_lint.report.statistics import render_statistics
+
+        text = render_statistics(findings, fix.unsafe)
     else:
         text = render(findings, context)
     if code_to_stdout and args.output_file is None:
@@ -374,49 +382,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS
     return EXIT_CLEAN
-
-
-def _diff_summary(fixed: int, findings, unsafe: bool) -> None:
-    """What ``--diff`` would fix, and, as ruff says it, how many more fixes ``--unsafe-fixes`` would show."""
-    hidden = 0 if unsafe else sum(1 for f in findings if f.fix_applies(True) and not f.fix_applies(False))
-    more = f"{hidden} {'fix' if hidden == 1 else 'fixes'}"
-    if fixed and hidden:
-        line = f"Would fix {fixed} error{'s' if fixed != 1 else ''} ({more.replace(' fix', ' additional fix')} "
-        line += "available with `--unsafe-fixes`)."
-    elif fixed:
-        line = f"Would fix {fixed} error{'s' if fixed != 1 else ''}."
-    elif hidden:
-        line = f"No errors would be fixed ({more} available with `--unsafe-fixes`)."
-    else:
-        return
-    print(line, file=sys.stderr)
-
-
-def _unified_diffs(changes: dict[str, tuple[str, str]]) -> str:
-    import difflib
-
-    from aoti_lint.edits import split_lines
-
-    chunks = []
-    for path, (before, after) in sorted(changes.items()):
-        chunks.extend(difflib.unified_diff(split_lines(before), split_lines(after), f"a/{path}", f"b/{path}"))
-    return "".join(chunk if chunk.endswith("\n") else chunk + "\n" for chunk in chunks)
-
-
-def _statistics(findings, unsafe: bool) -> str:
-    from collections import Counter
-
-    from aoti_lint.rules import RULES_BY_CODE
-
-    counts = Counter(f.code for f in findings)
-    fixable = Counter(f.code for f in findings if f.fix_applies(unsafe))
-    lines = []
-    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
-        marker = "[*]" if fixable[code] else "   "
-        lines.append(f"{count:>5}\t{code}\t{marker} {RULES_BY_CODE[code].name}")
-    if findings:
-        lines.append(f"Found {len(findings)} error{'s' if len(findings) != 1 else ''}.")
-    return "\n".join(lines) + "\n" if lines else ""
 
 
 def _write_output(text: str, output_file: Path | None) -> None:

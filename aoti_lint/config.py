@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from aoti_lint import selection
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.report import FORMATS
+from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 
 
 def _toml() -> Any:
@@ -100,12 +100,15 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} `{value!r}`"
 
 
-def _parse_target_torch(value: Any, where: str) -> tuple[int, int]:
-    if isinstance(value, str):
-        parts = value.strip().split(".")
-        if len(parts) >= 2 and all(part.isdigit() for part in parts[:2]):
-            return int(parts[0]), int(parts[1])
-    raise ConfigError(f'{where}: `target-torch` must be a version string such as "2.6", got {_describe(value)}')
+def target_torch_setting(value: Any, where: str) -> tuple[int, int]:
+    """``target-torch`` from a configuration file or ``--target-torch`` (``where``); raises ConfigError."""
+    parsed = parse_target_torch(value)
+    if parsed is None:
+        raise ConfigError(
+            f"{where}: `target-torch` must be a version string such as "
+            f'"{DEFAULT_TARGET_TORCH_TEXT}", got {_describe(value)}'
+        )
+    return parsed
 
 
 def _per_file_ignores(value: Any, where: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -175,7 +178,7 @@ def settings_from_table(table: dict[str, Any], root: Path, where: str, formats: 
         elif key == "output-format":
             changes[attr] = _output_format(value, where, formats)
         elif key == "target-torch":
-            changes[attr] = _parse_target_torch(value, where)
+            changes[attr] = target_torch_setting(value, where)
     return replace(settings, **changes)
 
 

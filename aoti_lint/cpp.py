@@ -112,4 +112,5 @@ class Locator:
         return Position(row + 1, len(prefix.decode("utf-8", "replace")) + 1)
 
     def span(self, node: Node) -> tuple[Position, Position]:
-        return self.position(tuple(node.start_point)), self.position(tuple(node.end_point))
+        (start_row, start_column), (end_row, end_column) = node.start_point, node.end_point
+        return self.position((start_row, start_column)), self.position((end_row, end_column))

@@ -73,7 +73,8 @@ class ModuleFacts:
             return None
         (assignment,) = accesses[0].referents
         target = getattr(assignment, "node", None)
-        statement = self.parent(self.parent(target)) if target is not None else None
+        parent = self.parent(target) if target is not None else None
+        statement = self.parent(parent) if parent is not None else None
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             return statement.value
         statement = self.parent(target) if target is not None else None
@@ -84,6 +85,6 @@ class ModuleFacts:
     def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
         arg = self.parent(node)
         call = self.parent(arg) if isinstance(arg, cst.Arg) else None
-        if isinstance(call, cst.Call):
+        if isinstance(arg, cst.Arg) and isinstance(call, cst.Call):
             return call, list(call.args).index(arg), arg
         return None

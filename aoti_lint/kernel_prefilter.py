@@ -59,10 +59,10 @@ def _could_be_size(node: ast.AST) -> bool:
 
 def _number(node: ast.AST) -> float | None:
     """As ``fake_kernel_shape_branch._number``: an int or float literal, or its negation (not a bool)."""
-    if type(node) is ast.Constant and type(node.value) in (int, float):  # type: ignore[attr-defined]
-        return float(node.value)  # type: ignore[attr-defined]
-    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
-        inner = _number(node.operand)  # type: ignore[attr-defined]
+    if type(node) is ast.Constant and isinstance(node.value, (int, float)) and type(node.value) is not bool:
+        return float(node.value)
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
+        inner = _number(node.operand)
         return None if inner is None else -inner
     return None
 
@@ -82,14 +82,14 @@ def _specialising_compare(node: ast.Compare) -> bool:
 def _is_meta(node: ast.AST) -> bool:
     """A superset of ``fake_kernels._is_meta``: a "Meta"/"meta" literal, or a list/tuple holding one."""
     if type(node) is ast.List or type(node) is ast.Tuple:
-        return any(_is_meta(element) for element in node.elts)  # type: ignore[attr-defined]
+        return any(_is_meta(element) for element in node.elts)
     if type(node) is not ast.Constant:
         return False
-    value = node.value  # type: ignore[attr-defined]
+    value = node.value
     return (value.decode("latin-1") if type(value) is bytes else value) in META_KEYS
 
 
-def _arguments(call: ast.Call) -> list[ast.AST]:
+def _arguments(call: ast.Call) -> list[ast.expr]:
     """The values of the arguments libcst's rules look at: positional and keyword, unpacking aside."""
     values = [arg for arg in call.args if type(arg) is not ast.Starred]
     return values + [keyword.value for keyword in call.keywords if keyword.arg is not None]
@@ -120,9 +120,9 @@ class _Scan:
 
     def _registration(self, callee: ast.AST) -> str | None:
         if type(callee) is ast.Attribute:
-            return callee.attr  # type: ignore[attr-defined]
+            return callee.attr
         if type(callee) is ast.Name:
-            return self.aliases.get(callee.id, callee.id)  # type: ignore[attr-defined]
+            return self.aliases.get(callee.id, callee.id)
         return None
 
     def registers_kernel(self, call: ast.Call, decorator: bool) -> bool:
@@ -149,7 +149,7 @@ class _Scan:
                 definitions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
                 for decorator in node.decorator_list:  # type: ignore[attr-defined]
                     if (type(decorator) is ast.Attribute and decorator.attr == CUSTOM_OP_METHOD) or (
-                        type(decorator) is ast.Call and self.registers_kernel(decorator, decorator=True)  # type: ignore[arg-type]
+                        type(decorator) is ast.Call and self.registers_kernel(decorator, decorator=True)
                     ):
                         kernels.append(node)
                         break
@@ -158,7 +158,7 @@ class _Scan:
                     if type(value) is ast.Lambda:
                         kernels.append(value)
                     elif type(value) is ast.Name:
-                        registered.add(value.id)  # type: ignore[attr-defined]
+                        registered.add(value.id)
         for name in registered:
             kernels.extend(definitions.get(name, ()))
         return kernels
@@ -172,44 +172,43 @@ class _Scan:
             for node in _own_nodes(root):
                 kind = type(node)
                 if kind is ast.Attribute:
-                    sizes = sizes or node.attr in SHAPE_ATTRIBUTES  # type: ignore[attr-defined]
+                    sizes = sizes or node.attr in SHAPE_ATTRIBUTES
                 elif kind is ast.Call:
-                    func = node.func  # type: ignore[attr-defined]
+                    func = node.func
                     if type(func) is ast.Attribute:
                         sizes = sizes or func.attr in SIZE_METHODS
-                        if func.attr in DATA_METHODS and not node.args and not node.keywords:  # type: ignore[attr-defined]
+                        if func.attr in DATA_METHODS and not node.args and not node.keywords:
                             data = True
                     if not number and self.makes_number(func):
-                        number = any(_could_be_size(value) for value in _arguments(node))  # type: ignore[arg-type]
-                elif kind is ast.IfExp or (kind is ast.If and not self.raises_only(node)):  # type: ignore[arg-type]
+                        number = any(_could_be_size(value) for value in _arguments(node))
+                elif kind is ast.IfExp or (kind is ast.If and not self.raises_only(node)):
                     branch = branch or any(
-                        type(item) is ast.Compare and _specialising_compare(item)  # type: ignore[arg-type]
-                        for item in _own_nodes(node.test)  # type: ignore[attr-defined]
+                        type(item) is ast.Compare and _specialising_compare(item) for item in _own_nodes(node.test)
                     )
                 elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-                    loop = loop or self.size_range(node.iter)  # type: ignore[attr-defined]
+                    loop = loop or self.size_range(node.iter)
         return KernelCandidates(concrete=data or (sizes and number), branch=sizes and (branch or loop))
 
     def makes_number(self, func: ast.AST) -> bool:
         """``int``/``float`` or a function of ``math``/``builtins``, under any name an import gives it."""
         if type(func) is ast.Name:
-            return func.id in ("int", "float") or func.id in self.number_functions  # type: ignore[attr-defined]
+            return func.id in ("int", "float") or func.id in self.number_functions
         while type(func) is ast.Attribute:
-            func = func.value  # type: ignore[attr-defined]
-        return type(func) is ast.Name and func.id in self.number_modules  # type: ignore[attr-defined]
+            func = func.value
+        return type(func) is ast.Name and func.id in self.number_modules
 
     def size_range(self, iterable: ast.AST) -> bool:
         """A call that may be ``builtins.range`` (``range``, a name imported as it, ``x.range``) of something
         that may be a size."""
         if type(iterable) is not ast.Call:
             return False
-        func = iterable.func  # type: ignore[attr-defined]
+        func = iterable.func
         if type(func) is ast.Name:
-            if self.aliases.get(func.id, func.id) != "range":  # type: ignore[attr-defined]
+            if self.aliases.get(func.id, func.id) != "range":
                 return False
         elif not (type(func) is ast.Attribute and func.attr == "range"):
             return False
-        return any(_could_be_size(value) for value in _arguments(iterable))  # type: ignore[arg-type]
+        return any(_could_be_size(value) for value in _arguments(iterable))
 
     def raises_only(self, node: ast.If) -> bool:
         """The rule skips an ``if`` whose indented block only raises; a one-line ``if c: raise E`` is not

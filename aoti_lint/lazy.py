@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 
 class LazyModule:
@@ -26,6 +27,11 @@ class LazyModule:
         return f"<lazy module {self._name!r} ({state})>"
 
 
-cst = LazyModule("libcst")
-matchers = LazyModule("libcst.matchers")
-metadata = LazyModule("libcst.metadata")
+if TYPE_CHECKING:  # the type checker sees libcst itself, with its node types
+    import libcst as cst
+    import libcst.matchers as matchers
+    import libcst.metadata as metadata
+else:
+    cst = LazyModule("libcst")
+    matchers = LazyModule("libcst.matchers")
+    metadata = LazyModule("libcst.metadata")

@@ -161,7 +161,7 @@ _SCALAR = re.compile(r"[^,\]}\s]*")
 
 def _value_end(text: str, index: int) -> int:
     """The end of the JSON value at ``index`` (already known valid); linear, no recursion."""
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # public, though typeshed omits it
 
     if text[index] == '"':
         return scanstring(text, index + 1)[1]
@@ -184,7 +184,7 @@ def _value_end(text: str, index: int) -> int:
 
 def _members(text: str, index: int) -> dict[str, tuple[int, int]]:
     """The value span of each key of the object at ``index``; the last of duplicate keys, as json.loads."""
-    from json.decoder import scanstring
+    from json.decoder import scanstring  # type: ignore[attr-defined]  # public, though typeshed omits it
 
     members: dict[str, tuple[int, int]] = {}
     index = _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]

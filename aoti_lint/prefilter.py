@@ -17,196 +17,15 @@ runs each fixture and rule example through each stage and compares with the unfi
 
 from __future__ import annotations
 
-import ast
-import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeVar
 
-from aoti_lint.rules.base import PythonRule, Rule
-from aoti_lint.source import DecodeError, SourceFile
+from aoti_lint.file_context import FileContext
+from aoti_lint.rules.base import ProjectRule, PythonRule, Rule
+from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 
 RuleType = TypeVar("RuleType", bound=type[Rule])
-
-
-_UNKNOWN = object()
-
-
-def literal(node: ast.AST) -> object:
-    """The value of a literal string, integer, bool or None, as libcst's rules read literals; ``_UNKNOWN``
-    for anything else (bytes, floats, f-strings, negative numbers, names)."""
-    if type(node) is ast.Constant:
-        value = node.value
-        if value is None or type(value) in (str, int, bool):
-            return value
-    return _UNKNOWN
-
-
-@dataclass(frozen=True)
-class CodeIndex:
-    """The names a module's code uses, gathered in one ``ast`` walk for every rule to query."""
-
-    # (inner, outer) for each attribute access ``inner.outer`` where inner is a name or itself ``x.inner``.
-    attribute_pairs: frozenset[tuple[str, str]]
-    # Dotted names imported by ``import a.b [as c]``.
-    imported_modules: frozenset[str]
-    # (module, name) for each ``from module import name [as c]``; relative imports keep their dots.
-    imported_names: frozenset[tuple[str, str]]
-    # Every name and attribute the code spells (``x``, ``y`` in ``x.y``), and imported names.
-    identifiers: frozenset[str] = frozenset()
-    # The file suffixes string constants end with (".pt2", ".so", ...): artifact paths.
-    string_suffixes: frozenset[str] = frozenset()
-    # The last name of every callee (``f`` in ``f(...)`` and ``a.b.f(...)``).
-    called: frozenset[str] = frozenset()
-    # The suffixes of string constants in module-level assignments to a name (``PACKAGE = "out/model.pt2"``),
-    # conditional values aside.
-    module_string_suffixes: frozenset[str] = frozenset()
-    # Keyword argument names of every call (``options`` in ``torch.compile(m, options=...)``).
-    keywords: frozenset[str] = frozenset()
-    # Names written to: attributes (``nan_asserts`` in ``config.nan_asserts = True``) and subscripted
-    # objects (``environ`` in ``os.environ["X"] = "1"``).
-    assigned: frozenset[str] = frozenset()
-    # Names bound by an absolute import (``torch`` for ``import torch.x``, ``c`` for ``from m import n as c``):
-    # the only names libcst resolves to a qualified name outside the module. Relative imports resolve to
-    # ``.x`` names, which match no API.
-    import_bound: frozenset[str] = frozenset()
-    # (key, value) of every literal setting, whatever object it is made on: a dict entry ``{"K": V}``, a
-    # keyword ``f(K=V)``, a call of two positional literals ``f("K", V)`` and ``x["K"] = V``. Values are
-    # literals (see ``literal``); a key with any other value is not recorded.
-    literal_settings: frozenset[tuple[str, object]] = frozenset()
-    # (root name, last attribute, value) of ``root.a.b = V`` with a literal V.
-    attribute_writes: frozenset[tuple[str, str, object]] = frozenset()
-    # The tree and text themselves, for a stage that needs more than names (``kernel_prefilter``).
-    tree: ast.Module | None = field(default=None, compare=False, repr=False)
-    text: str = field(default="", compare=False, repr=False)
-
-
-def _root(node: ast.AST) -> str | None:
-    while type(node) is ast.Attribute:
-        node = node.value  # type: ignore[attr-defined]
-    return node.id if type(node) is ast.Name else None  # type: ignore[attr-defined]
-
-
-# One entry: the runner asks about a file, then check_source asks again about the same text.
-@functools.lru_cache(maxsize=1)
-def code_index(text: str) -> CodeIndex | None:
-    """None when ``ast`` cannot parse the text (libcst may still, or reports the syntax error)."""
-    from aoti_lint.pyast import parse
-
-    tree = parse(text)
-    if isinstance(tree, BaseException):
-        return None
-    pairs: set[tuple[str, str]] = set()
-    modules: set[str] = set()
-    names: set[tuple[str, str]] = set()
-    identifiers: set[str] = set()
-    suffixes: set[str] = set()
-    called: set[str] = set()
-    keywords: set[str] = set()
-    assigned: set[str] = set()
-    bound: set[str] = set()
-    settings: set[tuple[str, object]] = set()
-    writes: set[tuple[str, str, object]] = set()
-    # One pass, dispatching on the exact node type: this walk runs on every file that passes stage one, and
-    # isinstance chains over every node cost more than the parse.
-    Name, Attribute, Call, Constant, Assign = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Assign
-    for node in ast.walk(tree):
-        kind = type(node)
-        if kind is Name:
-            identifiers.add(node.id)  # type: ignore[attr-defined]
-        elif kind is Attribute:
-            attr = node.attr  # type: ignore[attr-defined]
-            identifiers.add(attr)
-            inner = node.value  # type: ignore[attr-defined]
-            if type(inner) is Attribute:
-                pairs.add((inner.attr, attr))
-            elif type(inner) is Name:
-                pairs.add((inner.id, attr))
-        elif kind is Constant:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is str and "." in value[-8:]:
-                suffixes.add(value[value.rindex(".") :])
-        elif kind is Call:
-            callee = node.func  # type: ignore[attr-defined]
-            if type(callee) is Name:
-                called.add(callee.id)
-            elif type(callee) is Attribute:
-                called.add(callee.attr)
-            for keyword in node.keywords:  # type: ignore[attr-defined]
-                if keyword.arg:
-                    keywords.add(keyword.arg)
-                    value = literal(keyword.value)
-                    if value is not _UNKNOWN:
-                        settings.add((keyword.arg, value))
-            args = node.args  # type: ignore[attr-defined]
-            if len(args) == 2:
-                key, value = literal(args[0]), literal(args[1])
-                if type(key) is str and value is not _UNKNOWN:
-                    settings.add((key, value))
-        elif kind is ast.Dict:
-            for key_node, value_node in zip(node.keys, node.values, strict=True):  # type: ignore[attr-defined]
-                key = literal(key_node) if key_node is not None else None
-                if type(key) is str:
-                    value = literal(value_node)
-                    if value is not _UNKNOWN:
-                        settings.add((key, value))
-        elif kind is Assign or kind is ast.AugAssign or kind is ast.AnnAssign:
-            value = literal(node.value) if node.value is not None else _UNKNOWN  # type: ignore[attr-defined]
-            for target in node.targets if kind is Assign else [node.target]:  # type: ignore[attr-defined]
-                if type(target) is ast.Subscript:
-                    key = literal(target.slice)
-                    if type(key) is str and value is not _UNKNOWN:
-                        settings.add((key, value))
-                    target = target.value
-                if type(target) is Attribute:
-                    assigned.add(target.attr)
-                    root = _root(target)
-                    if root is not None and value is not _UNKNOWN and kind is Assign:
-                        writes.add((root, target.attr, value))
-                elif type(target) is Name:
-                    assigned.add(target.id)
-        elif kind is ast.Import:
-            for alias in node.names:  # type: ignore[attr-defined]
-                modules.add(alias.name)
-                bound.add(alias.asname or alias.name.split(".", 1)[0])
-        elif kind is ast.ImportFrom:
-            module = "." * node.level + (node.module or "")  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
-                names.add((module, alias.name))
-                identifiers.add(alias.name)
-                if not node.level:  # type: ignore[attr-defined]
-                    bound.add(alias.asname or alias.name)
-    module_suffixes: set[str] = set()
-    for statement in tree.body:
-        if type(statement) is Assign:
-            targets, bound_value = statement.targets, statement.value  # type: ignore[attr-defined]
-        elif type(statement) is ast.AnnAssign and statement.value is not None:  # type: ignore[attr-defined]
-            targets, bound_value = [statement.target], statement.value  # type: ignore[attr-defined]
-        else:
-            continue
-        # A constant another module can import is `NAME = value`; a conditional value (`".pyd" if WIN else
-        # ".so"`) is not evaluated to a path by the analysis (aoti_lint.analysis.module_flow).
-        if type(bound_value) is ast.IfExp or not any(type(target) is Name for target in targets):
-            continue
-        for item in ast.walk(bound_value):
-            if type(item) is Constant and type(item.value) is str and "." in item.value[-8:]:  # type: ignore[attr-defined]
-                module_suffixes.add(item.value[item.value.rindex(".") :])  # type: ignore[attr-defined]
-    return CodeIndex(
-        frozenset(pairs),
-        frozenset(modules),
-        frozenset(names),
-        frozenset(identifiers),
-        frozenset(suffixes),
-        frozenset(called),
-        frozenset(module_suffixes),
-        frozenset(keywords),
-        frozenset(assigned),
-        frozenset(bound),
-        frozenset(settings),
-        frozenset(writes),
-        tree,
-        text,
-    )
 
 
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
@@ -215,6 +34,8 @@ def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     rules = [rule for rule in rules if rule.could_match_python(text)]
     if all(rule.could_match_code is Rule.could_match_code for rule in rules):
         return rules
+    from aoti_lint.code_index import code_index  # imports ast: only once some file passes stage one
+
     index = code_index(text)
     if index is None:
         return rules
@@ -226,21 +47,49 @@ def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     rules = [rule for rule in rules if rule.wants_summary_python(text)]  # type: ignore[attr-defined]
     if not rules:
         return rules
+    from aoti_lint.code_index import code_index
+
     index = code_index(text)
     if index is None:
         return rules
     return [rule for rule in rules if rule.wants_summary_code(index)]  # type: ignore[attr-defined]
 
 
-def needs_parse(source: SourceFile, rules: Sequence[type[Rule]], summary_rules: Sequence[type[Rule]] = ()) -> bool:
-    """Whether ``check_source`` would parse this file with libcst: some Python rule passes both stages, or
-    some project rule wants the file's summary."""
-    python_rules = [rule for rule in rules if issubclass(rule, PythonRule) and rule.could_match(source.prefilter_data)]
-    summaries = [rule for rule in summary_rules if rule.wants_summary(source.prefilter_data)]
-    if not python_rules and not summaries:
+@dataclass(frozen=True)
+class Wanted:
+    """The rules that still need a Python file's libcst tree: rules to run, project rules to collect data for."""
+
+    rules: list[type[PythonRule]]
+    project_rules: list[type[ProjectRule]]
+
+    def __bool__(self) -> bool:
+        return bool(self.rules or self.project_rules)
+
+
+def by_bytes(data: bytes, context: FileContext) -> Wanted:
+    """Stage one for a Python file: the rules whose tokens its bytes hold."""
+    return Wanted(
+        [rule for rule in context.rules if issubclass(rule, PythonRule) and rule.could_match(data)],
+        [rule for rule in context.project_rules if rule.wants_summary(data)],
+    )
+
+
+def by_code(text: str, wanted: Wanted) -> Wanted:
+    """Stages two and three, for the rules left after stage one."""
+    return Wanted(refine(text, wanted.rules), refine_summaries(text, wanted.project_rules))
+
+
+def needs_parsing(source: SourceFile, context: FileContext) -> bool:
+    """Whether ``engine.check_source`` parses this file with libcst: some Python rule passes every stage, or
+    some project rule still wants the file's data. Bytes that do not decode are not parsed (the engine
+    reports them as a syntax error without libcst)."""
+    if source.kind not in PYTHON_KINDS:
+        return False
+    wanted = by_bytes(source.prefilter_data, context)
+    if not wanted:
         return False
     try:
         text = source.text
     except DecodeError:
         return False
-    return bool(refine(text, python_rules)) or bool(refine_summaries(text, summaries))
+    return bool(by_code(text, wanted))

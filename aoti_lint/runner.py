@@ -16,12 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import FileError
-from aoti_lint.engine import FileOutcome, FixOptions, RuleSet, over_limits, process_source, read_source
+from aoti_lint.disk import lint_file, read_source
+from aoti_lint.engine import FileOutcome, FixOptions, over_limits
+from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
-from aoti_lint.rules import Rule
+from aoti_lint.prefilter import needs_parsing
+from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import SourceFile
 
 if TYPE_CHECKING:
+    from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
 
 # Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
@@ -61,12 +65,8 @@ def _jobs(execution: Execution) -> int:
 class _Pending:
     index: int
     source: SourceFile
-    rules: tuple[type[Rule], ...]
+    context: FileContext
     cache_key: str | None
-    # Project rules that need this file's summary, per-file-ignores aside (see engine.check_source).
-    summary_rules: tuple[type[Rule], ...] = ()
-    # The run's migration plan for this file (engine.plan_migrations), if any.
-    flow: object = None
 
 
 def run_files(
@@ -75,13 +75,12 @@ def run_files(
     cwd: Path,
     fix: FixOptions,
     execution: Execution,
-    flows: dict[str, object] | None = None,
+    flows: dict[str, FileFlow] | None = None,
 ) -> list[FileOutcome]:
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
-    per display path (engine.plan_migrations)."""
+    per display path (``project.plan_migrations``)."""
     from contextlib import nullcontext
 
-    target = ruleset.settings.target_torch
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
     pending: list[_Pending] = []
     cache = _open_cache(execution, ruleset)
@@ -91,11 +90,8 @@ def run_files(
             if isinstance(source, FileError):
                 outcomes[index] = FileOutcome(path=source.path, errors=[source])
                 continue
-            rules = ruleset.for_file(source.path, source.kind)
-            summary_rules = ruleset.project_rules(source.kind)
-            flow = (flows or {}).get(source.display_path)
-            summarise = any(rule.wants_summary(source.prefilter_data) for rule in summary_rules)
-            if not summarise and not any(rule.could_match(source.prefilter_data) for rule in rules):
+            context = ruleset.context(source.path, source.kind, flow=(flows or {}).get(source.display_path))
+            if not context.reads(source.prefilter_data):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
                 continue
@@ -103,8 +99,8 @@ def run_files(
             if too_big is not None:
                 outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
                 continue
-            plan = flow.fingerprint() if flow is not None else ""  # type: ignore[attr-defined]
-            key = cache.key(source, rules, plan) if cache else None
+            plan = context.flow.fingerprint() if context.flow is not None else ""
+            key = cache.key(source, context.rules, plan) if cache else None
             cached = cache.load(key, source.display_path) if cache and key else None
             # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache; nor are
             # edits a run needs that the cached run left unbuilt.
@@ -114,15 +110,13 @@ def run_files(
             ):
                 outcomes[index] = cached
                 continue
-            from aoti_lint.prefilter import needs_parse  # imports ast: only once some file passes stage one
-
-            if needs_parse(source, rules, summary_rules):
-                pending.append(_Pending(index, source, rules, key, summary_rules, flow))
+            if needs_parsing(source, context):
+                pending.append(_Pending(index, source, context, key))
                 continue
             # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
-            outcomes[index] = outcome = process_source(source, rules, fix, target, summary_rules, flow)
+            outcomes[index] = outcome = lint_file(source, context, fix)
             _store(cache, key, outcome)
-        for item, outcome in zip(pending, _process_all(pending, fix, execution, target), strict=True):
+        for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):
             outcomes[item.index] = outcome
             _store(cache, item.cache_key, outcome)
     return outcomes  # type: ignore[return-value]  # every slot is filled above
@@ -142,19 +136,17 @@ def _open_cache(execution: Execution, ruleset: RuleSet) -> Cache | None:
     return Cache(execution.cache_dir, ruleset.settings)
 
 
-def _process_all(
-    pending: list[_Pending], fix: FixOptions, execution: Execution, target: tuple[int, int]
-) -> list[FileOutcome]:
+def _process_all(pending: list[_Pending], fix: FixOptions, execution: Execution) -> list[FileOutcome]:
     jobs = min(_jobs(execution), len(pending))
     work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
     if jobs <= 1 or work < execution.pool_min_seconds:
-        return [_process_here(item, fix, target) for item in pending]
-    return _process_in_pool(pending, fix, jobs, target)
+        return [_process_here(item, fix) for item in pending]
+    return _process_in_pool(pending, fix, jobs)
 
 
-def _process_here(item: _Pending, fix: FixOptions, target: tuple[int, int]) -> FileOutcome:
+def _process_here(item: _Pending, fix: FixOptions) -> FileOutcome:
     try:
-        return process_source(item.source, item.rules, fix, target, item.summary_rules, item.flow)
+        return lint_file(item.source, item.context, fix)
     except Exception as exc:  # a bug of ours costs this file, not the run
         return _failed(item, exc)
 
@@ -172,7 +164,7 @@ def _failed(item: _Pending, exc: BaseException) -> FileOutcome:
 INTERRUPT_GRACE_SECONDS = 1.0
 
 
-def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target: tuple[int, int]) -> list[FileOutcome]:
+def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int) -> list[FileOutcome]:
     """Every file's outcome; a worker crash (a native parser segfault, the OOM killer) costs only its file.
 
     A crash breaks the whole pool: the files in flight at that moment are suspects, each retried alone in a
@@ -183,14 +175,14 @@ def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int, target
     todo = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
     with _InterruptScope() as interrupts:
         while todo:
-            suspects = _run_pool(pending, todo, fix, jobs, target, outcomes, interrupts)
+            in_flight = _run_pool(pending, todo, fix, jobs, outcomes, interrupts)
             unfinished = [i for i in todo if i not in outcomes]
             if not unfinished:
                 break
             # No file was seen in flight (the worker died between files): every unfinished one is a suspect.
-            suspects = [i for i in unfinished if i in suspects] or unfinished
+            suspects = [i for i in unfinished if i in in_flight] or unfinished
             for index in suspects:
-                _run_pool(pending, [index], fix, 1, target, outcomes, interrupts)
+                _run_pool(pending, [index], fix, 1, outcomes, interrupts)
                 if index not in outcomes:
                     outcomes[index] = _crashed(pending[index])
             todo = [i for i in unfinished if i not in outcomes]
@@ -208,7 +200,6 @@ def _run_pool(
     indices: list[int],
     fix: FixOptions,
     jobs: int,
-    target: tuple[int, int],
     outcomes: dict[int, FileOutcome],
     interrupts: _Interrupts,
 ) -> set[int]:
@@ -229,19 +220,7 @@ def _run_pool(
     )
     interrupts.pool = pool
     try:
-        futures = {
-            i: pool.submit(
-                _process_in_worker,
-                i,
-                pending[i].source,
-                pending[i].rules,
-                fix,
-                target,
-                pending[i].summary_rules,
-                pending[i].flow,
-            )
-            for i in indices
-        }
+        futures = {i: pool.submit(_process_in_worker, i, pending[i].source, pending[i].context, fix) for i in indices}
         try:
             for i in indices:
                 try:
@@ -369,22 +348,14 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
-def _process_in_worker(
-    index: int,
-    source: SourceFile,
-    rules: tuple[type[Rule], ...],
-    fix: FixOptions,
-    target: tuple[int, int],
-    summary_rules: tuple[type[Rule], ...],
-    flow: object = None,
-) -> FileOutcome:
+def _process_in_worker(index: int, source: SourceFile, context: FileContext, fix: FixOptions) -> FileOutcome:
     global _busy
     slots = _slots
     if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]
         slots[_slot] = index  # type: ignore[index]
     _busy = True
     try:
-        outcome = process_source(source, rules, fix, target, summary_rules, flow)
+        outcome = lint_file(source, context, fix)
     except _Terminated:
         os._exit(1)
     finally:

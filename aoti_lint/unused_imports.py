@@ -41,7 +41,7 @@ def _imports(module: cst.Module) -> list[ImportEntry]:
     class Finder(cst.CSTVisitor):
         def visit_Import(self, node: cst.Import) -> None:
             for alias in node.names:
-                asname = alias.asname.name.value if isinstance(alias.asname, cst.AsName) else None
+                asname = _as_name(alias)
                 found.append((cst.helpers.get_full_name_for_node_or_raise(alias.name), None, asname))
 
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -49,7 +49,7 @@ def _imports(module: cst.Module) -> list[ImportEntry]:
                 return
             source = cst.helpers.get_full_name_for_node_or_raise(node.module)
             for alias in node.names:
-                asname = alias.asname.name.value if isinstance(alias.asname, cst.AsName) else None
+                asname = _as_name(alias)
                 found.append((source, cst.helpers.get_full_name_for_node_or_raise(alias.name), asname))
 
     module.visit(Finder())
@@ -125,3 +125,9 @@ class _StripOpenings(cst.CSTTransformer):
         while lines and lines[0].comment is None:
             lines.pop(0)
         return block.with_changes(body=[first.with_changes(leading_lines=lines), *block.body[1:]])
+
+
+def _as_name(alias: cst.ImportAlias) -> str | None:
+    """The name ``import a as b`` binds (``b``), or None without ``as``."""
+    asname = alias.asname
+    return asname.name.value if asname is not None and isinstance(asname.name, cst.Name) else None

@@ -547,10 +547,11 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
     """How many files (and MB) each prefilter stage lets through, counted in this process with aoti-lint's own
     stages: the last figure is the files that pay for libcst."""
     from aoti_lint.config import Settings
-    from aoti_lint.engine import RuleSet, read_source
+    from aoti_lint.disk import read_source
     from aoti_lint.files import Candidate, discover
     from aoti_lint.prefilter import refine, refine_summaries
     from aoti_lint.rules.base import PythonRule
+    from aoti_lint.ruleset import RuleSet
     from aoti_lint.source import PYTHON_KINDS
 
     ruleset = RuleSet(Settings(root=tree.path).with_enabled())

@@ -11,7 +11,7 @@ from libcst.metadata import MetadataWrapper
 from aoti_lint.codemods.analysis import MigrationPlan
 from aoti_lint.codemods.migrate_aoti import migrate, selected_sites
 from aoti_lint.dataflow import ModuleFacts
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 
 
 class MigrateAotiCommand(CodemodCommand):
@@ -19,16 +19,19 @@ class MigrateAotiCommand(CodemodCommand):
 
     DESCRIPTION = "Migrate torch._export.aot_compile/aot_load to aoti_compile_and_package/aoti_load_package."
 
-    def __init__(self, context: CodemodContext, unsafe: bool = False, target_torch: str = "2.6") -> None:
+    def __init__(
+        self, context: CodemodContext, unsafe: bool = False, target_torch: str = DEFAULT_TARGET_TORCH_TEXT
+    ) -> None:
         super().__init__(context)
         self.unsafe = unsafe
-        major, minor = (int(part) for part in target_torch.split(".")[:2])
-        self.target_torch = (major, minor) if target_torch else DEFAULT_TARGET_TORCH
+        self.target_torch = parse_target_torch(target_torch) or DEFAULT_TARGET_TORCH
 
     @staticmethod
     def add_args(arg_parser: argparse.ArgumentParser) -> None:
         arg_parser.add_argument("--unsafe", action="store_true", help="also apply unsafe fixes")
-        arg_parser.add_argument("--target-torch", default="2.6", help="oldest torch the code must run on")
+        arg_parser.add_argument(
+            "--target-torch", default=DEFAULT_TARGET_TORCH_TEXT, help="oldest torch the code must run on"
+        )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)

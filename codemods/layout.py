@@ -49,9 +49,8 @@ def comments_of(args: list[cst.Arg] | tuple[cst.Arg, ...]) -> list[tuple[list[st
     trailing it on its line. The first argument's lines belong to the call's own whitespace and stay there."""
     found: list[tuple[list[str], list[str]]] = []
     for index, arg in enumerate(args):
-        before = (
-            args[index - 1].comma.whitespace_after if index and isinstance(args[index - 1].comma, cst.Comma) else None
-        )
+        previous_comma = args[index - 1].comma if index else None
+        before = previous_comma.whitespace_after if isinstance(previous_comma, cst.Comma) else None
         lead = _comment_lines(before)
         after = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else arg.whitespace_after_arg
         trail = []
@@ -104,7 +103,7 @@ def with_comments(args: list[cst.Arg], comments: list[tuple[list[str], list[str]
         arg = result[index]
         if lead and index > 0:
             previous = result[index - 1]
-            whitespace = previous.comma.whitespace_after
+            whitespace = cst.ensure_type(previous.comma, cst.Comma).whitespace_after
             if isinstance(whitespace, cst.ParenthesizedWhitespace):
                 lines = [
                     cst.EmptyLine(
@@ -113,7 +112,7 @@ def with_comments(args: list[cst.Arg], comments: list[tuple[list[str], list[str]
                     for c in lead
                 ]
                 result[index - 1] = previous.with_changes(
-                    comma=previous.comma.with_changes(
+                    comma=cst.ensure_type(previous.comma, cst.Comma).with_changes(
                         whitespace_after=whitespace.with_changes(empty_lines=[*whitespace.empty_lines, *lines])
                     )
                 )
@@ -131,7 +130,7 @@ def with_comments(args: list[cst.Arg], comments: list[tuple[list[str], list[str]
             else:
                 carried = trail + carried
     last = result[-1]
-    closing = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else None
+    closing = cst.ensure_type(last.comma, cst.Comma).whitespace_after if isinstance(last.comma, cst.Comma) else None
     if carried and isinstance(closing, cst.ParenthesizedWhitespace):
         # Left over after the last argument: lines after it, before the closing parenthesis.
         indent = (
@@ -142,7 +141,7 @@ def with_comments(args: list[cst.Arg], comments: list[tuple[list[str], list[str]
             cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(indent), comment=cst.Comment(c)) for c in carried
         ]
         result[-1] = last.with_changes(
-            comma=last.comma.with_changes(
+            comma=cst.ensure_type(last.comma, cst.Comma).with_changes(
                 whitespace_after=closing.with_changes(empty_lines=[*closing.empty_lines, *lines])
             )
         )
@@ -150,7 +149,7 @@ def with_comments(args: list[cst.Arg], comments: list[tuple[list[str], list[str]
     if carried and len(result) > 1:
         # Left over after the last argument: lines before it, so that none is lost.
         previous = result[-2]
-        whitespace = previous.comma.whitespace_after
+        whitespace = cst.ensure_type(previous.comma, cst.Comma).whitespace_after
         if isinstance(whitespace, cst.ParenthesizedWhitespace):
             lines = [
                 cst.EmptyLine(
@@ -159,7 +158,7 @@ def with_comments(args: list[cst.Arg], comments: list[tuple[list[str], list[str]
                 for c in carried
             ]
             result[-2] = previous.with_changes(
-                comma=previous.comma.with_changes(
+                comma=cst.ensure_type(previous.comma, cst.Comma).with_changes(
                     whitespace_after=whitespace.with_changes(empty_lines=[*whitespace.empty_lines, *lines])
                 )
             )

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from aoti_lint.cli import main
 from aoti_lint.config import Settings
-from aoti_lint.engine import check_project, check_source
+from aoti_lint.engine import check_source
+from aoti_lint.file_context import FileContext
+from aoti_lint.project import check_project
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.source import SourceFile, file_kind
 
@@ -26,7 +28,7 @@ def lint_text(
     kind = file_kind(Path(filename)) or "python"
     enabled = [rule for rule in enabled if kind in rule.file_kinds]
     source = SourceFile(path=Path(filename), display_path=filename, kind=kind, data=text.encode("utf-8"))
-    result = check_source(source, enabled, prefilter=prefilter)
+    result = check_source(source, FileContext.of(enabled), prefilter=prefilter)
     # Project rules see this one file as the whole project.
     findings, errors = check_project(enabled, [result.project] if result.project else [])
     result.findings.extend(findings)
@@ -126,12 +128,12 @@ def _clear_memos() -> None:
 def run_fixing_main(*args: str, cwd: Path, stdin: str | None = None):
     """``python -m tests.reliability_cli ARGS`` (the command with the test-only fixing rule), in this process and
     with the environment that command gets: no shared cache."""
-    from aoti_lint import engine
+    from aoti_lint import lint
     from tests.reliability_cli import FixingRuleSet
 
-    original = engine.RuleSet
-    engine.RuleSet = FixingRuleSet
+    original = lint.RuleSet
+    lint.RuleSet = FixingRuleSet  # as tests/reliability_cli.py does
     try:
         return run_main(*args, cwd=cwd, stdin=stdin, shared_cache=False)
     finally:
-        engine.RuleSet = original
+        lint.RuleSet = original

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from aoti_lint import cli, engine
+from aoti_lint import cli, lint, ruleset
 from aoti_lint.rules import ALL_RULES
 from tests.reliability_sources import RenameDeprecatedLoad
 
@@ -31,11 +31,11 @@ class RenameOrCrash(RenameDeprecatedLoad):
 FIXING_RULES = tuple(RenameOrCrash if rule.code == RenameDeprecatedLoad.code else rule for rule in ALL_RULES)
 
 
-class FixingRuleSet(engine.RuleSet):
+class FixingRuleSet(ruleset.RuleSet):
     def __init__(self, settings, rules=FIXING_RULES) -> None:
         super().__init__(settings, rules)
 
 
 if __name__ == "__main__":
-    engine.RuleSet = FixingRuleSet
+    lint.RuleSet = FixingRuleSet
     sys.exit(cli.main())

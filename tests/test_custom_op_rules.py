@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.prefilter import needs_parse
+from aoti_lint.file_context import FileContext
+from aoti_lint.prefilter import needs_parsing
 from aoti_lint.rules import RULES_BY_CODE
 from aoti_lint.source import SourceFile
 from tests.conftest import FIXTURES, REPO
@@ -297,14 +298,14 @@ def test_prefilter_skips_files_that_only_mention_the_words():
     for text, parsed in ((quiet, False), (plain, False), (kernel, True)):
         source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
         assert all(rule.could_match(source.data) for rule in PYTHON_RULES[:2])
-        assert needs_parse(source, PYTHON_RULES) is parsed
+        assert needs_parsing(source, FileContext.of(PYTHON_RULES)) is parsed
 
 
 _PROBE = """
 import sys
 from pathlib import Path
 from aoti_lint.config import Settings
-from aoti_lint.engine import lint_paths
+from aoti_lint.lint import lint_paths
 root = Path(sys.argv[1])
 run = lint_paths([root], Settings(root=root).with_enabled(), root)
 print(len(run.findings), len(run.errors), "tree_sitter" in sys.modules)

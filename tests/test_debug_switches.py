@@ -15,6 +15,7 @@ import pytest
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.engine import FixOptions, check_source, fix_source, process_source
+from aoti_lint.file_context import FileContext
 from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
 from aoti_lint.rules.debug_env_var import DebugEnvVar
 from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
@@ -274,7 +275,8 @@ def test_examples_fixed_text(rule):
             continue
         kind = file_kind(Path(example.filename)) or "python"
         source = SourceFile(Path(example.filename), example.filename, kind, example.source.encode())
-        fixed, count, _ = fix_source(source, [rule], check_source(source, [rule]), unsafe=True)
+        context = FileContext.of([rule])
+        fixed, count, _ = fix_source(source, context, check_source(source, context), unsafe=True)
         assert count >= 1
         assert fixed.text == example.fixed_source
 
@@ -312,7 +314,7 @@ def test_a_fix_that_breaks_python_is_not_written_even_without_aoti000(tmp_path):
     path = tmp_path / "a.py"
     path.write_text('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n')
     source = SourceFile(path, "a.py", "python", path.read_bytes())
-    outcome = process_source(source, [BreaksTheFile], FixOptions(apply=True, unsafe=True))
+    outcome = process_source(source, FileContext.of([BreaksTheFile]), FixOptions(apply=True, unsafe=True))
     (error,) = outcome.errors
     assert error.message.startswith("fixes would break the file ("), error.message
     assert path.read_text() == 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.config import Settings
-from aoti_lint.engine import RuleSet, check_project
 from aoti_lint.files import Candidate
+from aoti_lint.project import check_project
+from aoti_lint.ruleset import RuleSet
 from aoti_lint.runner import Execution, run_files
 from tests.conftest import FIXTURES
 from tests.helpers import by_code, expected_by_code, reported
@@ -216,14 +217,15 @@ SO_MENTION_FORMS = {
 def test_so_mentions_read_from_ast_are_libcst_s(name):
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.engine import FLOW_SUMMARY, check_source
+    from aoti_lint.file_context import FileContext
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.source import SourceFile
 
     text = SO_MENTION_FORMS[name]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
-    light = check_source(source, ALL_RULES)
+    light = check_source(source, FileContext.of(ALL_RULES))
     # A plan given for the file makes check_source read it with libcst.
-    full = check_source(source, ALL_RULES, flow=FileFlow("m.py", ()))
+    full = check_source(source, FileContext.of(ALL_RULES, flow=FileFlow("m.py", ())))
     assert full.parsed and full.project is not None
     summary = full.project.summaries[FLOW_SUMMARY]
     assert light.project is not None

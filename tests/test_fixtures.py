@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.prefilter import code_index
+from aoti_lint.code_index import code_index
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE, PythonRule
 from aoti_lint.rules.base import ProjectRule
 from aoti_lint.source import PYTHON_KINDS, file_kind

@@ -203,7 +203,8 @@ def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     from aoti_lint import engine
     from aoti_lint.codemods import migrate_aoti
     from aoti_lint.config import Settings
-    from aoti_lint.engine import FixOptions, lint_paths
+    from aoti_lint.engine import FixOptions
+    from aoti_lint.lint import lint_paths
 
     body = "".join(f'r{i} = aot_load("/srv/m{i}.pt2", "cpu")\n' for i in range(sites))
     target = tmp_path / "many.py"
@@ -250,6 +251,7 @@ def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(t
     plan asks about the name it holds, and then the mention keeps the flow whole as a plain string would."""
     from aoti_lint import engine
     from aoti_lint.config import Settings
+    from aoti_lint.lint import lint_paths
 
     root = _copy("paths_module", tmp_path)
     so_name = "ranker.so"
@@ -260,7 +262,7 @@ def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(t
     monkeypatch.setattr(
         engine, "_check_python", lambda source, *a: read_in_full.append(source.path.name) or original(source, *a)
     )
-    run = engine.lint_paths([root], Settings(root=root).with_enabled(), root)
+    run = lint_paths([root], Settings(root=root).with_enabled(), root)
     deprecated = [f for f in run.findings if f.code in ("AOTI001", "AOTI002")]
     assert deprecated
     stray = [f for f in deprecated if "cleanup.py:3 also names" in f.message]

@@ -9,7 +9,8 @@ import pytest
 
 from aoti_lint import plaindata
 from aoti_lint.config import Settings
-from aoti_lint.engine import RuleSet, check_source
+from aoti_lint.engine import check_source
+from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import SourceFile
 
 EXPORT = """
@@ -22,7 +23,7 @@ torch._inductor.aoti_compile_and_package(ep, package_path="/srv/model.pt2")  # n
 def test_project_part_round_trips_through_json():
     ruleset = RuleSet(Settings(root=Path(".")).with_enabled())
     source = SourceFile(Path("export.py"), "export.py", "python", EXPORT.encode())
-    part = check_source(source, ruleset.for_file(source.path, "python")).project
+    part = check_source(source, ruleset.context(source.path, "python")).project
     assert part is not None and part.summaries
     assert plaindata.decode(json.loads(json.dumps(plaindata.encode(part)))) == part
 

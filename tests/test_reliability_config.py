@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.config import Settings
-from aoti_lint.engine import RuleSet
+from aoti_lint.ruleset import RuleSet
 
 OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n"
 

@@ -249,9 +249,9 @@ def test_file_name_that_is_not_utf8(cli, tmp_path, output_format, process):
 def test_internal_error_exits_2_not_1(tmp_path):
     """A bug of ours anywhere (here: a rule set that cannot be built) is an error, never "findings"."""
     code = (
-        "import sys\nfrom aoti_lint import cli, engine\n"
+        "import sys\nfrom aoti_lint import cli, lint\n"
         "def broken(*args, **kwargs):\n    raise RuntimeError('boom')\n"
-        "engine.lint_paths = broken\nsys.exit(cli.main(sys.argv[1:]))\n"
+        "lint.lint_paths = broken\nsys.exit(cli.main(sys.argv[1:]))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code, "--isolated", "."], cwd=tmp_path, capture_output=True, text=True, env=ENV
@@ -714,7 +714,8 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
     import tempfile
 
     from aoti_lint.config import Settings
-    from aoti_lint.engine import FixOptions, lint_paths
+    from aoti_lint.engine import FixOptions
+    from aoti_lint.lint import lint_paths
     from aoti_lint.runner import Execution
     from tests.reliability_cli import FixingRuleSet
 
@@ -727,10 +728,10 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
             paths.append(path)
         before = {path: path.read_bytes() for path in paths}
         # Accounting, in process with a forced pool: every file is checked or an error, none vanishes.
-        from aoti_lint import engine
+        from aoti_lint import lint
 
-        original = engine.RuleSet
-        engine.RuleSet = FixingRuleSet
+        original = lint.RuleSet
+        lint.RuleSet = FixingRuleSet
         try:
             run = lint_paths(
                 [root],
@@ -740,7 +741,7 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
                 Execution(jobs=2, pool_min_seconds=0.0),
             )
         finally:
-            engine.RuleSet = original
+            lint.RuleSet = original
         errored = {error.path for error in run.errors}
         assert run.files_checked + len(errored) >= len(paths), (run.files_checked, errored)
         result = fixing_process("--fix", "--jobs", "2", ".", cwd=root)

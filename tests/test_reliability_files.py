@@ -19,8 +19,11 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.config import Settings
-from aoti_lint.engine import FixOptions, RuleSet, process_source, read_source
+from aoti_lint.disk import lint_file, read_source
+from aoti_lint.engine import FixOptions
+from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
+from aoti_lint.ruleset import RuleSet
 from aoti_lint.runner import Execution, run_files
 from tests.conftest import REPO
 from tests.helpers import run_fixing_main
@@ -224,7 +227,7 @@ def test_file_deleted_between_reading_and_writing_is_not_recreated(tmp_path):
     path.write_text(OLD_LOAD)
     source = read_source(Candidate(path, "python", explicit=True), tmp_path)
     path.unlink()
-    outcome = process_source(source, FIXING_RULES, FIX)
+    outcome = lint_file(source, FileContext.of(FIXING_RULES), FIX)
     assert [e.message for e in outcome.errors] == ["cannot write fixes: No such file or directory"]
     assert not path.exists()
     assert list(tmp_path.iterdir()) == []
@@ -236,7 +239,7 @@ def test_file_changed_between_reading_and_writing_is_not_overwritten(tmp_path):
     source = read_source(Candidate(path, "python", explicit=True), tmp_path)
     users_edit = OLD_LOAD + "extra = 1\n"
     path.write_text(users_edit)  # the user saves while the fixer works
-    outcome = process_source(source, FIXING_RULES, FIX)
+    outcome = lint_file(source, FileContext.of(FIXING_RULES), FIX)
     assert [e.message for e in outcome.errors] == ["changed on disk while it was being fixed; not written"]
     assert path.read_text() == users_edit
 

@@ -23,8 +23,11 @@ from hypothesis import strategies as st
 
 from aoti_lint.cli import main
 from aoti_lint.config import Settings
-from aoti_lint.engine import FixOptions, check_source, lint_paths, process_source, read_source
+from aoti_lint.disk import lint_file, read_source
+from aoti_lint.engine import FixOptions, check_source, process_source
+from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
+from aoti_lint.lint import lint_paths
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import SourceFile
@@ -89,7 +92,7 @@ def test_fuzz_generated_sources_lint_without_crash_and_point_at_the_reference(ex
 def _lints_without_crash_and_points_at_the_reference(data):
     ast.parse(data)  # the generator's promise: valid Python
     source = _source(data)
-    result = check_source(source, ALL_RULES)
+    result = check_source(source, FileContext.of(ALL_RULES))
     assert result.errors == []
     assert [f for f in result.findings if f.code == SyntaxErrorRule.code] == []
     text = source.text
@@ -110,7 +113,7 @@ def _fix_with_every_rule_parses_is_idempotent_and_keeps_the_rest(data):
         path = root / "fuzz.py"
         path.write_bytes(data)
         options = Settings(root=root).with_enabled()
-        before = check_source(_source(data, path), ALL_RULES)
+        before = check_source(_source(data, path), FileContext.of(ALL_RULES))
         first = lint_paths([path], options, root, FIX_ALL)
         assert first.errors == []
         fixed = path.read_bytes()
@@ -146,20 +149,20 @@ def _fix_pipeline_changes_exactly_the_edited_nodes(data):
         path.write_bytes(data)
         source = read_source(Candidate(path, "python", explicit=True), root)
         text = source.text
-        spans = sorted(_fixable_spans(text, check_source(source, rules).findings))
+        spans = sorted(_fixable_spans(text, check_source(source, FileContext.of(rules)).findings))
         for start, end in spans:
             assert REFERENCE_SPAN.fullmatch(text[start:end]), text[start:end]
         expected = text
         for start, end in reversed(spans):
             expected = expected[:start] + RenameDeprecatedLoad.REPLACEMENT + expected[end:]
 
-        outcome = process_source(source, rules, FIX_ALL)
+        outcome = lint_file(source, FileContext.of(rules), FIX_ALL)
         assert outcome.errors == []
         assert outcome.fixed == len(spans)
         written = path.read_bytes()
         assert written == source.with_text(expected).data
         ast.parse(written)
-        again = process_source(read_source(Candidate(path, "python", explicit=True), root), rules, FIX_ALL)
+        again = lint_file(read_source(Candidate(path, "python", explicit=True), root), FileContext.of(rules), FIX_ALL)
         assert again.fixed == 0 and again.errors == []
         assert [f.code for f in again.findings if f.code == "AOTI002"] == []
 
@@ -182,10 +185,10 @@ def _arbitrary_python(code):
         ast.parse(data)
     except (SyntaxError, ValueError):
         return  # hypothesmith's grammar strategy sometimes yields code CPython rejects
-    result = check_source(_source(data), ALL_RULES)
+    result = check_source(_source(data), FileContext.of(ALL_RULES))
     assert result.errors == []
     assert [f for f in result.findings if f.code == SyntaxErrorRule.code] == []
-    outcome = process_source(_source(data), ALL_RULES, FixOptions(apply=True, unsafe=True, write=False))
+    outcome = process_source(_source(data), FileContext.of(ALL_RULES), FixOptions(apply=True, unsafe=True, write=False))
     assert outcome.errors == []
     if outcome.fixed_text is not None:
         ast.parse(outcome.fixed_text)

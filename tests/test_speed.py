@@ -15,7 +15,8 @@ import pytest
 from aoti_lint import cache as cache_module
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.engine import FixOptions, lint_paths
+from aoti_lint.engine import FixOptions
+from aoti_lint.lint import lint_paths
 from aoti_lint.runner import Execution
 from tests.conftest import REPO
 from tests.helpers import lint_text
@@ -282,8 +283,8 @@ def test_a_warm_run_reads_no_file_again_not_even_those_the_plan_changes(tmp_path
     shutil.copytree(PIPELINE, tree)
     execution = Execution(cache_dir=tmp_path / "cache")
     linted = []
-    original = runner.process_source
-    monkeypatch.setattr(runner, "process_source", lambda source, *a: linted.append(source.path) or original(source, *a))
+    original = runner.lint_file
+    monkeypatch.setattr(runner, "lint_file", lambda source, *a: linted.append(source.path) or original(source, *a))
     cold = run(tree, execution)
     planned = len(linted)
     assert any("serve.py" in f.path and "not fixed automatically" not in f.message for f in cold.findings)

@@ -474,7 +474,7 @@ def test_a_zip_bomb_is_refused_without_inflating_it(tmp_path):
     # forked it, which Linux keeps across exec.
     code = (
         "import re\n"
-        "from aoti_lint.runtime.cli import validate_command\n"
+        "from aoti_lint.runtime.commands import validate_command\n"
         f"code = validate_command([{str(bomb)!r}, '--no-run'])\n"
         "peak = re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()).group(1)\n"
         "print(code, peak)\n"

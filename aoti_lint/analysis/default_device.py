@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.analysis.flow_summary import (
     Device,
@@ -14,6 +14,9 @@ from aoti_lint.analysis.values import (
     device_of,
 )
 from aoti_lint.knowledge.device_flow import SET_DEFAULT_DEVICE, TORCH_DEVICE
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class DefaultDeviceReader(ModuleReader):
@@ -61,7 +64,7 @@ class DefaultDeviceReader(ModuleReader):
         bodies: dict[str, list[Any]] = {}
 
         class Definitions(cst.CSTVisitor):
-            def visit_FunctionDef(self, node: Any) -> None:
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
                 bodies.setdefault(node.name.value, []).append(node.body)
 
         self.module.visit(Definitions())
@@ -71,7 +74,7 @@ class DefaultDeviceReader(ModuleReader):
                 super().__init__()
                 self.found: set[str] = set()
 
-            def visit_Name(self, node: Any) -> None:
+            def visit_Name(self, node: cst.Name) -> None:
                 self.found.add(node.value)
 
         reached: set[str] = set()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.analysis.flow_summary import (
     ConstantSite,
@@ -22,6 +22,9 @@ from aoti_lint.analysis.values import (
     path_of,
 )
 from aoti_lint.knowledge.device_flow import AOT_COMPILE_OLD, AOT_LOAD_OLD, ARTIFACT_SUFFIXES
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class ModuleFlow(SiteReader):
@@ -108,11 +111,11 @@ class ModuleFlow(SiteReader):
                 super().__init__()
                 self.found: list[tuple[str, int, int]] = []
 
-            def visit_SimpleString(self, node: Any) -> None:
+            def visit_SimpleString(self, node: cst.SimpleString) -> None:
                 value = node.evaluated_value
                 self._add(node, value if isinstance(value, str) else "")
 
-            def visit_FormattedStringText(self, node: Any) -> None:
+            def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
                 self._add(node, node.value)
 
             def _add(self, node: Any, text: str) -> None:

@@ -7,7 +7,7 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.analysis.flow_summary import (
     Device,
@@ -24,6 +24,9 @@ from aoti_lint.knowledge.device_flow import (
     SET_DEFAULT_DEVICE,
     TORCH_DEVICE,
 )
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 
 class ModuleReader:
@@ -133,27 +136,27 @@ def scan_module(cst: Any, module: Any) -> Any:
             self.changed_in_place: set[str] = set()
             self.classes: list[Any] = []
 
-        def visit_ClassDef(self, node: Any) -> None:
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
             self.classes.append(node)
 
-        def leave_ClassDef(self, original_node: Any) -> None:
+        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
             self.classes.pop()
 
-        def visit_Assign(self, node: Any) -> None:
+        def visit_Assign(self, node: cst.Assign) -> None:
             for target in node.targets:
                 self._bind(target.target, node.value)
 
-        def visit_AnnAssign(self, node: Any) -> None:
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             if node.value is not None:
                 self._bind(node.target, node.value)
 
-        def visit_AugAssign(self, node: Any) -> None:
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
             self._bind(node.target, None)
 
-        def visit_WithItem(self, node: Any) -> None:
+        def visit_WithItem(self, node: cst.WithItem) -> None:
             self.with_items.append(node.item)
 
-        def visit_With(self, node: Any) -> None:
+        def visit_With(self, node: cst.With) -> None:
             self.withs.append(node)
 
         def _bind(self, target: Any, value: Any) -> None:
@@ -170,10 +173,10 @@ def scan_module(cst: Any, module: Any) -> Any:
                 values = self.self_attributes.setdefault((id(self.classes[-1]), target.attr.value), [])
                 values.extend([value] if value is not None else [None, None])
 
-        def visit_Call(self, node: Any) -> None:
+        def visit_Call(self, node: cst.Call) -> None:
             self.calls.append(node)
 
-        def visit_Expr(self, node: Any) -> None:
+        def visit_Expr(self, node: cst.Expr) -> None:
             # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the
             # name's binding no longer tells its device or shape.
             call = node.value

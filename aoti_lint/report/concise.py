@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.report import ReportContext, printable
-from aoti_lint.report.summary import summary_lines
+from aoti_lint.report.closing import closing_lines
 
 
 def format_finding(finding: Finding, context: ReportContext) -> str:
@@ -17,5 +17,5 @@ def format_finding(finding: Finding, context: ReportContext) -> str:
 
 def render(findings: list[Finding], context: ReportContext) -> str:
     lines = [format_finding(finding, context) for finding in findings]
-    lines += summary_lines(findings, context)
+    lines += closing_lines(findings, context)
     return "\n".join(lines) + "\n" if lines else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.report import ReportContext, printable
-from aoti_lint.report.summary import summary_lines
+from aoti_lint.report.closing import closing_lines
 
 CONTEXT_LINES = 1
 
@@ -41,5 +41,5 @@ def render(findings: list[Finding], context: ReportContext) -> str:
         if finding.fix is not None:
             out.append(f"help: {printable(finding.fix.message)} ({finding.fix.applicability.value} fix)")
         out.append("")
-    out += summary_lines(findings, context)
+    out += closing_lines(findings, context)
     return "\n".join(out) + "\n" if out else ""

@@ -24,7 +24,10 @@ def escape_property(value: str) -> str:
 
 
 def format_finding(finding: Finding, context: ReportContext) -> str:
-    properties = {"title": f"aoti-lint ({finding.code})", "file": repository_path(finding, context)}
+    properties: dict[str, str | int] = {
+        "title": f"aoti-lint ({finding.code})",
+        "file": repository_path(finding, context),
+    }
     # Notebook rows count from the start of a cell, not of the file GitHub shows, so give no line there.
     if finding.cell is None:
         properties |= {

@@ -255,7 +255,7 @@ class AotiApiMisuse(PythonRule):
             return True
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
 
-    def visit_Call(self, node: Any) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         # The callee's last name first: the first qualified_names call resolves every name of the module.
         if not self.context.may_resolve_to(node.func, CALLEE_NAMES):
             return

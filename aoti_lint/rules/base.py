@@ -12,17 +12,25 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 from aoti_lint.knowledge.references import Reference
 from aoti_lint.source import PYTHON_KINDS
+from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
 
 if TYPE_CHECKING:
-    from aoti_lint.prefilter import CodeIndex
+    from collections.abc import Callable, Mapping
+
+    import libcst as cst
+    from libcst.metadata import CodeRange, MetadataWrapper
+
+    from aoti_lint.analysis.migration_flow import FileFlow
+    from aoti_lint.code_index import CodeIndex
+    from aoti_lint.dataflow import ModuleFacts
     from aoti_lint.source import SourceFile
 
+_T = TypeVar("_T")
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
 # `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
 AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
@@ -58,7 +66,7 @@ class Invalid:
     fixed: str | None = None
     filename: str = "example.py"
     # The `target-torch` the example is linted and fixed with.
-    target_torch: str = "2.6"
+    target_torch: str = DEFAULT_TARGET_TORCH_TEXT
 
     @property
     def source(self) -> str:
@@ -114,7 +122,7 @@ class Rule:
     @classmethod
     def could_match_code(cls, code: CodeIndex) -> bool:
         """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
-        ``aoti_lint.prefilter.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        ``aoti_lint.code_index.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
         return True
 
     @classmethod
@@ -138,16 +146,16 @@ class PythonRule(Rule):
 
     def report(
         self,
-        node: Any,
+        node: cst.CSTNode,
         message: str,
         *,
         fix: Fix | None = None,
         data: object = None,
-        end_node: Any = None,
+        end_node: cst.CSTNode | None = None,
     ) -> None:
         self.context.report(self, node, message, fix=fix, data=data, end_node=end_node)
 
-    def qualified_names(self, node: Any) -> set[str]:
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
         return self.context.qualified_names(node)
 
 
@@ -230,7 +238,11 @@ class PythonContext:
     """Per-file state shared by the Python rules of one traversal."""
 
     def __init__(
-        self, source: SourceFile, module: Any, wrapper: Any, target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH
+        self,
+        source: SourceFile,
+        module: cst.Module,
+        wrapper: MetadataWrapper,
+        target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
     ) -> None:
         self.source = source
         self.module = module
@@ -238,31 +250,32 @@ class PythonContext:
         self.target_torch = target_torch
         self.findings: list[Finding] = []
         # The project's migration plan for this file (aoti_lint.analysis.migration_flow.FileFlow), if any.
-        self.flow: Any = None
+        self.flow: FileFlow | None = None
         self._memo: dict[str, Any] = {}
-        self._positions: Any = None
-        self._qualified: Any = None
+        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._qualified: Mapping[cst.CSTNode, Any] | None = None
 
-    def memo(self, key: str, factory: Any) -> Any:
+    def memo(self, key: str, factory: Callable[[], _T]) -> _T:
         """A per-file value computed once and shared by the rules (e.g. the migration plan)."""
         if key not in self._memo:
             self._memo[key] = factory()
-        return self._memo[key]
+        value: _T = self._memo[key]
+        return value
 
-    def facts(self) -> Any:
+    def facts(self) -> ModuleFacts:
         """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
         from aoti_lint.dataflow import ModuleFacts
 
         return self.memo("module-facts", lambda: ModuleFacts(self.wrapper))
 
-    def positions(self) -> Any:
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._positions is None:
             from libcst.metadata import PositionProvider
 
             self._positions = self.wrapper.resolve(PositionProvider)
         return self._positions
 
-    def qualified_names(self, node: Any) -> set[str]:
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
         if self._qualified is None:
             from libcst.metadata import QualifiedNameProvider
 
@@ -272,7 +285,7 @@ class PythonContext:
             names = names()
         return {q.name for q in names}
 
-    def may_resolve_to(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
+    def may_resolve_to(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
         """Whether ``node`` can have a qualified name whose last part is in ``short_names``: a cheap syntactic
         test made before ``qualified_names``, whose first call resolves the scopes of the whole module.
 
@@ -282,29 +295,30 @@ class PythonContext:
         while True:
             kind = type(node).__name__
             if kind == "Call":
-                node = node.func
+                node = cast("cst.Call", node).func
             elif kind == "Subscript":
-                node = node.value
+                node = cast("cst.Subscript", node).value
             else:
                 break
         if kind == "Attribute":
-            return node.attr.value in short_names
+            return cast("cst.Attribute", node).attr.value in short_names
         if kind != "Name":
             return False
-        if node.value in short_names:
+        name = cast("cst.Name", node).value
+        if name in short_names:
             return True
         aliases = self.memo("as-aliases", lambda: frozenset(AS_ALIAS.findall(self.source.text)))
-        return node.value in aliases
+        return name in aliases
 
     def report(
         self,
         rule: Rule,
-        node: Any,
+        node: cst.CSTNode,
         message: str,
         *,
         fix: Fix | None = None,
         data: object = None,
-        end_node: Any = None,
+        end_node: cst.CSTNode | None = None,
     ) -> None:
         positions = self.positions()
         start = positions[node].start

@@ -189,7 +189,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     def _is_environ(self, node: Any) -> bool:
         return ENVIRON in self.qualified_names(node)
 
-    def visit_Assign(self, node: Any) -> None:
+    def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             subscript = target.target
             if not isinstance(subscript, cst.Subscript):
@@ -217,7 +217,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
             for arg in node.args
         )
 
-    def visit_Call(self, node: Any) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _ENVIRON_METHODS:
             if self._may_set(node) and self._is_environ(func.value):

@@ -183,19 +183,19 @@ class DebugInductorConfig(PythonSwitchRule):
 
     # Scopes: a dict built in a variable is reported where the variable reaches a compile call.
 
-    def visit_FunctionDef(self, node: Any) -> None:
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(_Scope())
 
-    def leave_FunctionDef(self, node: Any) -> None:
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._close_scope()
 
-    def visit_ClassDef(self, node: Any) -> None:
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._scopes.append(_Scope())
 
-    def leave_ClassDef(self, node: Any) -> None:
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
         self._close_scope()
 
-    def leave_Module(self, node: Any) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         self._close_scope()
 
     def _close_scope(self) -> None:
@@ -208,7 +208,7 @@ class DebugInductorConfig(PythonSwitchRule):
                 key_node, key, value_node, edits, deliberate = entry
                 self._report_key(key_node, key, value_node, edits, deliberate or all_deliberate)
 
-    def visit_Assign(self, node: Any) -> None:
+    def visit_Assign(self, node: cst.Assign) -> None:
         scope = self._scopes[-1]
         for target in node.targets:
             target = target.target
@@ -248,7 +248,7 @@ class DebugInductorConfig(PythonSwitchRule):
             for arg in node.args
         )
 
-    def visit_Call(self, node: Any) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
             # An attribute named `update` never resolves to `patch` (attributes are named by their last part).
             self._dict_update(node)
@@ -296,10 +296,10 @@ class DebugInductorConfig(PythonSwitchRule):
                 entries = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries]
             self._scopes[-1].entries.setdefault(target.value, []).extend(entries)
 
-    def visit_Decorator(self, node: Any) -> None:
+    def visit_Decorator(self, node: cst.Decorator) -> None:
         self._decorator = node
 
-    def leave_Decorator(self, node: Any) -> None:
+    def leave_Decorator(self, node: cst.Decorator) -> None:
         self._decorator = None
 
     def _patch(self, node: Any) -> None:

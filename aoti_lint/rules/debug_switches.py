@@ -80,26 +80,26 @@ class PythonSwitchRule(PythonRule):
         self._blocks: list[Any] = []
         self._line: Any = None
 
-    def visit_If(self, node: Any) -> None:
+    def visit_If(self, node: cst.If) -> None:
         test = self.context.module.code_for_node(node.test)
         self._debug_conditions.append(DEBUG_CONDITION_MARKER in test.lower())
 
-    def leave_If(self, node: Any) -> None:
+    def leave_If(self, node: cst.If) -> None:
         self._debug_conditions.pop()
 
-    def visit_Module(self, node: Any) -> None:
+    def visit_Module(self, node: cst.Module) -> None:
         self._blocks.append(node)
 
-    def visit_IndentedBlock(self, node: Any) -> None:
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(node)
 
-    def leave_IndentedBlock(self, node: Any) -> None:
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.pop()
 
-    def visit_SimpleStatementLine(self, node: Any) -> None:
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._line = node
 
-    def visit_SimpleStatementSuite(self, node: Any) -> None:
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._line = node
 
     @property

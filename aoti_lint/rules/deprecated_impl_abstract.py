@@ -134,13 +134,13 @@ class DeprecatedImplAbstract(PythonRule):
         self._new_imports: list[tuple[Any, Any]] = []
         self._other_new_names = 0
 
-    def visit_Import(self, node: Any) -> None:
+    def visit_Import(self, node: cst.Import) -> None:
         self._in_import += 1
 
-    def leave_Import(self, node: Any) -> None:
+    def leave_Import(self, node: cst.Import) -> None:
         self._in_import -= 1
 
-    def visit_ImportFrom(self, node: Any) -> None:
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._in_import += 1
         module = node.module
         if module is None or node.relative or isinstance(node.names, cst.ImportStar):
@@ -151,19 +151,19 @@ class DeprecatedImplAbstract(PythonRule):
                 (alias, node.names) for alias in node.names if alias.evaluated_name == NEW and alias.asname is None
             ]
 
-    def leave_ImportFrom(self, node: Any) -> None:
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._in_import -= 1
 
-    def visit_Call(self, node: Any) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         if any(arg.keyword is not None and arg.keyword.value in IMPL_ABSTRACT_KEYWORDS for arg in node.args):
             self._keyword_calls.add(id(node.func))
 
-    def visit_Attribute(self, node: Any) -> None:
+    def visit_Attribute(self, node: cst.Attribute) -> None:
         self._attribute_names.add(id(node.attr))
         if not self._in_import and node.attr.value == OLD and IMPL_ABSTRACT in self.qualified_names(node):
             self.report(node.attr, self._message(), data=node)
 
-    def visit_Name(self, node: Any) -> None:
+    def visit_Name(self, node: cst.Name) -> None:
         if self._in_import or id(node) in self._attribute_names:
             return
         if node.value == NEW and REGISTER_FAKE not in self.qualified_names(node):
@@ -182,7 +182,7 @@ class DeprecatedImplAbstract(PythonRule):
             Position(code_range.end.line, code_range.end.column + 1),
         )
 
-    def leave_Module(self, node: Any) -> None:
+    def leave_Module(self, node: cst.Module) -> None:
         mine = [finding for finding in self.context.findings if finding.code == self.code]
         if not mine:
             return

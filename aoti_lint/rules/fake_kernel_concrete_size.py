@@ -171,7 +171,7 @@ class FakeKernelConcreteSize(PythonRule):
             return False
         return could_hold_finding(code).concrete
 
-    def visit_Module(self, node: Any) -> None:
+    def visit_Module(self, node: cst.Module) -> None:
         from aoti_lint.fake_kernels import is_size, is_tensor, kernel_index
 
         for kernel in kernel_index(self.context).kernels.values():

@@ -150,7 +150,7 @@ class FakeKernelShapeBranch(PythonRule):
     def could_match_code(cls, code: Any) -> bool:
         return could_hold_kernel(code) and could_hold_finding(code).branch
 
-    def visit_Module(self, node: Any) -> None:
+    def visit_Module(self, node: cst.Module) -> None:
         from aoti_lint.fake_kernels import children, is_size, kernel_index
 
         for kernel in kernel_index(self.context).kernels.values():

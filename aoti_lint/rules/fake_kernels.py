@@ -25,7 +25,7 @@ def could_hold_finding(code: Any) -> Any:
 
 
 def could_hold_kernel(code: Any) -> bool:
-    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.prefilter.CodeIndex``)."""
+    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.code_index.CodeIndex``)."""
     names = code.identifiers
     if "register_fake" in names or "impl_abstract" in names:
         return True

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import faulthandler
 import json
-import math
 import os
 import platform
 import sys
 import traceback
+from typing import Any
 
-# Edge inputs larger than this many elements per tensor are skipped (a declared max can be huge).
-EDGE_NUMEL_LIMIT = 50_000_000
+# Run as a script, this folder is not on sys.path under `python -P` (PYTHONSAFEPATH): the sibling is found by path.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import child_inputs  # the child's own helper module, not an aoti_lint import
 
 
 class State:
@@ -71,7 +72,7 @@ def main(argv: list[str]) -> int:
 def probe(device_type: str) -> dict:
     import torch
 
-    host = {
+    host: dict[str, Any] = {
         "torch": torch.__version__,
         "cuda_build": torch.version.cuda,
         "hip_build": torch.version.hip,
@@ -273,13 +274,13 @@ def _checked(cases, request: dict, reference, state: State):
     specs = request.get("input_specs") or []
     if not specs:
         return cases
-    names = _user_input_names(reference)
+    names = child_inputs.user_input_names(reference)
     if len(names) != len(specs):
         # The program's inputs do not map one-to-one onto the package's: no names rather than wrong ones.
         names = []
     kept = []
     for name, args, kwargs in cases:
-        problems = _input_problems(args, kwargs, specs, names)
+        problems = child_inputs.input_problems(args, kwargs, specs, names)
         if not problems:
             kept.append((name, args, kwargs))
             continue
@@ -295,111 +296,6 @@ def _checked(cases, request: dict, reference, state: State):
         )
         state.save()
     return kept
-
-
-def _user_input_names(reference) -> list[str]:
-    if reference is None:
-        return []
-    from torch.export.graph_signature import InputKind
-
-    return [s.arg.name for s in reference.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
-
-
-def _input_problems(args, kwargs, specs: list[dict], names: list[str]) -> list[dict]:
-    """What differs between the given tensors and the package's input checks (torch's own check order)."""
-    import torch
-    from torch.utils._pytree import tree_leaves
-
-    # Keyword inputs are reordered by the package's in_spec; only positional inputs map one-to-one here.
-    leaves = tree_leaves(args)
-    if kwargs or not all(isinstance(leaf, torch.Tensor) for leaf in leaves):
-        return []
-    if len(leaves) != len(specs):
-        return [
-            {
-                "message": f"{len(leaves)} input tensor(s) given, the package was compiled for {len(specs)}",
-                "known": "",
-                "fix": "Pass the inputs the program was exported with (same number, same order).",
-            }
-        ]
-    problems = []
-    for spec, tensor in zip(specs, leaves, strict=True):
-        index = spec["index"]
-        label = f"input {index}" + (f" (`{names[index]}`)" if index < len(names) else "")
-        dtype = str(tensor.dtype).rsplit(".", 1)[-1]
-        if spec.get("dtype") and dtype != spec["dtype"]:
-            problems.append(
-                {
-                    "message": f"{label} is {dtype}, the package was compiled for {spec['dtype']}",
-                    "known": "input-dtype",
-                    "fix": f"Convert the input (`x.to(torch.{spec['dtype']})`), or export and compile with {dtype}.",
-                }
-            )
-        sizes = {int(dim): size for dim, size in spec.get("sizes", {}).items()}
-        if sizes and tensor.dim() <= max(sizes):
-            problems.append(
-                {
-                    "message": f"{label} has {tensor.dim()} dimension(s) {list(tensor.shape)}, the package was "
-                    f"compiled for at least {max(sizes) + 1}",
-                    "known": "",
-                    "fix": "Feed inputs of the rank the program was exported with.",
-                }
-            )
-            continue
-        for dim, size in sorted(sizes.items()):
-            got = int(tensor.shape[dim])
-            if isinstance(size, int):
-                if got != size:
-                    problems.append(
-                        {
-                            "message": f"{label} dim {dim} is {got}, the package was compiled for {size} "
-                            "(a static dimension)",
-                            "known": "input-dim-value",
-                            "fix": f"Feed size {size} at dim {dim}, or export with a Dim for it (dynamic_shapes) "
-                            "and recompile.",
-                        }
-                    )
-                continue
-            lower, upper = size
-            if (lower is not None and got < lower) or (upper is not None and got > upper):
-                shown = f"{'' if lower is None else lower}..{'' if upper is None else upper}"
-                problems.append(
-                    {
-                        "message": f"{label} dim {dim} is {got}, outside the package's range {shown} "
-                        "(a dynamic dimension)",
-                        "known": "input-dim-range",
-                        "fix": "Keep the size within the range, or export with a Dim(min=..., max=...) that "
-                        "covers it and recompile (sizes 0 and 1 are specialized by export: a Dim(min=1) "
-                        "compiles as >= 2).",
-                    }
-                )
-    return problems
-
-
-def generated_inputs(specs: list[dict], seed: int):
-    """Inputs built from the package's input checks (floating: randn with a fixed seed; others: zeros)."""
-    import torch
-
-    generator = torch.Generator().manual_seed(seed)
-    tensors = []
-    for spec in specs:
-        sizes = {int(dim): size for dim, size in spec.get("sizes", {}).items()}
-        if not spec.get("dtype") or not hasattr(torch, spec["dtype"]) or sorted(sizes) != list(range(len(sizes))):
-            return None
-        shape = []
-        for _, size in sorted(sizes.items()):
-            if isinstance(size, int):
-                shape.append(size)
-            else:
-                lower, upper = size
-                value = max(2, lower or 0)
-                shape.append(min(value, upper) if upper is not None else value)
-        dtype = getattr(torch, spec["dtype"])
-        if dtype.is_floating_point or dtype.is_complex:
-            tensors.append(torch.randn(shape, generator=generator).to(dtype))
-        else:
-            tensors.append(torch.zeros(shape, dtype=dtype))
-    return tuple(tensors)
 
 
 def _reference_device(reference):
@@ -430,7 +326,7 @@ def _cases(request: dict, reference, state: State):
         args, kwargs = reference.example_inputs
         cases = [("the example inputs", tuple(args), dict(kwargs))]
     elif request.get("input_specs"):
-        args = generated_inputs(request["input_specs"], request.get("seed", 0))
+        args = child_inputs.generated_inputs(request["input_specs"], request.get("seed", 0))
         if args is None:
             state.save(
                 input_error="the package's input checks do not give every input's dtype and shape: pass --inputs"
@@ -440,7 +336,7 @@ def _cases(request: dict, reference, state: State):
     else:
         return []
     if request.get("edges") and reference is not None:
-        edges, note = _edge_cases(reference, cases[0][1], cases[0][2])
+        edges, note = child_inputs.edge_cases(reference, cases[0][1], cases[0][2])
         state.save(edges_note=note)
         cases.extend(edges)
     return cases
@@ -458,94 +354,6 @@ def _as_args_kwargs(value):
             return tuple(value[0]), dict(value[1])
         return tuple(value), {}
     return None, None
-
-
-def _edge_cases(reference, args, kwargs):
-    """Inputs at the edges of each dynamic dimension's range (min, max, and 0/1 where the range allows them)."""
-    import sympy
-    import torch
-    from torch.export.graph_signature import InputKind
-    from torch.utils._pytree import tree_flatten, tree_unflatten
-
-    leaves, spec = tree_flatten((args, kwargs))
-    user_inputs = [s.arg.name for s in reference.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
-    placeholders = {node.name: node for node in reference.graph.nodes if node.op == "placeholder"}
-    if len(user_inputs) != len(leaves):
-        return [], "edges skipped: the example inputs do not map one-to-one onto the program's inputs"
-    symbolic = []  # (leaf index, dim, sympy expression)
-    example_values = {}
-    for position, (leaf, name) in enumerate(zip(leaves, user_inputs, strict=True)):
-        fake = placeholders[name].meta.get("val")
-        if not isinstance(leaf, torch.Tensor) or not isinstance(fake, torch.Tensor):
-            continue
-        for dim, size in enumerate(fake.shape):
-            if isinstance(size, torch.SymInt):
-                expr = size.node.expr
-                symbolic.append((position, dim, expr))
-                if isinstance(expr, sympy.Symbol):
-                    example_values[expr] = int(leaf.shape[dim])
-    if not symbolic:
-        return [], "edges skipped: the program has no dynamic dimensions"
-    # torch.export.save keeps no Dim names (torch 2.13: they live only in the exporting process's ShapeEnv), so a
-    # dimension is named by where the user sees it: the input's name and the dim.
-    where = {}
-    for position, dim, expr in symbolic:
-        where.setdefault(expr, f"{user_inputs[position]}.shape[{dim}]")
-    cases = []
-    skipped = []
-    for symbol, example in sorted(example_values.items(), key=lambda item: str(item[0])):
-        ranges = reference.range_constraints.get(symbol)
-        if ranges is None:
-            continue
-        lower, upper = ranges.lower, ranges.upper
-        candidates = {}
-        if _finite(lower):
-            candidates[int(lower)] = "min"
-        if _finite(upper):
-            candidates.setdefault(int(upper), "max")
-        for small in (0, 1):
-            if (not _finite(lower) or lower <= small) and (not _finite(upper) or small <= upper):
-                candidates.setdefault(small, str(small))
-        for value, label in sorted(candidates.items()):
-            if value == example:
-                continue
-            assignment = {**example_values, symbol: value}
-            new_leaves = list(leaves)
-            for position, dim, expr in symbolic:
-                size = expr.subs(assignment)
-                if not size.is_number:
-                    break
-                new_leaves[position] = _resized(new_leaves[position], dim, int(size))
-            else:
-                if max((t.numel() for t in new_leaves if isinstance(t, torch.Tensor)), default=0) > EDGE_NUMEL_LIMIT:
-                    skipped.append(f"{where[symbol]}={value}")
-                    continue
-                new_args, new_kwargs = tree_unflatten(new_leaves, spec)
-                cases.append((f"edge {where[symbol]}={value} ({label})", tuple(new_args), dict(new_kwargs)))
-    note = f"edges skipped as too large: {', '.join(skipped)}" if skipped else ""
-    return cases, note
-
-
-def _finite(bound) -> bool:
-    try:
-        return math.isfinite(float(bound))
-    except (TypeError, ValueError, OverflowError):
-        return False
-
-
-def _resized(tensor, dim: int, size: int):
-    """The tensor cut or tiled along dim to size, keeping its values (index inputs stay valid)."""
-    import torch
-
-    current = tensor.shape[dim]
-    if size <= current:
-        return tensor.narrow(dim, 0, size).contiguous()
-    if current == 0:
-        shape = list(tensor.shape)
-        shape[dim] = size
-        return torch.zeros(shape, dtype=tensor.dtype, device=tensor.device)
-    repeats = -(-size // current)
-    return torch.cat([tensor] * repeats, dim).narrow(dim, 0, size).contiguous()
 
 
 def _shapes(value) -> list:

@@ -185,7 +185,7 @@ def input_specs(wrapper: str) -> list[InputSpec]:
         elif match := _CHECK_BOUND.search(line):
             if spec := by_name.get(match.group(1)):
                 current = spec.sizes.get(int(match.group(2)))
-                bounds = current if isinstance(current, list) else [None, None]
+                bounds: list[int | None] = current if isinstance(current, list) else [None, None]
                 bounds[0 if match.group(3) == "<" else 1] = int(match.group(4))
                 spec.sizes[int(match.group(2))] = bounds
         elif match := _CHECK_DEVICE_VAR.search(line):

@@ -13,33 +13,27 @@ refused before anything is loaded.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
-import json
 import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import xml.etree.ElementTree as ET
 import zipfile
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from aoti_lint.knowledge.known_failures import BY_ID
-from aoti_lint.runtime.escape import printable
-from aoti_lint.runtime.explain import Match, match_text, render_match
+from aoti_lint.runtime.child_process import run_child
+from aoti_lint.runtime.explain import match_text
 from aoti_lint.runtime.package import ModelInfo, PackageError, read_package
+from aoti_lint.runtime.validation_report import (
+    ERROR,
+    INFO,
+    WARNING,
+    ChildRun,
+    ValidationReport,
+)
 
-CHILD = Path(__file__).with_name("child.py")
-REAPER = Path(__file__).with_name("reaper.py")
-# Seconds the reaper gets to kill and reap the child's processes before its whole session is killed.
-REAPER_GRACE = 10.0
 DEFAULT_TIMEOUT = 300.0
 PROBE_TIMEOUT = 120.0
-ERROR, WARNING, INFO = "error", "warning", "info"
 # Every run of a package (or of a baseline .so) has the package check its inputs: validation is where that cost
 # belongs, and what the static comparison misses (strides, related sizes) is still caught.
 RUN_SWITCHES = {"AOTI_RUNTIME_CHECK_INPUTS": "1"}
@@ -50,70 +44,6 @@ NATIVE_CODE_WARNING = (
     "warning: validate runs native code from the package (its compiled .so) in child processes; "
     "validate only packages you trust"
 )
-_KERNEL_LAUNCH = re.compile(r"\[ (before|after)_launch: (\S+) \]")
-
-
-@dataclass
-class Finding:
-    stage: str
-    severity: str
-    message: str
-    fix: str = ""
-    known_failures: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ChildRun:
-    name: str
-    # Switches set for this run on top of the caller's environment.
-    env: dict[str, str]
-    outcome: str  # ok | failed | crashed | timed out
-    returncode: int | None
-    signal: str | None
-    # The step the child was at when it stopped.
-    current: str
-    state: dict
-    stderr_tail: str
-    # With a printer-instrumented package: the kernel that started last and never finished.
-    last_kernel: str | None
-    known_failures: list[str]
-
-
-@dataclass
-class ValidationReport:
-    package: str
-    models: list[dict] = field(default_factory=list)
-    host: dict | None = None
-    findings: list[Finding] = field(default_factory=list)
-    runs: list[ChildRun] = field(default_factory=list)
-    # First matching line of each known failure seen in the runs, for the explanation at the end.
-    matches: dict[str, Match] = field(default_factory=dict)
-    # Why the package could not be validated at all (unreadable file, no torch here): not a verdict on it.
-    error: str | None = None
-
-    @property
-    def valid(self) -> bool:
-        return self.error is None and not any(f.severity == ERROR for f in self.findings)
-
-    @property
-    def verdict(self) -> str:
-        return "ERROR" if self.error else "VALID" if self.valid else "INVALID"
-
-    def add(self, stage: str, severity: str, message: str, fix: str = "", known: list[str] | None = None) -> None:
-        self.findings.append(Finding(stage, severity, message, fix, list(known or [])))
-
-    def to_dict(self) -> dict:
-        return {
-            "package": self.package,
-            "valid": self.valid,
-            "verdict": self.verdict,
-            "error": self.error,
-            "models": self.models,
-            "host": self.host,
-            "findings": [asdict(f) for f in self.findings],
-            "runs": [asdict(r) for r in self.runs],
-            "known_failures": [m.to_dict() for m in self.matches.values()],
-        }
 
 
 def validate(
@@ -192,7 +122,7 @@ def validate(
     workdir = Path(tempfile.mkdtemp(prefix="aoti-lint-validate-"))
     try:
         (workdir / "tmp").mkdir()
-        probe = _run_child({"mode": "probe", "device_type": device_type}, workdir, {}, PROBE_TIMEOUT, "host probe")
+        probe = run_child({"mode": "probe", "device_type": device_type}, workdir, {}, PROBE_TIMEOUT, "host probe")
         host = probe.state.get("host")
         if host is None:
             error = probe.state.get("torch_error") or f"{probe.outcome} while {probe.current}"
@@ -219,7 +149,7 @@ def validate(
         }
         if baseline is not None:
             baseline_file = workdir / "baseline.pt"
-            old = _run_child(
+            old = run_child(
                 {
                     **request,
                     "mode": "baseline",
@@ -237,7 +167,7 @@ def validate(
                     report.add("baseline", INFO, "nothing to compare: no input could be run")
                 return report
             request["baseline_file"] = str(baseline_file)
-        first = _run_child(request, workdir, RUN_SWITCHES, timeout, "run")
+        first = run_child(request, workdir, RUN_SWITCHES, timeout, "run")
         _record_run(report, first, timeout)
         # Switches cannot help when torch or the inputs are unusable, or when the inputs were refused unrun.
         rerun = not any(first.state.get(key) for key in ("torch_error", "input_error")) and not any(
@@ -255,7 +185,7 @@ def validate(
                 )
             for switches in stages:
                 env = {**env, **switches}
-                stage = _run_child(
+                stage = run_child(
                     request, workdir, env, timeout, "diagnose " + " ".join(f"{k}={v}" for k, v in env.items())
                 )
                 _record_diagnosis(report, stage)
@@ -415,95 +345,6 @@ def _compute_capability_findings(report: ValidationReport, md: dict, host: dict,
     )
 
 
-def _run_child(request: dict, workdir: Path, env_switches: dict, timeout: float, name: str) -> ChildRun:
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
-    result_path = workdir / f"{slug}.result.json"
-    request_path = workdir / f"{slug}.request.json"
-    request_path.write_text(json.dumps({**request, "result": str(result_path)}), encoding="utf-8")
-    status_path = workdir / f"{slug}.status.json"
-    env = {**os.environ, **env_switches, "TMPDIR": str(workdir / "tmp")}
-    # The reaper runs the child in a session of its own and ends everything it started (even what left the
-    # session), when the child ends, on a timeout or an interrupt.
-    process = subprocess.Popen(
-        [sys.executable, str(REAPER), str(status_path), str(workdir), sys.executable, str(CHILD), str(request_path)],
-        cwd=workdir,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    timed_out = False
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _stop(process)
-        stdout, stderr = process.communicate()
-    except BaseException:
-        # Ctrl-C (KeyboardInterrupt) or any other way out: nothing of the child may outlive validate.
-        _stop(process)
-        raise
-    try:
-        state = json.loads(result_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        state = {"current": "starting", "cases": []}
-    try:
-        rc = json.loads(status_path.read_text(encoding="utf-8"))["returncode"]
-    except (OSError, ValueError, KeyError, TypeError):
-        # The reaper itself was stopped (timeout, interrupt): its own status is all there is.
-        rc = process.returncode
-    signal_name = None
-    if timed_out:
-        outcome = "timed out"
-    elif rc is not None and rc < 0:
-        outcome = "crashed"
-        try:
-            signal_name = signal.Signals(-rc).name
-        except ValueError:
-            signal_name = f"signal {-rc}"
-    else:
-        problems = [state.get(key) for key in ("error", "torch_error", "input_error")]
-        statuses = {case["status"] for case in state.get("cases", [])} - {"ok", "skipped"}
-        outcome = "failed" if rc != 0 or any(problems) or statuses - {"refused"} else "refused" if statuses else "ok"
-    err_text = stderr.decode("utf-8", errors="replace")
-    out_text = stdout.decode("utf-8", errors="replace")
-    evidence = "\n".join(
-        [err_text, state.get("error", "")]
-        + [case.get("message", "") for case in state.get("cases", [])]
-        + ([f"child process killed by {signal_name}"] if signal_name else [])
-    )
-    return ChildRun(
-        name=name,
-        env=dict(env_switches),
-        outcome=outcome,
-        returncode=rc,
-        signal=signal_name,
-        current=state.get("current", "starting"),
-        state=state,
-        stderr_tail=err_text[-4000:],
-        last_kernel=_unfinished_kernel(out_text),
-        known_failures=[m.failure.id for m in match_text(evidence)] if outcome != "ok" else [],
-    )
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """End the reaper and, through it, the child and everything below; SIGKILL the session if it does not exit."""
-    with contextlib.suppress(ProcessLookupError):
-        process.terminate()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=REAPER_GRACE)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _unfinished_kernel(stdout: str) -> str | None:
-    started = None
-    for when, kernel in _KERNEL_LAUNCH.findall(stdout):
-        started = kernel if when == "before" else None
-    return started
-
-
 def _remember(report: ValidationReport, text: str) -> list[str]:
     found = match_text(text)
     for match in found:
@@ -635,111 +476,3 @@ def _record_diagnosis(report: ValidationReport, run: ChildRun) -> None:
         shown.insert(0, f"{run.current} failed: {_first_line(state['error'])}")
     text = "\n".join([run.stderr_tail, *shown, *([f"child process killed by {run.signal}"] if run.signal else [])])
     report.add("diagnose", INFO, f"with {switches}: " + "; ".join(shown), "", _remember(report, text))
-
-
-def render_text(report: ValidationReport) -> str:
-    out = [f"aoti-lint validate {report.package}"]
-    for model in report.models:
-        md = model["metadata"]
-        out.append(
-            f"  model `{model['name']}`: device {md.get('AOTI_DEVICE_KEY') or '?'}, "
-            f"{md.get('AOTI_PLATFORM', '?')}/{md.get('AOTI_MACHINE', '?')}, CPU ISA {md.get('AOTI_CPU_ISA') or '-'}, "
-            f"compute capability {md.get('AOTI_COMPUTE_CAPABILITY') or '-'}"
-        )
-        for spec in model.get("input_specs", []):
-            out.append(f"    input {spec['index']}: {_spec_text(spec)}")
-    if report.host:
-        host = report.host
-        build = (
-            f"CUDA {host['cuda_build']}"
-            if host["cuda_build"]
-            else f"HIP {host['hip_build']}"
-            if host["hip_build"]
-            else "CPU-only"
-        )
-        devices = (
-            f"{host['device_count']} {host['device_type']} device(s) usable"
-            if host["device_available"]
-            else f"no {host['device_type']} device usable"
-        )
-        out.append(f"  host: torch {host['torch']} ({build}), {host['platform']}/{host['machine']}, {devices}")
-    for run in report.runs:
-        out.append(f"  {run.name}: {run.outcome}" + (f" ({run.signal})" if run.signal else ""))
-        for case in run.state.get("cases", []):
-            out.append(f"    {case['name']} {case['shapes']}: {case['status']}")
-    if report.error:
-        out.append(f"error: {report.error}")
-    for finding in report.findings:
-        out.append(f"{finding.severity}[{finding.stage}]: {finding.message}")
-        if finding.fix:
-            out.append(f"  fix: {finding.fix}")
-        for known in finding.known_failures:
-            out.append(f"  known failure: {known} ({BY_ID[known].title})")
-    # Metadata, member names and the children's messages come from the package: one line each, escaped.
-    out = [printable(line) for line in out]
-    if report.matches:
-        out.append("")
-        out.append("Known failures seen (the same text as `aoti-lint explain`):")
-        out.extend(render_match(match, indent="  ") for match in report.matches.values())
-    out.append(_verdict_line(report))
-    return "\n".join(out) + "\n"
-
-
-def _spec_text(spec: dict) -> str:
-    dims = []
-    for _, size in sorted(spec["sizes"].items(), key=lambda item: int(item[0])):
-        if isinstance(size, list):
-            dims.append(f"{'' if size[0] is None else size[0]}..{'' if size[1] is None else size[1]}")
-        else:
-            dims.append(str(size))
-    return f"{spec.get('dtype') or '?'} [{', '.join(dims)}] on {spec.get('device_type') or '?'}"
-
-
-def _verdict_line(report: ValidationReport) -> str:
-    if report.error:
-        return "ERROR: not validated (see the error above)"
-    errors = sum(f.severity == ERROR for f in report.findings)
-    warnings = sum(f.severity == WARNING for f in report.findings)
-    return f"{report.verdict}: {errors} error(s), {warnings} warning(s)"
-
-
-def render_summary(reports: list[ValidationReport]) -> str:
-    """One line per package, for a run over several packages."""
-    return "".join(printable(f"{report.package}: {_verdict_line(report)}") + "\n" for report in reports)
-
-
-def render_junit(reports: list[ValidationReport]) -> str:
-    """One test case per package: a failure when invalid, an error when it could not be validated."""
-    failures = sum(not r.valid and r.error is None for r in reports)
-    errors = sum(r.error is not None for r in reports)
-    root = ET.Element(
-        "testsuites", name="aoti-lint validate", tests=str(len(reports)), failures=str(failures), errors=str(errors)
-    )
-    suite = ET.SubElement(
-        root,
-        "testsuite",
-        name="aoti-lint validate",
-        tests=str(len(reports)),
-        failures=str(failures),
-        errors=str(errors),
-        disabled="0",
-    )
-    for report in reports:
-        case = ET.SubElement(suite, "testcase", name=printable(report.package), classname="aoti-lint.validate")
-        problems = [f for f in report.findings if f.severity == ERROR]
-        if report.error:
-            element = ET.SubElement(case, "error", message=printable(report.error))
-            element.text = printable(report.error)
-        elif problems:
-            element = ET.SubElement(case, "failure", message=printable(problems[0].message))
-            element.text = "\n".join(
-                printable(f"{f.stage}: {f.message}") + (f"\n  fix: {printable(f.fix)}" if f.fix else "")
-                for f in problems
-            )
-        warnings = [f for f in report.findings if f.severity == WARNING]
-        if warnings:
-            ET.SubElement(case, "system-out").text = "\n".join(
-                printable(f"warning[{f.stage}]: {f.message}") for f in warnings
-            )
-    ET.indent(root, space="    ")
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -13,14 +13,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def validate_command(argv: list[str]) -> int:
-    from aoti_lint.runtime.validate import (
-        DEFAULT_TIMEOUT,
-        NATIVE_CODE_WARNING,
-        render_junit,
-        render_summary,
-        render_text,
-        validate,
-    )
+    from aoti_lint.runtime.validate import DEFAULT_TIMEOUT, NATIVE_CODE_WARNING, validate
+    from aoti_lint.runtime.validation_report import render_junit, render_summary, render_text
 
     parser = argparse.ArgumentParser(
         prog="aoti-lint validate",

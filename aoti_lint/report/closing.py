@@ -12,7 +12,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}es" if word.endswith(("x", "s")) else f"{count} {word}s"
 
 
-def summary_lines(findings: list[Finding], context: ReportContext) -> list[str]:
+def closing_lines(findings: list[Finding], context: ReportContext) -> list[str]:
     if context.quiet:
         return []
     fixed = sum(context.fixed.values())

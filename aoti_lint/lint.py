@@ -1,0 +1,179 @@
+"""A lint run, the top of the lint core: the paths given (or the code on stdin) to a sorted ``RunOutcome``.
+
+Files are found (``aoti_lint.files``), read and linted many at a time (``aoti_lint.runner``), the migration is
+planned and settled across them and the project rules run (``aoti_lint.project``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aoti_lint.config import Settings
+from aoti_lint.diagnostics import FileError, Finding
+from aoti_lint.disk import make_source
+from aoti_lint.engine import FileOutcome, FixOptions, ProjectPart, over_limits, process_source
+from aoti_lint.file_context import FileContext
+from aoti_lint.files import Candidate, MissingPath, discover
+from aoti_lint.project import (
+    check_project,
+    complete_summaries,
+    cpp_artifact_loads,
+    plan_migrations,
+    settle_flows,
+    unplaced,
+)
+from aoti_lint.ruleset import RuleSet
+from aoti_lint.source import display_path, file_kind
+
+if TYPE_CHECKING:
+    from aoti_lint.runner import Execution
+
+
+@dataclass
+class RunOutcome:
+    """A whole run: every file's outcome merged, then the project pass's findings; sorted for the report."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    files_checked: int = 0
+    fixed: dict[str, int] = field(default_factory=dict)
+    # display path -> (before, after) for files whose text the fixes changed
+    changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def add(self, outcome: FileOutcome) -> None:
+        self.files_checked += outcome.checked
+        self.findings.extend(outcome.findings)
+        self.errors.extend(outcome.errors)
+        if outcome.fixed:
+            self.fixed[outcome.path] = outcome.fixed
+        if outcome.fixed_text is not None:
+            self.changes[outcome.path] = (outcome.original_text or "", outcome.fixed_text)
+
+    def sort(self) -> None:
+        self.findings.sort(key=Finding.sort_key)
+        self.errors.sort(key=lambda error: error.path)
+
+
+def lint_paths(
+    paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None, execution: Execution | None = None
+) -> RunOutcome:
+    """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
+    from aoti_lint.runner import Execution, run_files
+
+    fix = fix or FixOptions()
+    run = RunOutcome()
+    ruleset = RuleSet(settings)
+    run.errors.extend(ruleset.errors)
+    candidates: list[Candidate] = []
+    for item in discover(paths, settings):
+        if isinstance(item, MissingPath):
+            run.errors.append(FileError(display_path(item.path, cwd), item.message))
+        else:
+            candidates.append(item)
+    execution = execution or Execution()
+    # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
+    # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
+    # A fixing run keeps off the cache, as it always did (fixes are never taken from it); a checking run caches
+    # each file's outcome under its plan as well, so a warm run re-reads nothing.
+    first = replace(execution, cache_dir=None) if fix.apply else execution
+    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first)
+
+    def summarise_in_full(chosen: list[int]) -> None:
+        # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
+        from aoti_lint.analysis.migration_flow import FileFlow
+
+        plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
+        chosen_candidates = [candidates[index] for index in chosen]
+        redone = run_files(chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans)
+        for index, outcome in zip(chosen, redone, strict=True):
+            outcomes[index] = outcome
+
+    complete_summaries(outcomes, summarise_in_full)
+
+    def plan() -> dict[str, Any]:
+        consulted: set[str] = set()
+        flows = plan_migrations(
+            [outcome.project for outcome in outcomes if outcome.project is not None],
+            lambda: cpp_artifact_loads(candidates, cwd),
+            consulted,
+        )
+        # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
+        # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
+        unsure = [index for index, outcome in enumerate(outcomes) if unplaced(outcome) & (consulted | {"*"})]
+        if unsure and consulted:
+            summarise_in_full(unsure)
+            return plan_migrations(
+                [outcome.project for outcome in outcomes if outcome.project is not None],
+                lambda: cpp_artifact_loads(candidates, cwd),
+            )
+        return flows
+
+    flows = plan()
+    again = [
+        index
+        for index, outcome in enumerate(outcomes)
+        if (outcome.path in flows and (flows[outcome.path].changed or fix.apply))
+        or (fix.apply and any(f.fix_applies(fix.unsafe) for f in outcome.findings))
+    ]
+    if again:
+        redone = run_files(
+            [candidates[index] for index in again],
+            ruleset,
+            cwd,
+            replace(fix, write=False),
+            first,  # a check run caches these outcomes under the file's plan too (Cache.key)
+            flows,
+        )
+        for index, outcome in zip(again, redone, strict=True):
+            outcomes[index] = outcome
+        if fix.apply:
+            settle_flows(
+                outcomes,
+                flows,
+                fix,
+                lambda chosen: run_files(
+                    [candidates[index] for index in chosen],
+                    ruleset,
+                    cwd,
+                    replace(fix, apply=False),
+                    replace(execution, cache_dir=None),
+                    flows,
+                ),
+            )
+    parts: list[ProjectPart] = []
+    for outcome in outcomes:
+        run.add(outcome)
+        if outcome.project is not None:
+            parts.append(outcome.project)
+    findings, errors = check_project(ruleset.rules, parts)
+    run.findings.extend(findings)
+    run.errors.extend(errors)
+    run.sort()
+    return run
+
+
+def lint_stdin(
+    data: bytes, path: Path | None, settings: Settings, cwd: Path, fix: FixOptions
+) -> tuple[RunOutcome, bytes]:
+    """Lint code read from stdin as the file ``path`` would be (its kind, its per-file-ignores, its name in
+    the report); nothing is written. Returns the run and the code after fixes."""
+    run = RunOutcome()
+    path = path or Path("-")
+    absolute = path if path.is_absolute() else cwd / path
+    kind = file_kind(path) or "python"
+    source = make_source(absolute, display_path(absolute, cwd) if path != Path("-") else "-", kind, data)
+    if isinstance(source, FileError):
+        run.errors.append(source)
+        return run, data
+    # The project rules are those enabled for the path: stdin has no other file to check them against.
+    context = FileContext.of(RuleSet(settings).for_file(absolute, kind), target_torch=settings.target_torch)
+    too_big = over_limits(source)
+    if too_big is not None and any(rule.could_match(source.prefilter_data) for rule in context.rules):
+        run.errors.append(too_big)
+        return run, data
+    outcome = process_source(source, context, replace(fix, write=False))
+    run.add(outcome)
+    run.sort()
+    return run, outcome.fixed_data if outcome.fixed_data is not None else data

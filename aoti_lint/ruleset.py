@@ -1,0 +1,83 @@
+"""Which rules apply to which file: the enabled rules of the settings, less those the per-file-ignores switch off
+for a path, plus the project rules a file must be read for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aoti_lint.config import Settings
+from aoti_lint.diagnostics import FileError
+from aoti_lint.engine import FLOW_SUMMARY, MIGRATION_CODES
+from aoti_lint.file_context import FileContext
+from aoti_lint.rules import ALL_RULES, CrossDeviceLoad, Rule
+from aoti_lint.rules.base import ProjectRule
+
+if TYPE_CHECKING:
+    from aoti_lint.analysis.migration_flow import FileFlow
+
+
+class RuleSet:
+    """The enabled rules, and the per-file-ignores that switch some of them off for some paths."""
+
+    def __init__(self, settings: Settings, rules: Sequence[type[Rule]] = ALL_RULES) -> None:
+        from aoti_lint import selection
+
+        self.settings = settings
+        self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
+        self._per_file = []
+        # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
+        self.errors: list[FileError] = []
+        if settings.per_file_ignores:
+            from aoti_lint.files import gitignore_spec  # pathspec is slow to import: only when needed
+
+            def spec(lines: list[str]) -> Any:
+                built, problems = gitignore_spec(lines)
+                origin = str(settings.config_path or "--per-file-ignores")
+                self.errors += [FileError(origin, f"per-file-ignores: {problem}") for problem in problems]
+                return built
+
+            # One spec per set of ignored codes, not per pattern: thousands of patterns (generated configs)
+            # stay one pass per file. A negated pattern keeps its own spec: in a shared one it would undo others.
+            groups: dict[frozenset[str], list[str]] = {}
+            for pattern, codes in settings.per_file_ignores:
+                resolved = frozenset(selection.resolve(codes, (), ()))
+                if pattern.startswith("!"):
+                    self._per_file.append((spec([pattern]), resolved))
+                else:
+                    groups.setdefault(resolved, []).append(pattern)
+            self._per_file += [(spec(group), codes) for codes, group in groups.items()]
+
+    def project_rules(self, kind: str) -> tuple[type[ProjectRule], ...]:
+        """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
+        and the device-flow summary whenever the migration fixes are on (they are planned per artifact flow)."""
+        rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
+        migrating = any(rule.code in MIGRATION_CODES for rule in self.rules)
+        if migrating and kind in CrossDeviceLoad.file_kinds and not any(r.summary_key == FLOW_SUMMARY for r in rules):
+            rules += (CrossDeviceLoad,)
+        return rules
+
+    def context(
+        self, path: Path, kind: str, target_torch: tuple[int, int] | None = None, flow: FileFlow | None = None
+    ) -> FileContext:
+        """Everything linting the file at ``path`` depends on besides its bytes (the project rules left aside
+        when ``kind`` is not the kind of any)."""
+        return FileContext(
+            self.for_file(path, kind),
+            self.project_rules(kind),
+            self.settings.target_torch if target_torch is None else target_torch,
+            flow,
+        )
+
+    def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
+        ignored: set[str] = set()
+        if self._per_file:
+            try:
+                rel = path.resolve().relative_to(self.settings.root).as_posix()
+            except ValueError:
+                rel = path.as_posix()
+            for spec, codes in self._per_file:
+                if spec.match_file(rel) or spec.match_file(path.name):
+                    ignored |= codes
+        return tuple(rule for rule in self.rules if kind in rule.file_kinds and rule.code not in ignored)

@@ -1,0 +1,163 @@
+"""The lint core's layers, read from the modules' own imports: no import cycle anywhere in aoti_lint/ and
+codemods/, and each module of the data flow imports only what lies below it (CONTRIBUTING.md, "Layers")."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# codemods/ is installed as aoti_lint.codemods (pyproject.toml).
+PACKAGES = {"aoti_lint": ROOT / "aoti_lint", "aoti_lint.codemods": ROOT / "codemods"}
+
+# The lint core as data flows through it, bottom first: a module may import those before it, never one after.
+CORE = (
+    "aoti_lint.diagnostics",
+    "aoti_lint.source",
+    "aoti_lint.code_index",
+    "aoti_lint.rules.base",
+    "aoti_lint.file_context",
+    "aoti_lint.prefilter",
+    "aoti_lint.parse",
+    "aoti_lint.suppressions",
+    "aoti_lint.engine",
+    "aoti_lint.disk",
+    "aoti_lint.ruleset",
+    "aoti_lint.cache",
+    "aoti_lint.runner",
+    "aoti_lint.project",
+    "aoti_lint.lint",
+    "aoti_lint.cli",
+)
+
+
+def module_files() -> dict[str, Path]:
+    modules = {}
+    for package, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = [package, *path.relative_to(folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules ``name`` imports anywhere in its body, functions included (a lazy import is an edge
+    all the same); imports under ``if TYPE_CHECKING:`` are left out, as they never run, and so are those of a
+    module-level ``__getattr__`` that keeps an old import path working. ``from p import m``
+    counts as an import of the module ``p.m`` when there is one."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if node is tree and isinstance(child, ast.FunctionDef) and child.name == "__getattr__":
+                continue  # a module's __getattr__ (PEP 562) re-exports a name under an old path: an alias, not a use
+            if _type_checking_only(child):
+                for item in child.orelse:  # type: ignore[attr-defined]
+                    visit_node(item)
+                continue
+            visit_node(child)
+
+    def visit_node(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                target = alias.name
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target:
+                    found.add(target)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                if f"{source}.{alias.name}" in modules:
+                    found.add(f"{source}.{alias.name}")
+                elif source in modules:
+                    found.add(source)
+        visit(node)
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    visit(tree)
+    found.discard(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return sorted(found)
+
+
+def test_the_import_graph_sees_lazy_imports_and_skips_type_checking_ones():
+    graph = import_graph()
+    # Function-level imports are edges: the runner imports the cache only when a run has one.
+    assert "aoti_lint.cache" in graph["aoti_lint.runner"]
+    # The cycle finder finds a cycle when there is one.
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    # `if TYPE_CHECKING:` imports never run: rules/base names CodeIndex only for the type checker.
+    assert "aoti_lint.code_index" not in graph["aoti_lint.rules.base"]
+    # migrate_aoti.MigrateAotiCommand, the documented libcst.tool path, is an alias of codemods/command.py's class.
+    assert "aoti_lint.codemods.command" not in graph["aoti_lint.codemods.migrate_aoti"]
+    assert "aoti_lint.codemods.migrate_aoti" in graph["aoti_lint.codemods.command"]
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_the_core_imports_only_what_lies_below():
+    graph = import_graph()
+    assert set(CORE) <= set(graph)
+    upward = [
+        f"{module} imports {target}"
+        for position, module in enumerate(CORE)
+        for target in sorted(graph[module] & set(CORE[position + 1 :]))
+    ]
+    assert upward == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aoti_lint.diagnostics import Position
 
@@ -98,6 +98,16 @@ def last_name(node: Node) -> str:
     return text(node)
 
 
+class Spanned(Protocol):
+    """A tree-sitter node, or a span built from two (a declaration's type to its arguments)."""
+
+    @property
+    def start_point(self) -> tuple[int, int]: ...
+
+    @property
+    def end_point(self) -> tuple[int, int]: ...
+
+
 class Locator:
     """tree-sitter's 0-based (row, byte column) points as 1-based rows and character columns."""
 
@@ -111,6 +121,6 @@ class Locator:
         prefix = self.data[start : start + byte_column]
         return Position(row + 1, len(prefix.decode("utf-8", "replace")) + 1)
 
-    def span(self, node: Node) -> tuple[Position, Position]:
+    def span(self, node: Spanned) -> tuple[Position, Position]:
         (start_row, start_column), (end_row, end_column) = node.start_point, node.end_point
         return self.position((start_row, start_column)), self.position((end_row, end_column))

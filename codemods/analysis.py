@@ -209,18 +209,19 @@ class MigrationPlan:
         if replace_suffix(package_path, ".pt2", ".pt2") is None and not isinstance(package_path, cst.Name):
             site.verdict.lower(Applicability.DISPLAY_ONLY, "the `package_aoti` path is not a `.pt2` path")
             return
-        if self._statement_of(call) is None or self._statement_of(site.call) is None:
+        package_statement, compile_statement = self._statement_of(call), self._statement_of(site.call)
+        if package_statement is None or compile_statement is None:
             site.verdict.lower(Applicability.DISPLAY_ONLY, reason)
             return
-        if self._block_of(self._statement_of(call)) is not self._block_of(self._statement_of(site.call)):
+        if self._block_of(package_statement) is not self._block_of(compile_statement):
             site.verdict.lower(Applicability.DISPLAY_ONLY, reason)
             return
         site.package_call = call
         site.package_path = package_path
-        site.statement = self._statement_of(site.call)
+        site.statement = compile_statement
 
     def _statement_of(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
-        current = node
+        current: cst.CSTNode | None = node
         while current is not None and not isinstance(current, cst.SimpleStatementLine):
             current = self.parent(current)
         if current is not None and len(current.body) != 1:

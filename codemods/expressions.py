@@ -34,8 +34,8 @@ def string_value(node: cst.CSTNode | None) -> str | None:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(node, cst.ConcatenatedString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+        joined = node.evaluated_value
+        return joined if isinstance(joined, str) else None
     return None
 
 
@@ -73,8 +73,8 @@ def replace_suffix(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpr
         text = node.parts[-1].value
         if not text.endswith(old):
             return None
-        last = node.parts[-1].with_changes(value=text[: -len(old)] + new)
-        return node.with_changes(parts=[*node.parts[:-1], last])
+        tail = node.parts[-1].with_changes(value=text[: -len(old)] + new)
+        return node.with_changes(parts=[*node.parts[:-1], tail])
     return None
 
 

@@ -53,14 +53,19 @@ def torch_binding(module: cst.Module) -> str | None:
                 dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
                 if alias.asname is None and dotted.split(".")[0] == "torch":
                     return "torch"
-                if dotted == "torch" and isinstance(alias.asname.name, cst.Name):
-                    return alias.asname.name.value
+                if dotted == "torch" and _bound_as(alias) is not None:
+                    return _bound_as(alias)
     return None
+
+
+def _bound_as(alias: cst.ImportAlias) -> str | None:
+    """The name an ``as`` clause binds, if any."""
+    return alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
 
 
 def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]:
     """(module, obj, asname) of every import of the deprecated API."""
-    found = []
+    found: list[tuple[str, str | None, str | None]] = []
 
     class Finder(cst.CSTVisitor):
         def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -69,18 +74,17 @@ def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]
                 return
             for alias in node.names:
                 name = cst.helpers.get_full_name_for_node(alias.name)
-                asname = alias.asname.name.value if alias.asname else None
-                if (source, name) in (
+                if source is not None and (source, name) in (
                     ("torch._export", "aot_compile"),
                     ("torch._export", "aot_load"),
                     ("torch", "_export"),
                 ):
-                    found.append((source, name, asname))
+                    found.append((source, name, _bound_as(alias)))
 
         def visit_Import(self, node: cst.Import) -> None:
             for alias in node.names:
-                if cst.helpers.get_full_name_for_node(alias.name) == "torch._export" and alias.asname:
-                    found.append(("torch._export", None, alias.asname.name.value))
+                if cst.helpers.get_full_name_for_node(alias.name) == "torch._export" and _bound_as(alias):
+                    found.append(("torch._export", None, _bound_as(alias)))
 
     module.visit(Finder())
     return found
@@ -107,11 +111,7 @@ class _RemoveImports(cst.CSTTransformer):
         return self._keep(updated_node, lambda alias: (cst.helpers.get_full_name_for_node(alias.name), None))
 
     def _keep(self, node, key):
-        names = [
-            alias
-            for alias in node.names
-            if (*key(alias), alias.asname.name.value if alias.asname else None) not in self.entries
-        ]
+        names = [alias for alias in node.names if (*key(alias), _bound_as(alias)) not in self.entries]
         if len(names) == len(node.names):
             return node
         if not names:

@@ -20,8 +20,8 @@ def analyse_options(facts: ModuleFacts, site: CompileRewrite, options: cst.BaseE
     verdict = site.verdict
     if isinstance(options, cst.Dict):
         return _analyse_options_dict(site, options)
-    if isinstance(options, cst.Name) and _literal_keys_of_variable(facts, options) is not None:
-        keys = _literal_keys_of_variable(facts, options)
+    keys = _literal_keys_of_variable(facts, options) if isinstance(options, cst.Name) else None
+    if isinstance(options, cst.Name) and keys is not None:
         if OUTPUT_PATH_OPTION in keys or PACKAGE_OPTION in keys:
             verdict.lower(
                 Applicability.DISPLAY_ONLY,
@@ -85,7 +85,7 @@ def _keep_dict_comments(site: CompileRewrite, options: cst.Dict, kept: list[Any]
                 else:
                     before = elements[position - 1]
                     whitespace = before.comma.whitespace_after if isinstance(before.comma, cst.Comma) else None
-                    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+                    if isinstance(whitespace, cst.ParenthesizedWhitespace) and isinstance(before.comma, cst.Comma):
                         elements[position - 1] = before.with_changes(
                             comma=before.comma.with_changes(
                                 whitespace_after=whitespace.with_changes(empty_lines=[*whitespace.empty_lines, *lines])
@@ -100,7 +100,7 @@ def _keep_dict_comments(site: CompileRewrite, options: cst.Dict, kept: list[Any]
             if after.first_line.comment is not None:
                 site.removed_comments.append(after.first_line.comment.value)
             lines += [line for line in after.empty_lines if line.comment is not None]
-    site.removed_comments += [line.comment.value for line in lines]
+    site.removed_comments += [line.comment.value for line in lines if line.comment is not None]
 
 
 def _literal_keys_of_variable(facts: ModuleFacts, name: cst.Name) -> set[str] | None:
@@ -115,6 +115,8 @@ def _literal_keys_of_variable(facts: ModuleFacts, name: cst.Name) -> set[str] | 
             return None
         keys.add(key)
     scope = facts.scopes.get(name)
+    if scope is None:
+        return None
     for access in scope.accesses[name.value]:
         node = access.node
         parent = facts.parent(node)

@@ -121,7 +121,7 @@ class _Finder:
         )
         for declarator in node.children_by_field_name("declarator"):
             value: Node | None = None
-            target = declarator
+            target: Node | None = declarator
             if declarator.type == "init_declarator":
                 target = declarator.child_by_field_name("declarator")
                 value = declarator.child_by_field_name("value")
@@ -153,7 +153,7 @@ class _Finder:
         name = self.aliases.get(name, name)
         return name if name in LOADER_CLASSES else None
 
-    def constructions(self) -> Iterator[tuple[str, Node, Node]]:
+    def constructions(self) -> Iterator[tuple[str, Node | _Span, Node]]:
         """(class, construction node, first argument) for each construction with at least one argument."""
         cpp = self._cpp
         for node in cpp.walk(self.root):
@@ -202,7 +202,8 @@ class _Finder:
             function = function.child_by_field_name("name")
         if function is None or function.type != "template_function":
             return None
-        if self._cpp.text(function.child_by_field_name("name")) not in _MAKERS:
+        name = function.child_by_field_name("name")
+        if name is None or self._cpp.text(name) not in _MAKERS:
             return None
         arguments = function.child_by_field_name("arguments")
         types = [child for child in arguments.named_children if child.type == "type_descriptor"] if arguments else []

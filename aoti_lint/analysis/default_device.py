@@ -60,7 +60,8 @@ class DefaultDeviceReader(ModuleReader):
     def _names_reached_from(self, blocks: list[Any]) -> set[str]:
         """Names used in ``blocks`` (bare names and attribute names, so methods count), and transitively the
         names used in the bodies of the functions so named."""
-        cst = self.cst
+        from aoti_lint.lazy import cst
+
         bodies: dict[str, list[Any]] = {}
 
         class Definitions(cst.CSTVisitor):

@@ -321,8 +321,9 @@ class ModuleEvaluator(DefaultDeviceReader):
     def _joined_path(self, call: Any, as_pathlib: bool) -> object:
         if any(arg.keyword is not None or arg.star for arg in call.args):
             return None
-        parts = [path_of(self.eval(arg.value)) for arg in call.args]
-        if None in parts or (not parts and not as_pathlib):
+        paths = [path_of(self.eval(arg.value)) for arg in call.args]
+        parts = [path for path in paths if path is not None]
+        if len(parts) != len(paths) or (not parts and not as_pathlib):
             return None
         joined = posixpath.normpath(posixpath.join(*parts)) if parts else "."
         return PathValue(joined) if as_pathlib else Const(joined)

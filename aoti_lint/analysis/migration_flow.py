@@ -210,8 +210,9 @@ def plan_flows(
                 )
             )
         for index in range(first, len(members)):
-            if members[index].artifact is not None:
-                by_artifact.setdefault(members[index].artifact, []).append(index)
+            artifact = members[index].artifact
+            if artifact is not None:
+                by_artifact.setdefault(artifact, []).append(index)
     if not any(member.site is not None for member in members):
         return {}
     # A load of a path a module-level function receives reads whatever its callers in the run pass.
@@ -227,7 +228,7 @@ def plan_flows(
             for (path, function), loads in helpers.items():
                 if not any(_names_function(callee, module_of[path], function) for callee in argument.callees):
                     continue
-                for load, position, name in loads:
+                for load_member, position, name in loads:
                     if argument.position == position or argument.keyword == name:
                         members.append(
                             _Member(
@@ -242,7 +243,7 @@ def plan_flows(
                         )
                         if argument.path is not None:
                             by_artifact.setdefault(argument.path, []).append(len(members) - 1)
-                        joined.append((load, len(members) - 1))
+                        joined.append((load_member, len(members) - 1))
     groups = _Groups(len(members))
     for a, b in joined:
         groups.union(a, b)
@@ -303,16 +304,7 @@ def plan_flows(
         used = {decision.group for decision in sites} | {rewrite.group for rewrite in constants}
         used.discard(-1)
         changed = bool(constants) or any(
-            members[index].site.path_blocked
-            or (
-                not members[index].site.suppressed
-                and (
-                    decisions[index].applicability.value != members[index].site.applicability
-                    or decisions[index].reason != members[index].site.reason
-                )
-            )
-            for index in own
-            if index in decisions
+            _tells_more(members[index].site, decisions[index]) for index in own if index in decisions
         )
         plans[summary.path] = FileFlow(
             summary.path,
@@ -323,6 +315,14 @@ def plan_flows(
             whole_groups=frozenset(used & whole),
         )
     return plans
+
+
+def _tells_more(site: MigrationSite | None, decision: SiteDecision) -> bool:
+    """Whether the plan tells a site something its own verdict does not (only sites get decisions)."""
+    assert site is not None
+    return site.path_blocked or (
+        not site.suppressed and (decision.applicability.value != site.applicability or decision.reason != site.reason)
+    )
 
 
 def _decide(
@@ -387,9 +387,9 @@ def _decide(
             Applicability.DISPLAY_ONLY,
             f"its artifact flow ({everyone}) migrates whole or not at all: {'; '.join(blockers)}",
         )
-    sites = [member for member in group if member.site is not None]
-    value = min((Applicability(member.site.applicability) for member in sites), key=_RANK.__getitem__)
-    reasons = [member.site.reason for member in sites if Applicability(member.site.applicability) is value]
+    sites = [member.site for member in group if member.site is not None]
+    value = min((Applicability(site.applicability) for site in sites), key=_RANK.__getitem__)
+    reasons = [site.reason for site in sites if Applicability(site.applicability) is value]
     reason = reasons[0] if reasons else ""
     if len({member.path for member in group}) > 1 and value is Applicability.SAFE:
         value = Applicability.UNSAFE

@@ -104,9 +104,11 @@ class ModuleFlow(SiteReader):
 
     def so_mentions(self) -> tuple[tuple[str, int, int], ...]:
         """Where a string names a `.so` file (its base name), for the migration plan's escape check."""
+        from aoti_lint.lazy import cst
+
         flow = self
 
-        class Finder(self.cst.CSTVisitor):
+        class Finder(cst.CSTVisitor):
             def __init__(self) -> None:
                 super().__init__()
                 self.found: list[tuple[str, int, int]] = []

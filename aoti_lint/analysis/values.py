@@ -114,8 +114,9 @@ def data_shape_of(value: object) -> tuple[int, ...] | None:
         return ()
     if isinstance(value, Seq) and value.items:
         inner = {data_shape_of(item) for item in value.items}
-        if len(inner) == 1 and None not in inner:
-            return (len(value.items), *inner.pop())
+        shape = inner.pop() if len(inner) == 1 else None
+        if shape is not None:
+            return (len(value.items), *shape)
     return None
 
 

@@ -300,7 +300,7 @@ class AotiApiMisuse(PythonRule):
         package_path = self._argument(call, None, "package_path")
         literal = _file_name_literal(package_path) if package_path is not None else None
         name = _string(literal)
-        if name is not None and not name.endswith(".pt2"):
+        if literal is not None and name is not None and not name.endswith(".pt2"):
             self.report(
                 literal,
                 f"`package_path` must end in `.pt2`, got `{name}` "

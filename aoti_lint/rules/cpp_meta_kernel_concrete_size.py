@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import Finding, Severity
 from aoti_lint.knowledge.custom_ops import CPP_META_KEY, CPP_SYMINT_METHODS, CPP_SYMINT_PARAMETERS, CPP_TENSOR_TYPES
@@ -15,6 +15,7 @@ from aoti_lint.rules.base import Invalid, TextRule, Valid
 if TYPE_CHECKING:
     from tree_sitter import Node
 
+    from aoti_lint import cpp
     from aoti_lint.source import SourceFile
 
 # Validation macros: a size read inside one is a check the author wants, not a size that flows on.
@@ -414,7 +415,7 @@ class CppMetaKernelConcreteSize(TextRule):
     # -- one kernel ------------------------------------------------------------------------------------
     @classmethod
     def _check_kernel(
-        cls, source: SourceFile, locator: Any, function: Node, op: str, schema: list[str] | None
+        cls, source: SourceFile, locator: cpp.Locator, function: Node, op: str, schema: list[str] | None
     ) -> list[Finding]:
         from aoti_lint.cpp import last_name, text, walk
 

@@ -147,7 +147,7 @@ class DebugInductorConfig(PythonSwitchRule):
             return False
         for key, value in code.literal_settings:
             switch = SWITCHES_BY_CONFIG_KEY.get(key)
-            if switch is not None and switch.is_on_value(value):  # type: ignore[arg-type]
+            if switch is not None and switch.is_on_value(value):
                 return True
         return False
 
@@ -210,8 +210,8 @@ class DebugInductorConfig(PythonSwitchRule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         scope = self._scopes[-1]
-        for target in node.targets:
-            target = target.target
+        for assign_target in node.targets:
+            target = assign_target.target
             if isinstance(target, cst.Name):
                 mapping = node.value if isinstance(node.value, cst.Dict) and len(node.targets) == 1 else None
                 scope.assignments.setdefault(target.value, []).append(mapping)
@@ -224,7 +224,9 @@ class DebugInductorConfig(PythonSwitchRule):
                     self._report_key(target, key, node.value, edits, self.deliberate)
             elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(node.targets) == 1:
                 index = target.slice[0].slice if len(target.slice) == 1 else None
-                key = string_literal(index.value) if isinstance(index, cst.Index) else None
+                if not isinstance(index, cst.Index):
+                    continue
+                key = string_literal(index.value)
                 if key is not None:
                     entry = (index.value, key, node.value, self.remove_statement(node), self.deliberate)
                     scope.entries.setdefault(target.value.value, []).append(entry)

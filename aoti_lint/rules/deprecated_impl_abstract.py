@@ -211,7 +211,7 @@ class DeprecatedImplAbstract(PythonRule):
         # A bare `impl_abstract` is renamed together with the import that binds it: every such finding gets
         # the same edits, so the file is never left with uses and an import that disagree.
         if renames_uses:
-            edits += [Edit(NEW, f.start, f.end) for f in bare if f.data.value == OLD]
+            edits += [Edit(NEW, f.start, f.end) for f in bare if isinstance(f.data, cst.Name) and f.data.value == OLD]
         for finding in bare:
             finding.fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", tuple(edits))
 

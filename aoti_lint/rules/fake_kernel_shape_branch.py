@@ -158,8 +158,7 @@ class FakeKernelShapeBranch(PythonRule):
                 if isinstance(item, (cst.For, cst.CompFor)):
                     self._check_loop(kernel, item.iter, is_size)
                     continue
-                branch = isinstance(item, cst.IfExp) or (isinstance(item, cst.If) and not _raises_only(item.body))
-                if not branch:
+                if not (isinstance(item, cst.IfExp) or (isinstance(item, cst.If) and not _raises_only(item.body))):
                     continue
                 test = item.test
                 for comparison in [test, *children(test)]:

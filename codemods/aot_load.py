@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from aoti_lint.codemods.analysis import MigrationPlan
 from aoti_lint.codemods.expressions import replace_suffix
 from aoti_lint.codemods.layout import arrange, comments_of, keyword, with_comments
+from aoti_lint.codemods.migration_plan import MigrationPlan
 
 
 class MigrateAotLoad(cst.CSTTransformer):

@@ -8,8 +8,8 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.metadata import MetadataWrapper
 
-from aoti_lint.codemods.analysis import MigrationPlan
 from aoti_lint.codemods.migrate_aoti import migrate, selected_sites
+from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 

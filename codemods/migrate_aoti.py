@@ -13,9 +13,9 @@ import re
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
-from aoti_lint.codemods.analysis import MigrationPlan
 from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
+from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.unused_imports import without_blank_openings

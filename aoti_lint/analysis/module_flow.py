@@ -136,7 +136,7 @@ class ModuleFlow(SiteReader):
         old += [call for call in self.load_calls if AOT_LOAD_OLD in self.names(call.func)]
         if not old:
             return ()
-        from aoti_lint.codemods.analysis import MigrationPlan
+        from aoti_lint.codemods.migration_plan import MigrationPlan
 
         # The verdicts as if every path constant could be rewritten: whether it can is the project's question.
         context = self.context

@@ -113,8 +113,8 @@ class DeprecatedReference(PythonRule):
         mine = [f for f in self.context.findings if f.code == self.code]
         if not mine:
             return
-        from aoti_lint.codemods.analysis import MigrationPlan
         from aoti_lint.codemods.migrate_aoti import fix_for_site
+        from aoti_lint.codemods.migration_plan import MigrationPlan
         from aoti_lint.diagnostics import Applicability, Fix
 
         context = self.context

@@ -170,7 +170,7 @@ class CppMetaKernelConcreteSize(TextRule):
 
     A Meta kernel of `pad(Tensor x, SymInt n)` that takes `int64_t n`, called with `y.shape[0]`, fails with
     `Constraints violated (c)!`, `c` being the dimension passed as `n`; taking `c10::SymInt n` it exports with
-    both ranges intact. (`tests/test_custom_ops.py` builds this extension when `AOTI_LINT_BUILD_CPP=1`.)
+    both ranges intact. (`tests/test_custom_ops.py` builds this extension in the full suite.)
 
     ## Known problems
     Only kernels registered in the file that defines them are read; a kernel declared here and defined in

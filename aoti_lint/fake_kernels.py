@@ -27,6 +27,7 @@ from aoti_lint.knowledge.custom_ops import (
     SIZE_METHODS,
     TENSOR_METHODS,
 )
+from aoti_lint.rules.base import call_argument
 
 # A parameter annotation that says "a tensor" (or none at all: fake kernels are often unannotated).
 _TENSOR_ANNOTATION = re.compile(r"(Optional\[)?(torch\.)?Tensor(\]|\s*\|\s*None)?")
@@ -37,17 +38,6 @@ def _string(node: cst.BaseExpression | None) -> str | None:
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         value = node.evaluated_value
         return value if isinstance(value, str) else None
-    return None
-
-
-def _argument(call: cst.Call, position: int | None, keyword: str) -> cst.BaseExpression | None:
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-        if arg.keyword is None and index == position:
-            return arg.value
     return None
 
 
@@ -145,11 +135,11 @@ class KernelIndex:
             if registration in names:
                 return registration.rsplit(".", 1)[-1]
         if LIBRARY_IMPL in names:
-            first = _argument(decorator, 0, "qualname")
+            first = call_argument(decorator, 0, "qualname")
             if _string(first) is not None:
-                return "a Meta impl" if _is_meta(_argument(decorator, 1, "types")) else None
+                return "a Meta impl" if _is_meta(call_argument(decorator, 1, "types")) else None
             # The legacy form `impl(lib, name, dispatch_key)`.
-            return "a Meta impl" if _is_meta(_argument(decorator, 2, "dispatch_key")) else None
+            return "a Meta impl" if _is_meta(call_argument(decorator, 2, "dispatch_key")) else None
         return None
 
     def _call_registration(self, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
@@ -159,12 +149,12 @@ class KernelIndex:
         names = self.facts.names(func)
         for registration in FAKE_REGISTRATIONS:
             if registration in names:
-                kernel = _argument(call, 1, "func")
+                kernel = call_argument(call, 1, "func")
                 return (kernel, registration.rsplit(".", 1)[-1]) if kernel is not None else None
         if LIBRARY_IMPL in names:
-            kernel = _argument(call, 2, "func")
-            if kernel is not None and _string(_argument(call, 0, "qualname")) is not None:
-                return (kernel, "a Meta impl") if _is_meta(_argument(call, 1, "types")) else None
+            kernel = call_argument(call, 2, "func")
+            if kernel is not None and _string(call_argument(call, 0, "qualname")) is not None:
+                return (kernel, "a Meta impl") if _is_meta(call_argument(call, 1, "types")) else None
             return None
         if not isinstance(func, cst.Attribute):
             return None
@@ -173,11 +163,11 @@ class KernelIndex:
                 return None
             return call.args[0].value, CUSTOM_OP_METHOD
         if func.attr.value == "impl" and self._library(func.value) is not None:
-            kernel = _argument(call, 1, "fn")
-            key = _argument(call, 2, "dispatch_key")
+            kernel = call_argument(call, 1, "fn")
+            key = call_argument(call, 2, "dispatch_key")
             if key is None and not any(arg.keyword and arg.keyword.value == "dispatch_key" for arg in call.args):
                 library = self._library(func.value)
-                key = _argument(library, 2, "dispatch_key") if library is not None else None
+                key = call_argument(library, 2, "dispatch_key") if library is not None else None
             return (kernel, "a Meta impl") if kernel is not None and _is_meta(key) else None
         return None
 

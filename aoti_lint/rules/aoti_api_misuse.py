@@ -14,7 +14,7 @@ from aoti_lint.knowledge.deprecated_api import (
 )
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, PythonRule, Valid
+from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument
 
 OUTPUT_PATH_KEY = "aot_inductor.output_path"
 PRINTER_KEY = "aot_inductor.debug_intermediate_value_printer"
@@ -277,19 +277,9 @@ class AotiApiMisuse(PythonRule):
             if function in names:
                 self._check_config_dict(node, keyword)
 
-    def _argument(self, call: Any, position: int | None, keyword: str) -> Any:
-        for index, arg in enumerate(call.args):
-            if arg.star:
-                return None
-            if arg.keyword is not None and arg.keyword.value == keyword:
-                return arg.value
-            if arg.keyword is None and index == position:
-                return arg.value
-        return None
-
     # -- aoti_compile_and_package --------------------------------------------------------------------
     def _check_compile(self, call: Any) -> None:
-        program = self._argument(call, 0, "exported_program")
+        program = call_argument(call, 0, "exported_program")
         what = self._not_an_exported_program(program) if program is not None else None
         if what is not None:
             self.report(
@@ -297,7 +287,7 @@ class AotiApiMisuse(PythonRule):
                 f"`aoti_compile_and_package` takes an `ExportedProgram`, not {what}: pass "
                 "`torch.export.export(model, args)` (fails with 'Only ExportedProgram is supported')",
             )
-        package_path = self._argument(call, None, "package_path")
+        package_path = call_argument(call, None, "package_path")
         literal = _file_name_literal(package_path) if package_path is not None else None
         name = _string(literal)
         if literal is not None and name is not None and not name.endswith(".pt2"):
@@ -359,7 +349,7 @@ class AotiApiMisuse(PythonRule):
                 )
 
     def _check_package_path(self, call: Any, loader: str) -> None:
-        path = self._argument(call, 0, "path")
+        path = call_argument(call, 0, "path")
         name = self._path_name(path) if path is not None else None
         if name is not None and name.endswith(".so"):
             file_name = name.replace("\\", "/").rsplit("/", 1)[-1]
@@ -403,7 +393,7 @@ class AotiApiMisuse(PythonRule):
         return None
 
     def _check_old_load(self, call: Any) -> None:
-        path = self._argument(call, 0, "so_path")
+        path = call_argument(call, 0, "so_path")
         if path is None:
             return
         facts = self.context.facts()
@@ -419,7 +409,7 @@ class AotiApiMisuse(PythonRule):
 
     # -- inductor config dicts -----------------------------------------------------------------------
     def _check_config_dict(self, call: Any, keyword: str) -> None:
-        configs = self._argument(call, None, keyword)
+        configs = call_argument(call, None, keyword)
         if isinstance(configs, cst.Name):
             configs = self.context.facts().single_value(configs)
         if not isinstance(configs, cst.Dict):

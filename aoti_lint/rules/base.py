@@ -41,6 +41,19 @@ def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
     return any(all(token in data for token in group) for group in groups)
 
 
+def call_argument(call: Any, position: int | None, keyword: str) -> Any:
+    """The expression a libcst call passes as ``keyword`` or at ``position``; None if absent, or once a ``*``/``**``
+    argument comes first (its position is then unknown)."""
+    for index, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None and arg.keyword.value == keyword:
+            return arg.value
+        if arg.keyword is None and index == position:
+            return arg.value
+    return None
+
+
 @dataclass(frozen=True)
 class Valid:
     """Code on which the rule must stay silent."""

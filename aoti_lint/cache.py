@@ -209,6 +209,13 @@ def prune(dir_fd: int, now: float | None = None) -> int:
 
 
 def _write_atomic(dir_fd: int, name: str, data: bytes) -> None:
+    from aoti_lint.fsutil import signals_deferred
+
+    with signals_deferred():
+        _write_entry(dir_fd, name, data)
+
+
+def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
     temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o644, dir_fd=dir_fd)
     try:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 class ChangedOnDisk(Exception):
@@ -18,6 +21,39 @@ def identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM take effect once the block is done.
+
+    Their handlers raise (Ctrl-C; a worker being stopped): a raise between creating a temporary file and the
+    ``try`` that removes it would leave the file behind, one in the middle of an in-place write would leave
+    the user's file half-written. The handlers are swapped, not the signals masked: the kernel hands a
+    process's signal to any thread that does not block it, and Python then runs the handler in the main
+    thread whichever thread received it. Off the main thread there is nothing to do, for the same reason.
+    """
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def defer(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is not None:  # None: installed outside Python, nothing we could restore
+            previous[signum] = signal.signal(signum, defer)
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)  # now handled as it would have been: it raises, exits or is ignored
+
+
 def atomic_write_bytes(path: Path, data: bytes, expected: tuple[int, int, int, int] | None = None) -> None:
     """Replace ``path`` with ``data`` all at once, keeping its permission bits, owner and group.
 
@@ -26,8 +62,13 @@ def atomic_write_bytes(path: Path, data: bytes, expected: tuple[int, int, int, i
     the rename, and ``ChangedOnDisk`` is raised if another writer got there first; what remains is the window
     between that ``stat`` and the ``rename`` (no portable way closes it without locks the other writer honours).
     A file with other hard links is written in place instead (a rename would split it from them): that write
-    is not atomic.
+    is not atomic. Either way, Ctrl-C or SIGTERM during the write takes effect once it is done.
     """
+    with signals_deferred():
+        _write_whole(path, data, expected)
+
+
+def _write_whole(path: Path, data: bytes, expected: tuple[int, int, int, int] | None) -> None:
     directory = path.parent if str(path.parent) else Path(".")
     try:
         info = os.lstat(path) if not path.is_symlink() else None

@@ -25,6 +25,8 @@ from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import SourceFile
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
 
@@ -219,12 +221,17 @@ def _run_pool(
         initargs=(slots, counter, os.getpid()),
     )
     interrupts.pool = pool
+    futures: dict[int, Future[FileOutcome]] = {}
     try:
-        futures = {i: pool.submit(_process_in_worker, i, pending[i].source, pending[i].context, fix) for i in indices}
         try:
+            interrupts.check()
+            # Inside the guard: the workers start with the first submission, and Ctrl-C may come before the last.
+            for i in indices:
+                futures[i] = pool.submit(_process_in_worker, i, pending[i].source, pending[i].context, fix)
+                interrupts.check()
             for i in indices:
                 try:
-                    outcomes[i] = futures[i].result()
+                    outcomes[i] = _result(futures[i], interrupts)
                 except BrokenProcessPool:
                     raise
                 except Exception as exc:  # raised in the worker (or its result could not be sent back)
@@ -243,41 +250,69 @@ def _run_pool(
     return set()
 
 
+# How often the parent, waiting for a result, looks whether Ctrl-C was pressed.
+INTERRUPT_POLL_SECONDS = 0.1
+
+
+def _result(future: Future[FileOutcome], interrupts: _Interrupts) -> FileOutcome:
+    from concurrent.futures import wait
+
+    while not wait([future], timeout=INTERRUPT_POLL_SECONDS).done:
+        interrupts.check()
+    interrupts.check()
+    return future.result()
+
+
 def _stop(pool: object, futures: object) -> None:
     """The first Ctrl-C: no new file starts; in-flight files get a moment to finish, then their workers are
     stopped (SIGTERM: a worker removes its temporary file before it exits, so no file is half-written)."""
     from concurrent.futures import wait
 
+    # Taken before the shutdown, which forgets them (the executor keeps its processes in a private mapping).
+    workers = _workers(pool)
     pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[attr-defined]
     wait([f for f in futures if not f.done()], timeout=INTERRUPT_GRACE_SECONDS)  # type: ignore[attr-defined]
-    _terminate_workers(pool)
+    _terminate(workers)
 
 
-def _terminate_workers(pool: object) -> None:
+def _workers(pool: object) -> list[object]:
+    """The pool's worker processes; without the private mapping, none (the workers then exit on their own)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
+
+
+def _terminate(workers: list[object]) -> None:
     import contextlib
 
-    # The executor keeps its processes in a private mapping; without it the workers still exit on their own.
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    for process in workers:
         with contextlib.suppress(Exception):
-            process.terminate()
+            process.terminate()  # type: ignore[attr-defined]
 
 
 class _Interrupts:
-    """SIGINT while a pool runs: the first raises KeyboardInterrupt (the run winds down), a second exits at
-    once."""
+    """SIGINT while a pool runs: after the first, the parent's next ``check`` raises KeyboardInterrupt (the run
+    winds down); a second exits at once.
+
+    The handler itself does not raise: it can run inside the at-fork hooks of a worker being started (the
+    logging module's, say), and Python swallows an exception raised there; the run then waited for ever.
+    """
 
     def __init__(self) -> None:
         self.pool: object | None = None
+        self.workers: list[object] = []
         self.count = 0
 
     def handle(self, signum: int, frame: object) -> None:
         self.count += 1
+        if self.count == 1 and self.pool is not None:
+            self.workers = _workers(self.pool)  # before the shutdown that follows forgets them
         if self.count > 1:
-            if self.pool is not None:
-                _terminate_workers(self.pool)
+            _terminate(self.workers or _workers(self.pool))
             os.write(2, b"aoti-lint: interrupted\n")
             os._exit(130)
-        raise KeyboardInterrupt
+
+    def check(self) -> None:
+        if self.count:
+            raise KeyboardInterrupt
 
 
 class _InterruptScope:

@@ -5,7 +5,9 @@ findings that have fixes; this gives them one whose edits are known, whatever th
 Run as ``python -m tests.reliability_cli [aoti-lint arguments]``.
 
 A file holding ``SEGFAULT_MARKER`` makes the process that lints it crash for real (a null pointer read through
-ctypes, SIGSEGV), as libcst's native parser did on deep nesting: the crash-containment tests need one.
+ctypes, SIGSEGV), as libcst's native parser did on deep nesting: the crash-containment tests need one. A file
+holding ``STALL_MARKER`` keeps the process that lints it busy for an hour, as a pathological file could: the
+interrupt tests need a worker that does not finish on its own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from aoti_lint.rules import ALL_RULES
 from tests.reliability_sources import RenameDeprecatedLoad
 
 SEGFAULT_MARKER = "# aoti-lint test: segfault here"
+STALL_MARKER = "# aoti-lint test: stall here"
 
 
 class RenameOrCrash(RenameDeprecatedLoad):
@@ -26,6 +29,10 @@ class RenameOrCrash(RenameDeprecatedLoad):
             import ctypes
 
             ctypes.string_at(0)
+        if STALL_MARKER in context.source.text:
+            import time
+
+            time.sleep(3600)
 
 
 FIXING_RULES = tuple(RenameOrCrash if rule.code == RenameDeprecatedLoad.code else rule for rule in ALL_RULES)

@@ -350,6 +350,32 @@ def test_first_interrupt_stops_handing_out_work(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_first_interrupt_stops_a_worker_that_does_not_finish(tmp_path):
+    """One worker is stuck on a file; after Ctrl-C and the grace period it is stopped and the run exits 130.
+    Before, the stop was a no-op (the executor's shutdown had already forgotten its processes) and the run
+    waited for the stuck worker for ever."""
+    from tests.reliability_cli import STALL_MARKER
+
+    # 100 kB: enough estimated work for a pool, and (largest first) the stuck file is handed out first.
+    (tmp_path / "stuck.py").write_text(OLD_LOAD + STALL_MARKER + "\n" + "# padding\n" * 10_000)
+    paths = _tree(tmp_path, 12)
+    run = _start(tmp_path, "--fix", "--jobs", "2", ".")
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and run.poll() is None and not _children(run.pid):
+        time.sleep(0.02)
+    assert run.poll() is None, run.communicate()  # it cannot finish: one file never does
+    run.send_signal(signal.SIGINT)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "aoti-lint: interrupted"
+    assert "Traceback" not in err
+    assert (tmp_path / "stuck.py").read_text().startswith(OLD_LOAD)
+    for index, path in enumerate(paths):
+        assert path.read_text() in (OLD_LOAD + f"value = {index}\n", FIXED_LOAD + f"value = {index}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["stuck.py", *(p.name for p in paths)])
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_second_interrupt_exits_at_once(tmp_path):
@@ -512,6 +538,43 @@ def test_writer_that_rewrites_the_file_before_the_rename_wins(tmp_path):
     with pytest.raises(ChangedOnDisk):
         atomic_write_bytes(path, b"fixed\n", expected=seen)
     assert path.read_bytes() == b"y" * 667
+    assert os.listdir(tmp_path) == ["a.py"]
+
+
+class _Stopped(Exception):
+    pass
+
+
+def _raise_stopped(signum, frame):
+    raise _Stopped
+
+
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="signals are masked per thread on POSIX only")
+def test_signal_right_after_the_temporary_file_is_created_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """A worker being stopped (SIGTERM, whose handler raises) at the worst moment: the temporary file exists
+    and the `try` that removes it has not begun. The signal waits until the write is done (CI once saw
+    `.m032.py.<random>.aoti-lint.tmp` left behind after Ctrl-C of a --fix --jobs 2 run)."""
+    import tempfile
+
+    from aoti_lint.fsutil import atomic_write_bytes
+
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp_then_signal(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return made
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_signal)
+    previous = signal.signal(signal.SIGTERM, _raise_stopped)
+    try:
+        path = tmp_path / "a.py"
+        path.write_bytes(b"old\n")
+        with pytest.raises(_Stopped):
+            atomic_write_bytes(path, b"fixed\n")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert path.read_bytes() == b"fixed\n"  # the signal took effect once the write was whole
     assert os.listdir(tmp_path) == ["a.py"]
 
 

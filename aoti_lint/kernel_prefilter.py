@@ -4,18 +4,26 @@
 ``ast`` tree, widened wherever it cannot resolve a name, so that it may keep a file the rules then clear but
 never drops one they report (``tests/test_fixtures.py`` checks it). A kernel is any function decorated with
 ``@<x>.register_fake`` or with a call of a ``register_fake``/``impl_abstract``/``impl`` (by its last name, or
-the name it is imported under), and any function name or lambda passed to such a call. Every size the rules
-prove reads ``.shape`` or calls ``.size``/``.stride``/``.numel`` in the kernel's own body, so a kernel without
-one can hold no size finding; ``.item()``/``.tolist()``/``.numpy()`` findings need the call itself.
+the name it is imported under), and any function name or lambda passed to such a call. Inside a kernel the
+rules' model needs no name resolution (which names hold a tensor parameter, a size, a shape), so it is
+mirrored as it is (``_Kernel``): a ``range(group.size())`` in a kernel is no candidate, as for the rules.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import dataclass
 
-from aoti_lint.knowledge.custom_ops import CUSTOM_OP_METHOD, DATA_METHODS, META_KEYS, SHAPE_ATTRIBUTES, SIZE_METHODS
+from aoti_lint.knowledge.custom_ops import (
+    CUSTOM_OP_METHOD,
+    DATA_METHODS,
+    META_KEYS,
+    SHAPE_ATTRIBUTES,
+    SIZE_METHODS,
+    TENSOR_METHODS,
+)
 
 # The last names of the registering APIs (torch.library.register_fake/impl_abstract/impl, Library.impl).
 _REGISTRATIONS = frozenset({"register_fake", "impl_abstract", "impl"})
@@ -43,18 +51,147 @@ def _own_nodes(root: ast.AST):
                 stack.append(child)
 
 
-def _could_be_size(node: ast.AST) -> bool:
-    """A superset of ``fake_kernels.is_size``: any name (a local bound to a size), any subscript."""
-    kind = type(node)
-    if kind is ast.Name or kind is ast.Subscript:
-        return True
-    if kind is ast.Call:
-        return type(node.func) is ast.Attribute and node.func.attr in SIZE_METHODS  # type: ignore[attr-defined]
-    if kind is ast.BinOp:
-        return _could_be_size(node.left) or _could_be_size(node.right)  # type: ignore[attr-defined]
-    if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
-        return _could_be_size(node.operand)  # type: ignore[attr-defined]
-    return False
+# As ``fake_kernels._TENSOR_ANNOTATION``, applied to ``ast.unparse`` of the annotation: it normalises spacing
+# and drops parentheses and comments, so it can only match more often than libcst's own text of it.
+_TENSOR_ANNOTATION = re.compile(r"(Optional\[)?(torch\.)?Tensor(\]|\s*\|\s*None)?")
+
+
+def _single(index: ast.AST) -> ast.AST:
+    """``x[i,]`` is one subscript element for libcst and a one-element tuple for ``ast``."""
+    if type(index) is ast.Tuple and len(index.elts) == 1:
+        return index.elts[0]
+    return index
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """As ``fake_kernels._bound_names``: ``a``, ``a, *b``; attributes and subscripts bind none."""
+    if type(target) is ast.Name:
+        return [target.id]
+    if type(target) is ast.Tuple or type(target) is ast.List:
+        return [name for element in target.elts for name in _bound_names(element)]
+    if type(target) is ast.Starred:
+        return _bound_names(target.value)
+    return []
+
+
+class _Kernel:
+    """``fake_kernels.Kernel`` and its ``is_tensor``/``is_shape``/``is_size`` on ``ast``: which names hold a
+    tensor parameter, a size, a whole shape. Each may only say yes more often than the libcst original: binds
+    it does not count make more names single-assigned, and the sizes are taken to a fixed point rather than in
+    one pass in statement order."""
+
+    def __init__(self, function: ast.AST) -> None:
+        counts: dict[str, int] = {}
+        assigns: list[ast.Assign] = []
+        body = function.body  # type: ignore[attr-defined]
+        for root in body if isinstance(body, list) else [body]:
+            if isinstance(root, _SCOPES):
+                continue
+            for node in _own_nodes(root):
+                for name in self._binds(node, assigns):
+                    counts[name] = counts.get(name, 0) + 1
+        arguments = function.args  # type: ignore[attr-defined]
+        self.tensors = {
+            arg.arg
+            for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+            if arg.arg not in counts
+            and (arg.annotation is None or _TENSOR_ANNOTATION.fullmatch(ast.unparse(arg.annotation).strip()))
+        }
+        self.size_names: set[str] = set()
+        self.shape_names: set[str] = set()
+        grown = True
+        while grown:
+            before = len(self.size_names) + len(self.shape_names)
+            for assign in assigns:
+                self._learn(assign, counts)
+            grown = len(self.size_names) + len(self.shape_names) > before
+
+    @staticmethod
+    def _binds(node: ast.AST, assigns: list[ast.Assign]) -> list[str]:
+        """The names ``node`` binds as ``fake_kernels._assignments`` counts them (never more)."""
+        kind = type(node)
+        if kind is ast.Assign:
+            assigns.append(node)  # type: ignore[arg-type]
+            return [name for target in node.targets for name in _bound_names(target)]  # type: ignore[attr-defined]
+        if kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr):
+            return _bound_names(node.target)  # type: ignore[attr-defined]
+        if kind is ast.alias:
+            return [node.asname] if node.asname else []  # type: ignore[attr-defined]
+        if kind is ast.withitem:
+            return _bound_names(node.optional_vars) if node.optional_vars else []  # type: ignore[attr-defined]
+        if kind is ast.ExceptHandler:
+            return [node.name] if node.name else []  # type: ignore[attr-defined]
+        if kind is ast.Global or kind is ast.Nonlocal:
+            return list(node.names)  # type: ignore[attr-defined]
+        return []
+
+    def _learn(self, assign: ast.Assign, counts: dict[str, int]) -> None:
+        if len(assign.targets) != 1:
+            return
+        target, value = assign.targets[0], assign.value
+        if type(target) is ast.Name and counts.get(target.id) == 1:
+            if self.is_size(value):
+                self.size_names.add(target.id)
+            elif self.is_shape(value):
+                self.shape_names.add(target.id)
+        elif (type(target) is ast.Tuple or type(target) is ast.List) and self.is_shape(value):
+            for element in target.elts:
+                names = _bound_names(element)
+                if len(names) == 1 and counts.get(names[0]) == 1:
+                    (self.shape_names if type(element) is ast.Starred else self.size_names).add(names[0])
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self.tensors  # type: ignore[attr-defined]
+        if kind is ast.Subscript:
+            return self.is_tensor(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            return type(func) is ast.Attribute and func.attr in TENSOR_METHODS and self.is_tensor(func.value)
+        if kind is ast.Compare:
+            return self.is_tensor(node.left)  # type: ignore[attr-defined]
+        if kind is ast.BinOp:
+            return self.is_tensor(node.left) or self.is_tensor(node.right)  # type: ignore[attr-defined]
+        return False
+
+    def is_shape(self, node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self.shape_names  # type: ignore[attr-defined]
+        if kind is ast.Attribute:
+            return node.attr in SHAPE_ATTRIBUTES and self.is_tensor(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            return (
+                type(func) is ast.Attribute
+                and not node.args  # type: ignore[attr-defined]
+                and not node.keywords  # type: ignore[attr-defined]
+                and func.attr in ("size", "stride")
+                and self.is_tensor(func.value)
+            )
+        if kind is ast.Subscript:
+            return type(_single(node.slice)) is ast.Slice and self.is_shape(node.value)  # type: ignore[attr-defined]
+        return False
+
+    def is_size(self, node: ast.AST) -> bool:
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self.size_names  # type: ignore[attr-defined]
+        if kind is ast.Subscript:
+            index = _single(node.slice)  # type: ignore[attr-defined]
+            return type(index) is not ast.Slice and type(index) is not ast.Tuple and self.is_shape(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is not ast.Attribute or func.attr not in SIZE_METHODS or not self.is_tensor(func.value):
+                return False
+            given = bool(node.args or node.keywords)  # type: ignore[attr-defined]
+            return given if func.attr in ("size", "stride") else not given
+        if kind is ast.BinOp:
+            return self.is_size(node.left) or self.is_size(node.right)  # type: ignore[attr-defined]
+        if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+            return self.is_size(node.operand)  # type: ignore[attr-defined]
+        return False
 
 
 def _number(node: ast.AST) -> float | None:
@@ -67,16 +204,16 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def _specialising_compare(node: ast.Compare) -> bool:
-    """A superset of ``FakeKernelShapeBranch._specialises``: one size among number literals, not a plain size
-    against 0 and 1 only."""
+def _specialising_compare(kernel: _Kernel, node: ast.Compare) -> bool:
+    """As ``FakeKernelShapeBranch._specialises``: one size among number literals, not a plain size against 0
+    and 1 only."""
     operands = [node.left, *node.comparators]
-    numbers = [_number(operand) for operand in operands]
-    others = [operand for operand, number in zip(operands, numbers, strict=True) if number is None]
-    if len(others) != 1 or not _could_be_size(others[0]):
+    sizes = [operand for operand in operands if kernel.is_size(operand)]
+    numbers = [number for number in map(_number, operands) if number is not None]
+    if len(sizes) != 1 or len(numbers) != len(operands) - 1:
         return False
-    plain = type(others[0]) not in (ast.BinOp, ast.UnaryOp)
-    return not (plain and all(number in (0, 1) for number in numbers if number is not None))
+    plain = type(sizes[0]) not in (ast.BinOp, ast.UnaryOp)
+    return not (plain and all(number in (0, 1) for number in numbers))
 
 
 def _is_meta(node: ast.AST) -> bool:
@@ -163,31 +300,36 @@ class _Scan:
             kernels.extend(definitions.get(name, ()))
         return kernels
 
-    def candidates(self, kernel: ast.AST) -> KernelCandidates:
-        sizes = data = number = branch = loop = False
-        body = kernel.body  # type: ignore[attr-defined]
+    def candidates(self, function: ast.AST) -> KernelCandidates:
+        kernel = _Kernel(function)
+        concrete = branch = False
+        body = function.body  # type: ignore[attr-defined]
         for root in body if isinstance(body, list) else [body]:
             if isinstance(root, _SCOPES):
                 continue
             for node in _own_nodes(root):
                 kind = type(node)
-                if kind is ast.Attribute:
-                    sizes = sizes or node.attr in SHAPE_ATTRIBUTES
-                elif kind is ast.Call:
-                    func = node.func
-                    if type(func) is ast.Attribute:
-                        sizes = sizes or func.attr in SIZE_METHODS
-                        if func.attr in DATA_METHODS and not node.args and not node.keywords:
-                            data = True
-                    if not number and self.makes_number(func):
-                        number = any(_could_be_size(value) for value in _arguments(node))
+                if kind is ast.Call:
+                    concrete = concrete or self.concrete(kernel, node)
                 elif kind is ast.IfExp or (kind is ast.If and not self.raises_only(node)):
                     branch = branch or any(
-                        type(item) is ast.Compare and _specialising_compare(item) for item in _own_nodes(node.test)
+                        type(item) is ast.Compare and _specialising_compare(kernel, item)
+                        for item in _own_nodes(node.test)
                     )
                 elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
-                    loop = loop or self.size_range(node.iter)
-        return KernelCandidates(concrete=data or (sizes and number), branch=sizes and (branch or loop))
+                    branch = branch or self.size_range(kernel, node.iter)
+                if concrete and branch:
+                    return KernelCandidates(concrete, branch)
+        return KernelCandidates(concrete, branch)
+
+    def concrete(self, kernel: _Kernel, call: ast.Call) -> bool:
+        """As ``FakeKernelConcreteSize._defect``, any builtin or ``math`` name taken for a number-maker."""
+        func = call.func
+        if type(func) is ast.Attribute and not call.args and not call.keywords:
+            if func.attr == "item" and kernel.is_size(func.value):
+                return True
+            return func.attr in DATA_METHODS and kernel.is_tensor(func.value)
+        return self.makes_number(func) and any(kernel.is_size(value) for value in _arguments(call))
 
     def makes_number(self, func: ast.AST) -> bool:
         """``int``/``float`` or a function of ``math``/``builtins``, under any name an import gives it."""
@@ -197,7 +339,7 @@ class _Scan:
             func = func.value
         return type(func) is ast.Name and func.id in self.number_modules
 
-    def size_range(self, iterable: ast.AST) -> bool:
+    def size_range(self, kernel: _Kernel, iterable: ast.AST) -> bool:
         """A call that may be ``builtins.range`` (``range``, a name imported as it, ``x.range``) of something
         that may be a size."""
         if type(iterable) is not ast.Call:
@@ -208,7 +350,7 @@ class _Scan:
                 return False
         elif not (type(func) is ast.Attribute and func.attr == "range"):
             return False
-        return any(_could_be_size(value) for value in _arguments(iterable))
+        return any(kernel.is_size(value) for value in _arguments(iterable))
 
     def raises_only(self, node: ast.If) -> bool:
         """The rule skips an ``if`` whose indented block only raises; a one-line ``if c: raise E`` is not

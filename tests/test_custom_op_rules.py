@@ -327,3 +327,36 @@ def test_tree_sitter_is_imported_only_for_files_that_register_meta_kernels(tmp_p
     (tmp_path / "meta.cc").write_bytes((FIXTURES / "rules" / "AOTI304" / "custom_ops_meta.cpp").read_bytes())
     findings, errors, loaded = _probe(tmp_path)
     assert (errors, loaded) == (0, True) and findings > 0
+
+
+_KERNEL = 'import torch\n\n@torch.library.impl("a::b", "Meta")\ndef meta(x, group{annotation}):\n{body}'
+# (kernel body, whether the ast stage keeps the file for libcst, what the rules report with no prefilter)
+KERNEL_STAGE = {
+    # torch/distributed/_symmetric_memory: `group.size()` without an argument is a shape, not a size, and the
+    # group is not a tensor anyway; these two files cost 4.7 s of libcst on torch's sources.
+    "range over a group's size": ("    return [x for _ in range(group.size())]\n", False, []),
+    "a name bound to it": ("    n = group.size()\n    for _ in range(n):\n        pass\n    return x\n", False, []),
+    "a size through two names": (
+        "    n = x.shape[0]\n    m = n * 2\n    if m > 8:\n        return x\n    return x\n",
+        True,
+        ["AOTI302"],
+    ),
+    "a shape unpacked": ("    b, c = x.shape\n    return x if b > 4 else x\n", True, ["AOTI302"]),
+    "a one-element index tuple": ("    return x if x.shape[0,] > 4 else x\n", True, ["AOTI302"]),
+    "int of a size": ("    return x.new_empty(int(x.size(0)))\n", True, ["AOTI301"]),
+    ".item() of a numel": ("    return x.new_empty(x.numel().item())\n", True, ["AOTI301"]),
+    "a parameter annotated int": ("    return x if group.shape[0] > 4 else x\n", False, []),
+}
+
+
+@pytest.mark.parametrize("name", KERNEL_STAGE)
+def test_kernel_stage_follows_the_rules_model_of_sizes(name):
+    """The `ast` stage mirrors which names hold a tensor, a size or a shape in a kernel: it keeps every file
+    the rules report on and drops the ones whose only candidates are sizes of something else."""
+    body, kept, reported = KERNEL_STAGE[name]
+    annotation = ": int" if name == "a parameter annotated int" else ""
+    text = _KERNEL.format(annotation=annotation, body=body)
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    assert needs_parsing(source, FileContext.of(PYTHON_RULES)) is kept
+    unfiltered = lint_text(text, "m.py", prefilter=False)
+    assert [f.code for f in unfiltered.findings if f.code.startswith("AOTI3")] == reported

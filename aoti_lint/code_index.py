@@ -10,6 +10,8 @@ import ast
 import functools
 from dataclasses import dataclass, field
 
+from aoti_lint.pyast import walk
+
 _UNKNOWN = object()
 
 
@@ -91,7 +93,7 @@ def code_index(text: str) -> CodeIndex | None:
     # One pass, dispatching on the exact node type: this walk runs on every file that passes stage one, and
     # isinstance chains over every node cost more than the parse.
     Name, Attribute, Call, Constant, Assign = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Assign
-    for node in ast.walk(tree):
+    for node in walk(tree):
         kind = type(node)
         if kind is Name:
             identifiers.add(node.id)  # type: ignore[attr-defined]
@@ -169,7 +171,7 @@ def code_index(text: str) -> CodeIndex | None:
         # ".so"`) is not evaluated to a path by the analysis (aoti_lint.analysis.module_flow).
         if type(bound_value) is ast.IfExp or not any(type(target) is Name for target in targets):
             continue
-        for item in ast.walk(bound_value):
+        for item in walk(bound_value):
             if type(item) is Constant and type(item.value) is str and "." in item.value[-8:]:
                 module_suffixes.add(item.value[item.value.rindex(".") :])
     return CodeIndex(

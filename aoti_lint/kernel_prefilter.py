@@ -24,6 +24,7 @@ from aoti_lint.knowledge.custom_ops import (
     SIZE_METHODS,
     TENSOR_METHODS,
 )
+from aoti_lint.pyast import walk
 
 # The last names of the registering APIs (torch.library.register_fake/impl_abstract/impl, Library.impl).
 _REGISTRATIONS = frozenset({"register_fake", "impl_abstract", "impl"})
@@ -236,11 +237,12 @@ class _Scan:
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
         self.lines = lines
         # Names imported under another name: `from torch.library import register_fake as rf`.
-        self.aliases: dict[str, str] = {}
+        # A name may be imported under the same alias twice (in branches): every original counts.
+        self.aliases: dict[str, set[str]] = {}
         # Names of modules whose functions make numbers (`import math as m`), and names imported from them.
         self.number_modules: set[str] = set()
         self.number_functions: set[str] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if type(node) is ast.Import:
                 for alias in node.names:
                     if alias.name in _NUMBER_MODULES:
@@ -248,19 +250,20 @@ class _Scan:
             elif type(node) is ast.ImportFrom:
                 for alias in node.names:
                     if alias.asname:
-                        self.aliases[alias.asname] = alias.name
+                        self.aliases.setdefault(alias.asname, set()).add(alias.name)
                     if node.module in _NUMBER_MODULES and not node.level:
                         self.number_functions.add(alias.asname or alias.name)
 
     def registers(self, callee: ast.AST) -> bool:
-        return self._registration(callee) in _REGISTRATIONS
+        return bool(self._names(callee) & _REGISTRATIONS)
 
-    def _registration(self, callee: ast.AST) -> str | None:
+    def _names(self, callee: ast.AST) -> set[str]:
+        """The names a callee may stand for: its last attribute, or a name and what it may be imported as."""
         if type(callee) is ast.Attribute:
-            return callee.attr
+            return {callee.attr}
         if type(callee) is ast.Name:
-            return self.aliases.get(callee.id, callee.id)
-        return None
+            return {callee.id} | self.aliases.get(callee.id, set())
+        return set()
 
     def registers_kernel(self, call: ast.Call, decorator: bool) -> bool:
         """Whether the call may register its function as a kernel. An ``impl`` registers a Meta kernel only
@@ -268,7 +271,7 @@ class _Scan:
         Library was made with (not known here); as a decorator, only ``torch.library.impl`` counts."""
         if not self.registers(call.func):
             return False
-        if self._registration(call.func) != "impl" or any(_is_meta(value) for value in _arguments(call)):
+        if self._names(call.func) & (_REGISTRATIONS - {"impl"}) or any(_is_meta(value) for value in _arguments(call)):
             return True
         if decorator or type(call.func) is not ast.Attribute:
             return False
@@ -280,7 +283,7 @@ class _Scan:
         definitions: dict[str, list[ast.AST]] = {}
         kernels: list[ast.AST] = []
         registered: set[str] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             kind = type(node)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 definitions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
@@ -346,7 +349,7 @@ class _Scan:
             return False
         func = iterable.func
         if type(func) is ast.Name:
-            if self.aliases.get(func.id, func.id) != "range":
+            if "range" not in self._names(func):
                 return False
         elif not (type(func) is ast.Attribute and func.attr == "range"):
             return False

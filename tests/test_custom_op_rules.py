@@ -360,3 +360,23 @@ def test_kernel_stage_follows_the_rules_model_of_sizes(name):
     assert needs_parsing(source, FileContext.of(PYTHON_RULES)) is kept
     unfiltered = lint_text(text, "m.py", prefilter=False)
     assert [f.code for f in unfiltered.findings if f.code.startswith("AOTI3")] == reported
+
+
+def test_kernel_stage_keeps_every_import_of_one_alias():
+    """Imported twice under one name: the registration is one of them for libcst, so the stage keeps both
+    (it used to keep the last one it walked, and dropped this file's finding)."""
+    text = textwrap.dedent(
+        """
+        try:
+            from torch.library import register_fake as rf
+        except ImportError:
+            from compat import noop as rf
+
+        @rf("a::b")
+        def meta(x):
+            return x if x.shape[0] > 8 else x
+        """
+    ).lstrip("\n")
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    assert needs_parsing(source, FileContext.of(PYTHON_RULES))
+    assert [f.code for f in lint_text(text, "m.py").findings if f.code.startswith("AOTI3")] == ["AOTI302"]

@@ -12,6 +12,7 @@ import pytest
 from aoti_lint.file_context import FileContext
 from aoti_lint.prefilter import needs_parsing
 from aoti_lint.rules import RULES_BY_CODE
+from aoti_lint.rules.fake_kernels import could_hold_kernel_text
 from aoti_lint.source import SourceFile
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import lint_text
@@ -380,3 +381,37 @@ def test_kernel_stage_keeps_every_import_of_one_alias():
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
     assert needs_parsing(source, FileContext.of(PYTHON_RULES))
     assert [f.code for f in lint_text(text, "m.py").findings if f.code.startswith("AOTI3")] == ["AOTI302"]
+
+
+def test_kernel_stage_sees_impl_imported_under_another_name():
+    """`from torch.library import impl as reg`: the stage looked for a call named `impl` and dropped the file,
+    whose finding libcst (resolving `reg`) reports."""
+    text = 'from torch.library import impl as reg\n\n@reg("a::b", "Meta")\ndef k(x):\n'
+    text += "    return x if x.shape[0] > 8 else x\n"
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    assert needs_parsing(source, FileContext.of(PYTHON_RULES))
+    assert [f.code for f in lint_text(text, "m.py").findings if f.code.startswith("AOTI3")] == ["AOTI302"]
+
+
+def test_kernel_words_are_words():
+    """The bytes `impl` and `"meta"` inside other words (torch's common_methods_invocations.py, 1.4 MB, whose
+    `ast` tree was the run's peak memory): no `ast` parse at all."""
+    from aoti_lint import code_index
+
+    text = 'def simple_impl_(x):\n    # the lambda impl\n    return {"device": "meta", "simple": x}\n'
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    assert all(rule.could_match(source.data) for rule in PYTHON_RULES[:2])
+    code_index.code_index.cache_clear()
+    assert not needs_parsing(source, FileContext.of(PYTHON_RULES))
+    assert code_index.code_index.cache_info().misses == 0
+    # A `#` inside a string is no comment, and a string that closes on the line ends before the word.
+    for line in ('x = "#"; impl("a::b", "Meta")(k)', '# """; impl("a::b", "Meta")(k)'):
+        assert could_hold_kernel_text(line)
+
+
+def test_a_kernel_after_a_hash_inside_a_string_is_kept():
+    text = 'import torch\n\nlib = torch.library.Library("a", "IMPL", "Meta")\n\n\ndef k(x):\n'
+    text += '    return x if x.shape[0] > 8 else x\n\n\nSEP = "#"; lib.impl("b", k)\n'
+    assert [f.code for f in lint_text(text, "m.py").findings if f.code.startswith("AOTI3")] == ["AOTI302"]
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    assert needs_parsing(source, FileContext.of(PYTHON_RULES))

@@ -9,7 +9,12 @@ from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
-from aoti_lint.rules.fake_kernels import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
+from aoti_lint.rules.fake_kernels import (
+    KERNEL_TRIGGERS,
+    could_hold_finding,
+    could_hold_kernel,
+    could_hold_kernel_text,
+)
 
 
 class FakeKernelConcreteSize(PythonRule):
@@ -61,6 +66,10 @@ class FakeKernelConcreteSize(PythonRule):
     references = (REGISTER_FAKE_DOCS, CUSTOM_OPS_DYNAMIC_SHAPES, AOTI_DEBUGGING_GUIDE)
     summary = "A fake/meta kernel forces a symbolic size to a Python number or reads tensor data"
     triggers = KERNEL_TRIGGERS
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        return could_hold_kernel_text(text)
 
     VALID = [
         Valid(

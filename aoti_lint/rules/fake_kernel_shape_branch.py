@@ -7,7 +7,12 @@ from typing import Any
 from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CONTROL_FLOW, TORCH_CHECK
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
-from aoti_lint.rules.fake_kernels import KERNEL_TRIGGERS, could_hold_finding, could_hold_kernel
+from aoti_lint.rules.fake_kernels import (
+    KERNEL_TRIGGERS,
+    could_hold_finding,
+    could_hold_kernel,
+    could_hold_kernel_text,
+)
 
 
 def _number(node: Any) -> float | None:
@@ -67,6 +72,10 @@ class FakeKernelShapeBranch(PythonRule):
     references = (EXPORT_CONTROL_FLOW, TORCH_CHECK, CUSTOM_OPS_DYNAMIC_SHAPES)
     summary = "A fake/meta kernel branches on a symbolic size, which specialises the exported op"
     triggers = KERNEL_TRIGGERS
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        return could_hold_kernel_text(text)
 
     VALID = [
         Valid(

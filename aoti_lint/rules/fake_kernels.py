@@ -4,6 +4,7 @@ prefilter stages that rule out a file holding no fake/meta kernel. The kernels t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
@@ -13,6 +14,26 @@ KERNEL_TRIGGERS = (
     (b"impl_abstract",),
     *((b"impl", quote + key + quote) for key in (b"Meta", b"meta") for quote in (b'"', b"'")),
 )
+
+
+# The same names as words of the text: `impl` also occurs inside `simple` or `impl_`, and a torch file of 1.4 MB
+# whose bytes hold `impl` and a "meta" string that way cost an `ast` tree of 110 MB.
+_KERNEL_WORDS = re.compile(r"\b(?:register_fake|impl_abstract|impl)\b")
+
+
+def could_hold_kernel_text(text: str) -> bool:
+    """Second prefilter stage: a registering name as a word (an identifier always is one), not in a comment.
+
+    A word is taken for a comment's when its line holds a ``#`` before it and no quote at all: then either the
+    line starts in code and the ``#`` opens a comment, or it starts inside a string that is still open at the
+    word (closing it takes a quote). Either way the word is no identifier.
+    """
+    for match in _KERNEL_WORDS.finditer(text):
+        start = match.start()
+        line = text[text.rfind("\n", 0, start) + 1 : start]
+        if "#" not in line or "'" in line or '"' in line:
+            return True
+    return False
 
 
 def could_hold_finding(code: Any) -> Any:
@@ -28,6 +49,8 @@ def could_hold_kernel(code: Any) -> bool:
     """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.code_index.CodeIndex``)."""
     names = code.identifiers
     if "register_fake" in names or "impl_abstract" in names:
+        return True
+    if ("torch.library", "impl") in code.imported_names:  # called under any name (`import impl as register`)
         return True
     return "impl" in code.called and (
         "library" in names

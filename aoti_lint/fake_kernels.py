@@ -25,12 +25,12 @@ from aoti_lint.knowledge.custom_ops import (
     META_KEYS,
     SHAPE_ATTRIBUTES,
     SIZE_METHODS,
+    TENSOR_ANNOTATION,
     TENSOR_METHODS,
 )
 from aoti_lint.rules.base import call_argument
 
-# A parameter annotation that says "a tensor" (or none at all: fake kernels are often unannotated).
-_TENSOR_ANNOTATION = re.compile(r"(Optional\[)?(torch\.)?Tensor(\]|\s*\|\s*None)?")
+_TENSOR_ANNOTATION = re.compile(TENSOR_ANNOTATION)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 

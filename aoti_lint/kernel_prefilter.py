@@ -22,6 +22,7 @@ from aoti_lint.knowledge.custom_ops import (
     META_KEYS,
     SHAPE_ATTRIBUTES,
     SIZE_METHODS,
+    TENSOR_ANNOTATION,
     TENSOR_METHODS,
 )
 from aoti_lint.pyast import walk
@@ -52,9 +53,9 @@ def _own_nodes(root: ast.AST):
                 stack.append(child)
 
 
-# As ``fake_kernels._TENSOR_ANNOTATION``, applied to ``ast.unparse`` of the annotation: it normalises spacing
-# and drops parentheses and comments, so it can only match more often than libcst's own text of it.
-_TENSOR_ANNOTATION = re.compile(r"(Optional\[)?(torch\.)?Tensor(\]|\s*\|\s*None)?")
+# Matched against ``ast.unparse`` of the annotation, which normalises spacing and drops parentheses and
+# comments: it can only match more often than against libcst's own text of it (``fake_kernels``).
+_TENSOR_ANNOTATION = re.compile(TENSOR_ANNOTATION)
 
 
 def _single(index: ast.AST) -> ast.AST:

@@ -72,6 +72,9 @@ TENSOR_METHODS = frozenset(
 # Tensor methods returning one size (SymInt under export) or the whole shape.
 SIZE_METHODS = frozenset({"size", "stride", "numel"})
 SHAPE_ATTRIBUTES = frozenset({"shape"})
+# A parameter annotation that says "a tensor" (matched in full against its text); no annotation says it too:
+# fake kernels are often unannotated.
+TENSOR_ANNOTATION = r"(Optional\[)?(torch\.)?Tensor(\]|\s*\|\s*None)?"
 
 # C++: the Meta dispatch key as spelled in registrations, and the SymInt spelling of each size accessor.
 CPP_META_KEY = "Meta"

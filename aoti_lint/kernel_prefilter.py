@@ -181,8 +181,9 @@ class _Kernel:
         if kind is ast.Name:
             return node.id in self.size_names  # type: ignore[attr-defined]
         if kind is ast.Subscript:
+            # A tuple index too: `x.shape[(0, 1)]` is one libcst element (an Index); `x.shape[0, 1]`, two.
             index = _single(node.slice)  # type: ignore[attr-defined]
-            return type(index) is not ast.Slice and type(index) is not ast.Tuple and self.is_shape(node.value)  # type: ignore[attr-defined]
+            return type(index) is not ast.Slice and self.is_shape(node.value)  # type: ignore[attr-defined]
         if kind is ast.Call:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is not ast.Attribute or func.attr not in SIZE_METHODS or not self.is_tensor(func.value):

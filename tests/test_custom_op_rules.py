@@ -344,6 +344,8 @@ KERNEL_STAGE = {
     ),
     "a shape unpacked": ("    b, c = x.shape\n    return x if b > 4 else x\n", True, ["AOTI302"]),
     "a one-element index tuple": ("    return x if x.shape[0,] > 4 else x\n", True, ["AOTI302"]),
+    # One libcst subscript element holding a tuple: a size for the rule (an error at run time, still reported).
+    "a parenthesised tuple index": ("    return x if x.shape[(0, 1)] > 4 else x\n", True, ["AOTI302"]),
     "int of a size": ("    return x.new_empty(int(x.size(0)))\n", True, ["AOTI301"]),
     ".item() of a numel": ("    return x.new_empty(x.numel().item())\n", True, ["AOTI301"]),
     "a parameter annotated int": ("    return x if group.shape[0] > 4 else x\n", False, []),

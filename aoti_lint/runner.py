@@ -326,11 +326,13 @@ class _InterruptScope:
             self.previous = signal.signal(signal.SIGINT, self.interrupts.handle)
         return self.interrupts
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         import signal
 
         if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
+        if exc_type is None:
+            self.interrupts.check()  # Ctrl-C after the last check still ends the run as interrupted
 
 
 # ---- in the worker processes ---------------------------------------------------------------------------------

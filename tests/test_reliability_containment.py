@@ -350,6 +350,15 @@ def test_first_interrupt_stops_handing_out_work(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in paths)
 
 
+def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
+    """The pool's handler only notes Ctrl-C (the parent raises at its next check); one noted after the last
+    check must not be lost when the pool is done."""
+    from aoti_lint.runner import _InterruptScope
+
+    with pytest.raises(KeyboardInterrupt), _InterruptScope():
+        signal.raise_signal(signal.SIGINT)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_first_interrupt_stops_a_worker_that_does_not_finish(tmp_path):
     """One worker is stuck on a file; after Ctrl-C and the grace period it is stopped and the run exits 130.

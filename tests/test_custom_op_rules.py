@@ -407,7 +407,7 @@ def test_kernel_words_are_words():
     assert not needs_parsing(source, FileContext.of(PYTHON_RULES))
     assert code_index.code_index.cache_info().misses == 0
     # A `#` inside a string is no comment, and a string that closes on the line ends before the word.
-    for line in ('x = "#"; impl("a::b", "Meta")(k)', '# """; impl("a::b", "Meta")(k)'):
+    for line in ('x = "#"; impl("a::b", "Meta")(k)', '# """; impl("a::b", "Meta")(k)', "# a comment\rimpl(k)"):
         assert could_hold_kernel_text(line)
 
 

@@ -30,7 +30,8 @@ def could_hold_kernel_text(text: str) -> bool:
     """
     for match in _KERNEL_WORDS.finditer(text):
         start = match.start()
-        line = text[text.rfind("\n", 0, start) + 1 : start]
+        # Python ends a line at \n, \r\n or a lone \r (old Mac files).
+        line = text[max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1 : start]
         if "#" not in line or "'" in line or '"' in line:
             return True
     return False

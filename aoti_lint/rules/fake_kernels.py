@@ -30,8 +30,9 @@ def could_hold_kernel_text(text: str) -> bool:
     """
     for match in _KERNEL_WORDS.finditer(text):
         start = match.start()
-        # Python ends a line at \n, \r\n or a lone \r (old Mac files).
-        line = text[max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1 : start]
+        # Python ends a line at \n, \r\n or a lone \r (old Mac files); each search stops at the line's start.
+        newline = text.rfind("\n", 0, start)
+        line = text[max(newline, text.rfind("\r", newline + 1, start)) + 1 : start]
         if "#" not in line or "'" in line or '"' in line:
             return True
     return False

@@ -244,8 +244,16 @@ class _Scan:
         # Names of modules whose functions make numbers (`import math as m`), and names imported from them.
         self.number_modules: set[str] = set()
         self.number_functions: set[str] = set()
+        # One walk: the functions and calls are judged once every import is known (``kernels``).
+        self.functions: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        self.calls: list[ast.Call] = []
         for node in walk(tree):
-            if type(node) is ast.Import:
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                self.functions.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Call:
+                self.calls.append(node)  # type: ignore[arg-type]
+            elif type(node) is ast.Import:
                 for alias in node.names:
                     if alias.name in _NUMBER_MODULES:
                         self.number_modules.add(alias.asname or alias.name)
@@ -281,22 +289,21 @@ class _Scan:
         explicit_key = len(call.args) >= 3 or any(keyword.arg == "dispatch_key" for keyword in call.keywords)
         return starred or not explicit_key
 
-    def kernels(self, tree: ast.Module) -> list[ast.AST]:
+    def kernels(self) -> list[ast.AST]:
         definitions: dict[str, list[ast.AST]] = {}
         kernels: list[ast.AST] = []
         registered: set[str] = set()
-        for node in walk(tree):
-            kind = type(node)
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                definitions.setdefault(node.name, []).append(node)  # type: ignore[attr-defined]
-                for decorator in node.decorator_list:  # type: ignore[attr-defined]
-                    if (type(decorator) is ast.Attribute and decorator.attr == CUSTOM_OP_METHOD) or (
-                        type(decorator) is ast.Call and self.registers_kernel(decorator, decorator=True)
-                    ):
-                        kernels.append(node)
-                        break
-            elif kind is ast.Call and self.registers_kernel(node, decorator=False):  # type: ignore[arg-type]
-                for value in _arguments(node):  # type: ignore[arg-type]
+        for function in self.functions:
+            definitions.setdefault(function.name, []).append(function)
+            for decorator in function.decorator_list:
+                if (type(decorator) is ast.Attribute and decorator.attr == CUSTOM_OP_METHOD) or (
+                    type(decorator) is ast.Call and self.registers_kernel(decorator, decorator=True)
+                ):
+                    kernels.append(function)
+                    break
+        for call in self.calls:
+            if self.registers_kernel(call, decorator=False):
+                for value in _arguments(call):
                     if type(value) is ast.Lambda:
                         kernels.append(value)
                     elif type(value) is ast.Name:
@@ -373,7 +380,7 @@ def kernel_candidates(tree: ast.Module, text: str) -> KernelCandidates:
     # Lines as ast numbers them (not str.splitlines, which also splits at form feeds and other separators).
     scan = _Scan(tree, text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     concrete = branch = False
-    for kernel in scan.kernels(tree):
+    for kernel in scan.kernels():
         found = scan.candidates(kernel)
         concrete, branch = concrete or found.concrete, branch or found.branch
         if concrete and branch:

@@ -6,25 +6,39 @@ context; imported only when a file is parsed.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Mapping
+
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, QualifiedNameProvider, ScopeProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, Scope, ScopeProvider
 
 
 class ModuleFacts:
-    def __init__(self, wrapper: MetadataWrapper) -> None:
+    """Each kind of metadata is resolved on first use: a rule that only asks for names pays for no scope."""
+
+    def __init__(self, wrapper: MetadataWrapper, names: Callable[[cst.CSTNode], set[str]] | None = None) -> None:
         self.module = wrapper.module
-        self._qualified = wrapper.resolve(QualifiedNameProvider)
-        self.scopes = wrapper.resolve(ScopeProvider)
-        self._parents = wrapper.resolve(ParentNodeProvider)
+        self._wrapper = wrapper
+        if names is None:
+            from aoti_lint.imported_names import QualifiedNames
+
+            names = QualifiedNames(wrapper, wrapper.module.code)
+        self._names = names
         # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
         # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
         self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
 
     def names(self, node: cst.CSTNode) -> set[str]:
-        value = self._qualified.get(node, ())
-        if callable(value):
-            value = value()
-        return {q.name for q in value}
+        """The node's qualified names (``PythonContext.qualified_names``)."""
+        return self._names(node)
+
+    @functools.cached_property
+    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
+        return self._wrapper.resolve(ScopeProvider)
+
+    @functools.cached_property
+    def _parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
+        return self._wrapper.resolve(ParentNodeProvider)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(node)

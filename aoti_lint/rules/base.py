@@ -266,7 +266,6 @@ class PythonContext:
         self.flow: FileFlow | None = None
         self._memo: dict[str, Any] = {}
         self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
-        self._qualified: Mapping[cst.CSTNode, Any] | None = None
 
     def memo(self, key: str, factory: Callable[[], _T]) -> _T:
         """A per-file value computed once and shared by the rules (e.g. the migration plan)."""
@@ -279,7 +278,7 @@ class PythonContext:
         """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
         from aoti_lint.dataflow import ModuleFacts
 
-        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper))
+        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper, self.qualified_names))
 
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._positions is None:
@@ -289,14 +288,11 @@ class PythonContext:
         return self._positions
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        if self._qualified is None:
-            from libcst.metadata import QualifiedNameProvider
+        """libcst's qualified names of the node, most of them without its scope analysis
+        (``aoti_lint.imported_names``)."""
+        from aoti_lint.imported_names import QualifiedNames
 
-            self._qualified = self.wrapper.resolve(QualifiedNameProvider)
-        names = self._qualified.get(node, ())
-        if callable(names):  # libcst >= 1.2 computes qualified names lazily
-            names = names()
-        return {q.name for q in names}
+        return self.memo("qualified-names", lambda: QualifiedNames(self.wrapper, self.source.text))(node)
 
     def may_resolve_to(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
         """Whether ``node`` can have a qualified name whose last part is in ``short_names``: a cheap syntactic

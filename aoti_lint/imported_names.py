@@ -1,0 +1,298 @@
+"""libcst's qualified names for most nodes a rule asks about, read from ``ast`` without its scope analysis.
+
+A rule asks libcst's ``QualifiedNameProvider`` what ``os.environ`` or ``aot_compile`` names. Its first answer
+resolves the scopes of the whole module: on torch's 1,500-line distributed test helper that was two thirds of
+the file's lint time, for two settings that matter. Yet almost every name a rule asks about is bound once, by
+the module itself: an import, a def, a module constant (ruff's semantic model gets far on this fact too).
+Such a name means the same in every scope, since libcst collects all of a scope's bindings whatever their
+order, but for one case: a module-level read before the binding, which is checked by position.
+
+``ImportedNames`` reads those bindings from the ``ast`` tree; ``QualifiedNames`` gives libcst's answer from
+them, and asks libcst only for the rest: a name bound anywhere else (a parameter, an assignment in a def, an
+import inside a function, a star import), or a node libcst names nothing (an attribute's last part, a
+keyword's name, a name inside an import statement). ``tests/test_imported_names.py`` compares the two on
+every node of the fixtures and rule examples.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+# An import statement as libcst's ImportAssignment reads it: the module it imports from ("" for `import`,
+# with leading dots when relative) and every alias of the statement as (dotted name, as-name or None).
+_Statement = tuple[str, tuple[tuple[str, str | None], ...]]
+
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+# Scopes of their own whose bindings never reach the module's: comprehensions; a walrus binds outside the
+# comprehension it sits in, so its target counts as shadowed wherever it is.
+_INNER_SCOPES = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr})
+# Bindings by a plain name field: `except E as e`, match captures, Python 3.12's type parameters.
+_OTHER_BINDINGS = frozenset(
+    {ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping}
+    | {getattr(ast, name) for name in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name)}
+)
+
+
+def _dotted_prefixes(name: str) -> Iterator[str]:
+    """``a.b.c``, ``a.b``, ``a``: the names ``import a.b.c`` binds, longest first (libcst's _gen_dotted_names)."""
+    while name:
+        yield name
+        name = name.rpartition(".")[0]
+
+
+def _qualified_for_import(statement: _Statement, full_name: str) -> set[str]:
+    """libcst's ``ImportAssignment.get_qualified_names_for``, on strings: it tries every alias of the
+    statement, not only the one that bound the name."""
+    module, aliases = statement
+    results = set()
+    for name, asname in aliases:
+        for real_name in _dotted_prefixes(name):
+            as_name = real_name
+            if module.endswith("."):
+                real_name = f"{module}{real_name}"
+            elif module:
+                real_name = f"{module}.{real_name}"
+            if asname is not None:
+                as_name = asname
+            if full_name.startswith(as_name):
+                remaining = full_name.split(as_name, 1)[1]
+                if remaining and not remaining.startswith("."):
+                    continue
+                remaining = remaining.lstrip(".")
+                results.add(f"{real_name}.{remaining}" if remaining else real_name)
+                break
+    return results
+
+
+@dataclass(frozen=True)
+class ImportedNames:
+    """What the module's own statements bind, and which names something else binds."""
+
+    # Every dotted name a module-level import binds (``a``, ``a.b`` for ``import a.b``), with its statements.
+    imports: dict[str, list[_Statement]]
+    # Names bound at module level by anything but an import (``x = ...``, ``def f``, ``for x in``): libcst
+    # names them after themselves.
+    locals: frozenset[str]
+    # First parts of names bound otherwise: a parameter, a name inside a def or class, an import inside a
+    # function, a `global`, a comprehension's variable, or both an import and an assignment of the module.
+    shadowed: frozenset[str]
+    # Names spelled where libcst's scope analysis names no node: an attribute's last part (``environ`` in
+    # ``os.environ``), a keyword argument's name (``min`` in ``Dim("b", min=2)``).
+    unnamed_spellings: frozenset[str]
+
+    def qualified(self, full_name: str) -> set[str] | None:
+        """libcst's qualified names for a node spelled ``full_name`` in a place its scope analysis visits;
+        None when the name's first part is bound other than by the module's own statements."""
+        root = full_name.partition(".")[0]
+        if root in self.shadowed:
+            return None
+        for prefix in _dotted_prefixes(full_name):
+            if prefix in self.locals:
+                return {full_name}
+            statements = self.imports.get(prefix)
+            if statements:
+                return {name for statement in statements for name in _qualified_for_import(statement, full_name)}
+        # Not bound in the module: a builtin by its first part (`dict.fromkeys` is `builtins.dict`), else nothing.
+        return {f"builtins.{root}"} if hasattr(builtins, root) else set()
+
+
+def read(tree: ast.Module) -> ImportedNames | None:
+    """The module's bindings; None when a star import leaves any name's binding unknown."""
+    imports: dict[str, list[_Statement]] = {}
+    local_names: set[str] = set()
+    shadowed: set[str] = set()
+    unnamed: set[str] = set()
+    # libcst orders a module-level read after the module-level bindings before it (an import further down
+    # does not count): where each name is first read at module level, and where its bindings end.
+    first_read: dict[str, tuple[int, int]] = {}
+    binding_ends: dict[str, list[tuple[int, int]]] = {}
+    statements_of: dict[str, set[_Statement]] = {}
+    Name, Attribute, Import, ImportFrom = ast.Name, ast.Attribute, ast.Import, ast.ImportFrom
+
+    def bind(name: str, end: tuple[int, int]) -> None:
+        binding_ends.setdefault(name, []).append(end)
+
+    # (node, whether it binds in the module's scope, whether it may read there, the end of its statement): a
+    # def's name is bound at module level and its decorators, defaults and annotations are read there, its
+    # body does neither. Elsewhere (a lambda, a comprehension) a read may count as the module's.
+    stack: list[tuple[ast.AST, bool, bool, tuple[int, int]]] = [(tree, True, True, (0, 0))]
+    while stack:
+        node, top, reads, end = stack.pop()
+        kind = type(node)
+        if isinstance(node, ast.stmt):
+            end = (node.end_lineno or 0, node.end_col_offset or 0)
+        if kind is Name:
+            name = node.id  # type: ignore[attr-defined]
+            context = type(node.ctx)  # type: ignore[attr-defined]
+            if context is ast.Load:
+                if reads:
+                    position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+                    first_read[name] = min(first_read.get(name, position), position)
+            elif top and context is ast.Store:
+                local_names.add(name)
+                bind(name, end)
+            else:
+                shadowed.add(name)
+            continue
+        if kind is Attribute:
+            unnamed.add(node.attr)  # type: ignore[attr-defined]
+        elif kind is Import or kind is ImportFrom:
+            module = "." * node.level + (node.module or "") if kind is ImportFrom else ""  # type: ignore[attr-defined]
+            aliases = tuple((alias.name, alias.asname) for alias in node.names)  # type: ignore[attr-defined]
+            if any(name == "*" for name, _ in aliases):
+                return None
+            statement = (module, aliases)
+            for name, asname in aliases:
+                bound = [asname] if asname is not None else ([name] if module else list(_dotted_prefixes(name)))
+                for dotted in bound:
+                    root = dotted.partition(".")[0]
+                    if top:
+                        imports.setdefault(dotted, []).append(statement)
+                        statements_of.setdefault(root, set()).add(statement)
+                        bind(root, end)
+                    else:
+                        shadowed.add(root)
+            continue
+        elif kind is ast.keyword:
+            if node.arg:  # type: ignore[attr-defined]
+                unnamed.add(node.arg)  # type: ignore[attr-defined]
+        elif kind in _SCOPES:
+            if kind is not ast.Lambda:
+                if top:
+                    local_names.add(node.name)  # type: ignore[attr-defined]
+                    bind(node.name, end)  # type: ignore[attr-defined]
+                else:
+                    shadowed.add(node.name)  # type: ignore[attr-defined]
+                stack.extend((item, False, False, end) for item in node.body)  # type: ignore[attr-defined]
+            top = False
+        elif kind in _INNER_SCOPES:
+            top = False
+        elif kind is ast.arg:
+            shadowed.add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            shadowed.update(node.names)  # type: ignore[attr-defined]
+        elif kind is ast.AnnAssign and node.value is None:  # type: ignore[attr-defined]
+            if type(node.target) is Name:  # type: ignore[attr-defined]
+                shadowed.add(node.target.id)  # type: ignore[attr-defined]
+        elif kind in _OTHER_BINDINGS:
+            name = getattr(node, "rest" if kind is ast.MatchMapping else "name", None)
+            if name:
+                shadowed.add(name)
+        for field in node._fields:
+            if field == "body" and kind in _SCOPES and kind is not ast.Lambda:
+                continue
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack.extend((item, top, reads, end) for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append((value, top, reads, end))
+    shadowed.update(local_names & statements_of.keys())
+    for name, read_at in first_read.items():
+        ends = binding_ends.get(name)
+        if ends is None:
+            continue  # a builtin or nothing: no binding for the order to hide
+        # Read after every binding: all of them reach it. After the first: enough when all bind alike.
+        alike = name in local_names or len(statements_of.get(name, ())) == 1
+        if read_at <= (min(ends) if alike else max(ends)):
+            shadowed.add(name)
+    return ImportedNames(imports, frozenset(local_names - shadowed), frozenset(shadowed), frozenset(unnamed))
+
+
+def dotted_name(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` for a libcst name or attribute chain (a call by its callee, as libcst names it); else None."""
+    kind = type(node).__name__
+    if kind == "Call":
+        return dotted_name(node.func)  # type: ignore[attr-defined]
+    parts = []
+    while kind == "Attribute":
+        parts.append(node.attr.value)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+        kind = type(node).__name__
+    if kind != "Name":
+        return None
+    parts.append(node.value)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
+
+
+def unnamed_parts(module: cst.Module) -> set[int]:
+    """The ids of the nodes libcst's scope analysis does not visit (and so names nothing) among those a
+    statement holds: everything inside an import statement, the name of a def or a class. Found by walking
+    statements only, never expressions."""
+    import libcst as cst
+
+    ids: set[int] = set()
+    stack: list[Any] = list(module.body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in statement.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    ids.update(_expression_ids(small))
+            continue
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            ids.add(id(statement.name))
+        for field in ("body", "orelse", "handlers", "finalbody", "cases"):
+            value = getattr(statement, field, None)
+            if isinstance(value, Sequence):
+                stack.extend(value)
+            elif isinstance(value, cst.IndentedBlock):
+                stack.extend(value.body)
+            elif value is not None:
+                stack.append(value)  # a one-line suite, `else`, `finally`, `elif`, handler or case
+    return ids
+
+
+def _expression_ids(statement: cst.CSTNode) -> Iterator[int]:
+    stack = [statement]
+    while stack:
+        node = stack.pop()
+        yield id(node)
+        stack.extend(node.children)
+
+
+class QualifiedNames:
+    """libcst's ``QualifiedNameProvider`` for one module, asked only for the nodes ``ImportedNames`` cannot
+    answer: its first answer resolves the scopes of the whole module."""
+
+    def __init__(self, wrapper: MetadataWrapper, text: str) -> None:
+        from aoti_lint.pyast import parse
+
+        self._wrapper = wrapper
+        tree = parse(text)
+        self._imported = None if isinstance(tree, BaseException) else read(tree)
+        self._unnamed_parts: set[int] | None = None
+        self._provided: Any = None
+
+    def __call__(self, node: cst.CSTNode) -> set[str]:
+        names = self._from_imports(node)
+        if names is not None:
+            return names
+        if self._provided is None:
+            from libcst.metadata import QualifiedNameProvider
+
+            self._provided = self._wrapper.resolve(QualifiedNameProvider)
+        provided = self._provided.get(node, ())
+        if callable(provided):  # libcst >= 1.2 computes qualified names lazily
+            provided = provided()
+        return {name.name for name in provided}
+
+    def _from_imports(self, node: cst.CSTNode) -> set[str] | None:
+        imported = self._imported
+        if imported is None:
+            return None
+        dotted = dotted_name(node)
+        if dotted is None or (type(node).__name__ == "Name" and dotted in imported.unnamed_spellings):
+            return None
+        if self._unnamed_parts is None:
+            self._unnamed_parts = unnamed_parts(self._wrapper.module)
+        if id(node) in self._unnamed_parts:
+            return None
+        return imported.qualified(dotted)

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator
+
+# A line and its end, as CPython numbers them (``\r\n``, ``\r`` or ``\n``; not the form feed
+# ``str.splitlines`` also splits on); the last line may have no end.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 @functools.lru_cache(maxsize=1)
@@ -38,3 +43,21 @@ def walk(root: ast.AST) -> Iterator[ast.AST]:
                         push(item)
             elif isinstance(value, node_type):
                 push(value)
+
+
+def source_lines(text: str) -> list[str]:
+    """The text's lines with their ends, numbered as ``ast`` numbers them: split once for many
+    ``source_segment`` calls (``ast.get_source_segment`` splits the whole text, a character at a time, on
+    every call)."""
+    return _LINE.findall(text)
+
+
+def source_segment(lines: list[str], node: ast.AST) -> str:
+    """The source of ``node`` (``ast.get_source_segment``), from the text's ``source_lines``."""
+    first, last = node.lineno - 1, node.end_lineno - 1  # type: ignore[attr-defined]
+    start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    if first == last:
+        return lines[first].encode()[start:end].decode()
+    head = lines[first].encode()[start:].decode()
+    tail = lines[last].encode()[:end].decode()
+    return "".join([head, *lines[first + 1 : last], tail])

@@ -20,6 +20,7 @@ import tokenize
 from pathlib import Path
 
 from aoti_lint.analysis.flow_summary import FlowSummary
+from aoti_lint.pyast import source_lines, source_segment, walk
 
 
 def _literals(segment: str) -> list[tuple[str, int, int]] | None:
@@ -44,31 +45,32 @@ def light_summary(
     """The summary libcst would give, or None when some mention cannot be placed exactly without it."""
     inside_fstrings: set[int] = set()
     unplaced: set[str] = set()
-    for node in ast.walk(tree):
+    lines = source_lines(text)
+    nodes = list(walk(tree))
+    for node in nodes:
         if type(node) is ast.JoinedStr:
-            parts = [part for part in ast.walk(node) if type(part) is ast.Constant]
+            parts = [part for part in walk(node) if type(part) is ast.Constant]
             inside_fstrings.update(id(part) for part in parts)
             named = [part.value for part in parts if type(part.value) is str and ".so" in part.value]
             if not named:
                 continue
             # libcst reads an f-string's raw text (escapes and doubled braces as written), and each piece of a
             # concatenation apart, which ``ast`` merges: then even the name it reads is not known here.
-            segment = ast.get_source_segment(text, node) or ""
+            segment = source_segment(lines, node)
             pieces = _literals(segment)
             if pieces is None or len(pieces) != 1 or any(mark in segment for mark in ("\\", "{{", "}}")):
                 unplaced.add("*")
             else:
                 unplaced.update(name for name in map(_mention, named) if name is not None)
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     found: list[tuple[str, int, int]] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if type(node) is not ast.Constant or type(node.value) is not str or id(node) in inside_fstrings:
             continue
         if ".so" not in node.value:
             continue
         line = lines[node.lineno - 1]
         column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
-        pieces = _literals(ast.get_source_segment(text, node) or "")
+        pieces = _literals(source_segment(lines, node))
         if pieces is None:
             return None
         for token, row, offset in pieces:

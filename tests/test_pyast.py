@@ -1,0 +1,30 @@
+"""``pyast.source_segment`` reads what ``ast.get_source_segment`` reads, splitting the text once."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from aoti_lint.pyast import source_lines, source_segment, walk
+
+TEXTS = [
+    "a = 'x'\r\nb = 'é.so'\rc = f'{a}.so'\n\x0cd = ('a'\n 'b.so')",
+    "x = 'ü'  ;y = 'a.so'",
+    'call(\n    \'first\',\r\n    """multi\rline""",\n)\n',
+    "def f():\n    return {'k': [1,\n  2]}",
+]
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_every_node_reads_as_get_source_segment(text):
+    tree = ast.parse(text)
+    lines = source_lines(text)
+    nodes = [node for node in walk(tree) if isinstance(node, (ast.expr, ast.stmt))]
+    assert nodes
+    for node in nodes:
+        assert source_segment(lines, node) == ast.get_source_segment(text, node)
+
+
+def test_lines_split_as_cpython_numbers_them():
+    assert source_lines("a\r\nb\rc\x0cd\n\ne") == ["a\r\n", "b\r", "c\x0cd\n", "\n", "e"]

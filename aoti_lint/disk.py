@@ -12,6 +12,7 @@ from aoti_lint.diagnostics import FileError
 from aoti_lint.engine import FileOutcome, FixOptions, process_source
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
+from aoti_lint.prefilter import Wanted
 from aoti_lint.source import SourceFile, display_path
 
 
@@ -57,17 +58,20 @@ def read_regular_file(path: Path) -> bytes:
         return handle.read()
 
 
-def lint_file(source: SourceFile, context: FileContext, fix: FixOptions) -> FileOutcome:
+def lint_file(
+    source: SourceFile, context: FileContext, fix: FixOptions, prefiltered: Wanted | None = None
+) -> FileOutcome:
     """Lint and fix one file read from disk, writing the fixes unless ``fix.write`` is off. A fix that cannot be
-    written leaves the file as it was, and the outcome as if nothing had been fixed, with the reason."""
-    outcome = process_source(source, context, fix)
+    written leaves the file as it was, and the outcome as if nothing had been fixed, with the reason.
+    ``prefiltered``: what ``prefilter.prefiltered`` found for the file."""
+    outcome = process_source(source, context, fix, prefiltered)
     if not fix.write or outcome.fixed_data is None:
         return outcome
     error = write_bytes(source.path, source.display_path, source.data, outcome.fixed_data)
     if error is None:
         return outcome
     # The findings as the fixing run saw them before its fixes: edits built, nothing applied.
-    unfixed = process_source(source, context, replace(fix, apply=False, edits=True))
+    unfixed = process_source(source, context, replace(fix, apply=False, edits=True), prefiltered)
     unfixed.errors.insert(0, error)
     return unfixed
 

@@ -122,12 +122,17 @@ def _project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:
 
 
 def check_source(
-    source: SourceFile, context: FileContext, prefilter: bool = True, build_edits: bool = True
+    source: SourceFile,
+    context: FileContext,
+    prefilter: bool = True,
+    build_edits: bool = True,
+    prefiltered: Wanted | None = None,
 ) -> CheckResult:
     """Lint one file's content with the context's rules (already chosen for its path and kind).
 
     ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
     ``build_edits=False`` leaves the fixes whose edits are costly to build deferred (``Fix.settled``).
+    ``prefiltered``: what ``prefilter.prefiltered`` already found for these bytes and this context.
     """
     result = CheckResult()
     rules = context.rules
@@ -141,7 +146,7 @@ def check_source(
             ],
         )
     if prefilter:
-        wanted = by_bytes(source.prefilter_data, context)
+        wanted = prefiltered if prefiltered is not None else by_bytes(source.prefilter_data, context)
     else:
         wanted = Wanted([rule for rule in rules if issubclass(rule, PythonRule)], list(context.project_rules))
     if not wanted:
@@ -156,7 +161,8 @@ def check_source(
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
         return result
     if prefilter:
-        wanted = by_code(text, wanted)
+        if prefiltered is None:
+            wanted = by_code(text, wanted)
         if not wanted:
             return result
         # A file wanted only for its project data, without a migration plan, may not need libcst at all.
@@ -320,16 +326,18 @@ def fix_source(
     return source, fixed, result
 
 
-def process_source(source: SourceFile, context: FileContext, fix: FixOptions) -> FileOutcome:
+def process_source(
+    source: SourceFile, context: FileContext, fix: FixOptions, prefiltered: Wanted | None = None
+) -> FileOutcome:
     """Lint one file and, when asked, fix it in memory: the outcome carries the fixed bytes only if they still
-    parse (``aoti_lint.disk.lint_file`` writes them).
+    parse (``aoti_lint.disk.lint_file`` writes them). ``prefiltered``: see ``check_source``.
 
     ``context.flow`` is the run's migration plan for this file: its part of every artifact flow the fix options
     allow is migrated in one pass, then the other fixes follow.
     """
     flow = context.flow
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, context, build_edits=fix.apply or fix.edits)
+    result = check_source(source, context, build_edits=fix.apply or fix.edits, prefiltered=prefiltered)
     shown = source
     groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
     if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):

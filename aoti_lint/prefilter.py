@@ -79,17 +79,23 @@ def by_code(text: str, wanted: Wanted) -> Wanted:
     return Wanted(refine(text, wanted.rules), refine_summaries(text, wanted.project_rules))
 
 
-def needs_parsing(source: SourceFile, context: FileContext) -> bool:
-    """Whether ``engine.check_source`` parses this file with libcst: some Python rule passes every stage, or
-    some project rule still wants the file's data. Bytes that do not decode are not parsed (the engine
-    reports them as a syntax error without libcst)."""
+def prefiltered(source: SourceFile, context: FileContext) -> Wanted | None:
+    """Every stage at once, for a Python file: the rules and project rules still wanting it, which
+    ``engine.check_source`` takes instead of running the stages again. None for another kind of file, or
+    bytes that do not decode (the engine reports them as a syntax error without libcst)."""
     if source.kind not in PYTHON_KINDS:
-        return False
+        return None
     wanted = by_bytes(source.prefilter_data, context)
     if not wanted:
-        return False
+        return wanted
     try:
         text = source.text
     except DecodeError:
-        return False
-    return bool(by_code(text, wanted))
+        return None
+    return by_code(text, wanted)
+
+
+def needs_parsing(source: SourceFile, context: FileContext) -> bool:
+    """Whether ``engine.check_source`` parses this file with libcst: some Python rule passes every stage, or
+    some project rule still wants the file's data."""
+    return bool(prefiltered(source, context))

@@ -20,7 +20,7 @@ from aoti_lint.disk import lint_file, read_source
 from aoti_lint.engine import FileOutcome, FixOptions, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
-from aoti_lint.prefilter import needs_parsing
+from aoti_lint.prefilter import Wanted, prefiltered
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import SourceFile
 
@@ -69,6 +69,7 @@ class _Pending:
     source: SourceFile
     context: FileContext
     cache_key: str | None
+    wanted: Wanted | None
 
 
 def run_files(
@@ -112,11 +113,12 @@ def run_files(
             ):
                 outcomes[index] = cached
                 continue
-            if needs_parsing(source, context):
-                pending.append(_Pending(index, source, context, key))
+            wanted = prefiltered(source, context)
+            if wanted:  # some rule passed every stage, or some project rule wants the file's data
+                pending.append(_Pending(index, source, context, key, wanted))
                 continue
             # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
-            outcomes[index] = outcome = lint_file(source, context, fix)
+            outcomes[index] = outcome = lint_file(source, context, fix, wanted)
             _store(cache, key, outcome)
         for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):
             outcomes[item.index] = outcome
@@ -148,7 +150,7 @@ def _process_all(pending: list[_Pending], fix: FixOptions, execution: Execution)
 
 def _process_here(item: _Pending, fix: FixOptions) -> FileOutcome:
     try:
-        return lint_file(item.source, item.context, fix)
+        return lint_file(item.source, item.context, fix, item.wanted)
     except Exception as exc:  # a bug of ours costs this file, not the run
         return _failed(item, exc)
 
@@ -227,7 +229,8 @@ def _run_pool(
             interrupts.check()
             # Inside the guard: the workers start with the first submission, and Ctrl-C may come before the last.
             for i in indices:
-                futures[i] = pool.submit(_process_in_worker, i, pending[i].source, pending[i].context, fix)
+                item = pending[i]
+                futures[i] = pool.submit(_process_in_worker, i, item.source, item.context, fix, item.wanted)
                 interrupts.check()
             for i in indices:
                 try:
@@ -385,14 +388,16 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
-def _process_in_worker(index: int, source: SourceFile, context: FileContext, fix: FixOptions) -> FileOutcome:
+def _process_in_worker(
+    index: int, source: SourceFile, context: FileContext, fix: FixOptions, wanted: Wanted | None
+) -> FileOutcome:
     global _busy
     slots = _slots
     if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]
         slots[_slot] = index  # type: ignore[index]
     _busy = True
     try:
-        outcome = lint_file(source, context, fix)
+        outcome = lint_file(source, context, fix, wanted)
     except _Terminated:
         os._exit(1)
     finally:

@@ -36,9 +36,26 @@ DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.m
 AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
 
 
+# Which tokens the bytes last asked about hold: the rules' trigger groups share most tokens (`aot_load` is in
+# ten groups), and each absent token costs a scan of the whole file; stage one asks about every file read.
+_scanned: list[Any] = [b"", {}]
+
+
 def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
     """Whether, for at least one group, every token of the group occurs in ``data``."""
-    return any(all(token in data for token in group) for group in groups)
+    if _scanned[0] is not data:
+        _scanned[:] = [data, {}]
+    found: dict[bytes, bool] = _scanned[1]
+    for group in groups:
+        for token in group:
+            present = found.get(token)
+            if present is None:
+                present = found[token] = token in data
+            if not present:
+                break
+        else:
+            return True
+    return False
 
 
 def call_argument(call: Any, position: int | None, keyword: str) -> Any:

@@ -18,7 +18,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, Valid
+from aoti_lint.rules.base import Invalid, Valid, tokens_match
 
 if TYPE_CHECKING:
     pass
@@ -64,7 +64,7 @@ class _KeyForms:
         return cls(parts, key.encode(), quoted, written)
 
     def in_bytes(self, data: bytes) -> bool:
-        if not all(part in data for part in self.parts):
+        if not tokens_match((self.parts,), data):
             return False
         if self.key in data and re.search(self.quoted, data):
             return True
@@ -127,9 +127,7 @@ class DebugInductorConfig(PythonSwitchRule):
     @classmethod
     def could_match(cls, data: bytes) -> bool:
         # "debug", "enabled" and "compile" are in most files' bytes; a key's forms (see _KeyForms) are not.
-        return any(all(token in data for token in context) for context in _CONFIG_CONTEXTS) and any(
-            forms.in_bytes(data) for forms in _KEY_FORMS
-        )
+        return tokens_match(_CONFIG_CONTEXTS, data) and any(forms.in_bytes(data) for forms in _KEY_FORMS)
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:

@@ -35,6 +35,12 @@ def _summary_text() -> re.Pattern[str]:
     )
 
 
+# One entry: the three device-flow rules share one summary and ask about the same text in a row.
+@functools.lru_cache(maxsize=1)
+def _mentions_summary_text(text: str) -> bool:
+    return _summary_text().search(text) is not None
+
+
 class DeviceFlowRule(ProjectRule):
     """Shared by the three rules: one summary per file, findings only where a load is."""
 
@@ -46,7 +52,7 @@ class DeviceFlowRule(ProjectRule):
     @classmethod
     def wants_summary_python(cls, text: str) -> bool:
         # The same, in the text: an API name called or imported, or a string ending in an artifact suffix.
-        return _summary_text().search(text) is not None
+        return _mentions_summary_text(text)
 
     @classmethod
     def wants_summary_code(cls, code: Any) -> bool:

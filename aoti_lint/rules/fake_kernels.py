@@ -4,6 +4,7 @@ prefilter stages that rule out a file holding no fake/meta kernel. The kernels t
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -21,6 +22,8 @@ KERNEL_TRIGGERS = (
 _KERNEL_WORDS = re.compile(r"\b(?:register_fake|impl_abstract|impl)\b")
 
 
+# One entry: AOTI301 and AOTI302 ask about the same text in a row.
+@functools.lru_cache(maxsize=1)
 def could_hold_kernel_text(text: str) -> bool:
     """Second prefilter stage: a registering name as a word (an identifier always is one), not in a comment.
 

@@ -7,30 +7,32 @@ context; imported only when a file is parsed.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, Scope, ScopeProvider
+
+from aoti_lint.imported_names import QualifiedNames
 
 
 class ModuleFacts:
     """Each kind of metadata is resolved on first use: a rule that only asks for names pays for no scope."""
 
-    def __init__(self, wrapper: MetadataWrapper, names: Callable[[cst.CSTNode], set[str]] | None = None) -> None:
+    def __init__(self, wrapper: MetadataWrapper, names: QualifiedNames | None = None) -> None:
         self.module = wrapper.module
         self._wrapper = wrapper
-        if names is None:
-            from aoti_lint.imported_names import QualifiedNames
-
-            names = QualifiedNames(wrapper, wrapper.module.code)
-        self._names = names
+        self._names = names if names is not None else QualifiedNames(wrapper, wrapper.module.code)
         # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
         # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
         self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
 
     def names(self, node: cst.CSTNode) -> set[str]:
-        """The node's qualified names (``PythonContext.qualified_names``)."""
+        """The node's qualified names (``aoti_lint.imported_names.QualifiedNames``)."""
         return self._names(node)
+
+    def may_name(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
+        """Whether the node's qualified names can end in one of ``short_names`` (``QualifiedNames.may_name``)."""
+        return self._names.may_name(node, short_names)
 
     @functools.cached_property
     def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:

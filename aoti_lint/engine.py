@@ -23,6 +23,7 @@ from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 if TYPE_CHECKING:
     import libcst as cst
 
+    from aoti_lint.code_index import CodeIndex
     from aoti_lint.suppressions import Suppressions
 
 
@@ -204,9 +205,14 @@ def check_source(
     return result
 
 
-def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type[Rule]]) -> dict[str, object] | None:
-    """The flow summary of a file summarised only for strings naming a `.so`, read from ``ast``; None when
-    libcst must read it (``analysis.so_mentions``)."""
+def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted) -> bool:
+    """Whether ``check_source`` parses the file with libcst, given what ``prefilter.prefiltered`` found: not
+    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``)."""
+    return bool(wanted.rules) or context.flow is not None or _light_index(source.text, wanted.project_rules) is None
+
+
+def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | None:
+    """The ``ast`` index of a file whose project data is only its `.so` mentions; None when libcst must read it."""
     from aoti_lint.code_index import code_index
     from aoti_lint.rules.device_flow import DeviceFlowRule
 
@@ -214,6 +220,15 @@ def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type
         return None
     index = code_index(text)
     if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):
+        return None
+    return index
+
+
+def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type[Rule]]) -> dict[str, object] | None:
+    """The flow summary of a file summarised only for strings naming a `.so`, read from ``ast``; None when
+    libcst must read it (``analysis.so_mentions``)."""
+    index = _light_index(text, project_rules)
+    if index is None or index.tree is None:
         return None
     from aoti_lint.analysis.so_mentions import light_summary
 

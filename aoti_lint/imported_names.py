@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 # An import statement as libcst's ImportAssignment reads it: the module it imports from ("" for `import`,
 # with leading dots when relative) and every alias of the statement as (dotted name, as-name or None).
 _Statement = tuple[str, tuple[tuple[str, str | None], ...]]
+# `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
+AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
 
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 # Scopes of their own whose bindings never reach the module's: comprehensions; a walrus binds outside the
@@ -266,6 +269,8 @@ class QualifiedNames:
         from aoti_lint.pyast import parse
 
         self._wrapper = wrapper
+        self._text = text
+        self._aliases: frozenset[str] | None = None
         tree = parse(text)
         self._imported = None if isinstance(tree, BaseException) else read(tree)
         self._unnamed_parts: set[int] | None = None
@@ -283,6 +288,28 @@ class QualifiedNames:
         if callable(provided):  # libcst >= 1.2 computes qualified names lazily
             provided = provided()
         return {name.name for name in provided}
+
+    def may_name(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
+        """Whether ``node`` can have a qualified name whose last part is in ``short_names``: a syntactic test
+        to make before asking for names that only libcst's scope analysis may give.
+
+        libcst names an attribute after its last part, a call after its callee and a subscript after its
+        value (``f(x)(y)`` is named as ``f``); a name keeps its own unless an ``as`` import renamed it.
+        """
+        kind = type(node).__name__
+        while kind == "Call" or kind == "Subscript":
+            node = node.func if kind == "Call" else node.value  # type: ignore[attr-defined]
+            kind = type(node).__name__
+        if kind == "Attribute":
+            return node.attr.value in short_names  # type: ignore[attr-defined]
+        if kind != "Name":
+            return False
+        name = node.value  # type: ignore[attr-defined]
+        if name in short_names:
+            return True
+        if self._aliases is None:
+            self._aliases = frozenset(AS_ALIAS.findall(self._text))
+        return name in self._aliases
 
     def _from_imports(self, node: cst.CSTNode) -> set[str] | None:
         imported = self._imported

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import FileError
 from aoti_lint.disk import lint_file, read_source
-from aoti_lint.engine import FileOutcome, FixOptions, over_limits
+from aoti_lint.engine import FileOutcome, FixOptions, needs_libcst, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted, prefiltered
@@ -114,10 +114,12 @@ def run_files(
                 outcomes[index] = cached
                 continue
             wanted = prefiltered(source, context)
-            if wanted:  # some rule passed every stage, or some project rule wants the file's data
+            # Some rule passed every stage, or some project rule wants data only libcst reads: the pool's work.
+            if wanted and needs_libcst(source, context, wanted):
                 pending.append(_Pending(index, source, context, key, wanted))
                 continue
-            # Tokens only in strings or comments, or undecodable bytes: settled here without libcst.
+            # Tokens only in strings or comments, `.so` mentions read from ast, or undecodable bytes: settled
+            # here without libcst, while the file's ast index is still at hand.
             outcomes[index] = outcome = lint_file(source, context, fix, wanted)
             _store(cache, key, outcome)
         for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):

@@ -15,6 +15,8 @@ LINE_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECA
 FILE_NOQA = re.compile(rf"#\s*aoti-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
 # Shell, Dockerfile, YAML and .env comments: a `#` at the start of a line or after whitespace.
 _HASH_COMMENT = re.compile(r"(?:^|\s)(#.*)$")
+# What every suppression holds: a text without it has none, and is not tokenized (a second per MB).
+_NOQA = re.compile("noqa", re.IGNORECASE)
 
 ALL = None  # a bare noqa suppresses every code
 
@@ -63,6 +65,8 @@ class Suppressions:
 def python_suppressions(text: str) -> Suppressions:
     """Read comments with Python's tokenizer, so ``"# noqa"`` inside a string is not a suppression."""
     result = Suppressions()
+    if _NOQA.search(text) is None:
+        return result
     try:
         # newline=None: a lone "\r" ends a line, as it does for the parser that numbered the findings.
         for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):

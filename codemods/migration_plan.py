@@ -104,8 +104,13 @@ class MigrationPlan:
     def _collect(self) -> None:
         plan = self
 
+        short_names = {AOT_COMPILE.short_name, AOT_LOAD.short_name}
+
         class Finder(cst.CSTVisitor):
             def visit_Call(self, node: cst.Call) -> None:
+                # Syntax first: a method of a parameter would have libcst resolve the scopes of the module.
+                if not plan.facts.may_name(node.func, short_names):
+                    return
                 names = plan.names(node.func)
                 for symbol, table, positional, keywords, site_type in (
                     (AOT_COMPILE, plan.compiles, AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS, CompileRewrite),

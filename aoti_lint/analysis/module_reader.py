@@ -28,6 +28,18 @@ from aoti_lint.knowledge.device_flow import (
 if TYPE_CHECKING:
     import libcst as cst
 
+# The last parts of the names of every call the reader sorts into compiles, loads and default-device setters.
+_SITE_SHORT_NAMES = frozenset(
+    name.rsplit(".", 1)[-1]
+    for name in (
+        COMPILE_AND_PACKAGE
+        | AOT_COMPILE_INDUCTOR
+        | {AOT_COMPILE_OLD, AOT_LOAD_OLD, SET_DEFAULT_DEVICE}
+        | set(PACKAGE_LOADERS)
+        | OTHER_DEFAULT_DEVICE_SETTERS
+    )
+)
+
 
 class ModuleReader:
     """One module's calls and syntax facts; :meth:`eval` is given by ``evaluator.ModuleEvaluator``."""
@@ -65,6 +77,9 @@ class ModuleReader:
         self.load_calls: list[Any] = []
         self.setter_calls: list[Any] = []
         for call in self.calls:
+            # Syntax first: a method of a parameter would have libcst resolve the scopes of the module.
+            if not self.facts.may_name(call.func, _SITE_SHORT_NAMES):
+                continue
             names = self.names(call.func)
             if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE_OLD}):
                 self.compile_calls.append(call)

@@ -8,11 +8,10 @@ prefiltering and printing docs stay instant.
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 from aoti_lint.knowledge.references import Reference
@@ -28,12 +27,11 @@ if TYPE_CHECKING:
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.code_index import CodeIndex
     from aoti_lint.dataflow import ModuleFacts
+    from aoti_lint.imported_names import QualifiedNames
     from aoti_lint.source import SourceFile
 
 _T = TypeVar("_T")
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
-# `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
-AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
 
 
 # Which tokens the bytes last asked about hold: the rules' trigger groups share most tokens (`aot_load` is in
@@ -295,7 +293,7 @@ class PythonContext:
         """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
         from aoti_lint.dataflow import ModuleFacts
 
-        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper, self.qualified_names))
+        return self.memo("module-facts", lambda: ModuleFacts(self.wrapper, self.names()))
 
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._positions is None:
@@ -304,37 +302,20 @@ class PythonContext:
             self._positions = self.wrapper.resolve(PositionProvider)
         return self._positions
 
-    def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        """libcst's qualified names of the node, most of them without its scope analysis
-        (``aoti_lint.imported_names``)."""
+    def names(self) -> QualifiedNames:
+        """The module's qualified names (``aoti_lint.imported_names``), shared by the rules and the facts."""
         from aoti_lint.imported_names import QualifiedNames
 
-        return self.memo("qualified-names", lambda: QualifiedNames(self.wrapper, self.source.text))(node)
+        return self.memo("qualified-names", lambda: QualifiedNames(self.wrapper, self.source.text))
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        """libcst's qualified names of the node, most of them without its scope analysis."""
+        return self.names()(node)
 
     def may_resolve_to(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
-        """Whether ``node`` can have a qualified name whose last part is in ``short_names``: a cheap syntactic
-        test made before ``qualified_names``, whose first call resolves the scopes of the whole module.
-
-        libcst names an attribute after its last part, a call after its callee and a subscript after its
-        value (``f(x)(y)`` is named as ``f``); a name keeps its own unless an ``as`` import renamed it.
-        """
-        while True:
-            kind = type(node).__name__
-            if kind == "Call":
-                node = cast("cst.Call", node).func
-            elif kind == "Subscript":
-                node = cast("cst.Subscript", node).value
-            else:
-                break
-        if kind == "Attribute":
-            return cast("cst.Attribute", node).attr.value in short_names
-        if kind != "Name":
-            return False
-        name = cast("cst.Name", node).value
-        if name in short_names:
-            return True
-        aliases = self.memo("as-aliases", lambda: frozenset(AS_ALIAS.findall(self.source.text)))
-        return name in aliases
+        """Whether ``node`` can have a qualified name whose last part is in ``short_names`` (a syntactic test,
+        ``QualifiedNames.may_name``), to make before ``qualified_names`` where libcst's scopes may be needed."""
+        return self.names().may_name(node, short_names)
 
     def report(
         self,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
@@ -10,7 +9,6 @@ from aoti_lint.knowledge.references import MIGRATION_GUIDE
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
 # `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
-_AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
 
 
 class DeprecatedReference(PythonRule):
@@ -42,7 +40,6 @@ class DeprecatedReference(PythonRule):
         super().__init__(context)
         self._in_import = 0
         self._reported_attr_names: set[int] = set()
-        self._aliases: set[str] | None = None
 
     def visit_Import(self, node: Any) -> None:
         self._in_import += 1
@@ -79,14 +76,7 @@ class DeprecatedReference(PythonRule):
         assignments to one name (a generated file of 10,000 `x = ...` lines took minutes). An attribute
         must end in the symbol's name; a bare name can only resolve to it through an import, so it is that
         name or an `as` alias written somewhere in the file."""
-        value = getattr(node, "attr", node).value
-        if value == self.symbol.short_name:
-            return True
-        if hasattr(node, "attr"):
-            return False
-        if self._aliases is None:
-            self._aliases = set(_AS_ALIAS.findall(self.context.source.text))
-        return value in self._aliases
+        return self.context.may_resolve_to(node, {self.symbol.short_name})
 
     def _report(self, node: Any) -> None:
         self.report(

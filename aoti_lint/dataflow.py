@@ -61,6 +61,10 @@ class ModuleFacts:
         """The node's qualified names (``aoti_lint.imported_names.QualifiedNames``)."""
         return self._names(node)
 
+    def may_be_function(self, name: str) -> bool:
+        """Whether some def of the module has this name: if none does, no read of it is a function."""
+        return self._names.may_be_function(name)
+
     def may_name(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
         """Whether the node's qualified names can end in one of ``short_names`` (``QualifiedNames.may_name``)."""
         return self._names.may_name(node, short_names)

@@ -90,6 +90,8 @@ class ImportedNames:
     # Names spelled where libcst's scope analysis names no node: an attribute's last part (``environ`` in
     # ``os.environ``), a keyword argument's name (``min`` in ``Dim("b", min=2)``).
     unnamed_spellings: frozenset[str]
+    # The name of every def in the module, at any depth.
+    functions: frozenset[str] = frozenset()
 
     def qualified(self, full_name: str) -> set[str] | None:
         """libcst's qualified names for a node spelled ``full_name`` in a place its scope analysis visits;
@@ -113,6 +115,7 @@ def read(tree: ast.Module) -> ImportedNames | None:
     local_names: set[str] = set()
     shadowed: set[str] = set()
     unnamed: set[str] = set()
+    functions: set[str] = set()
     # libcst orders a module-level read after the module-level bindings before it (an import further down
     # does not count): where each name is first read at module level, and where its bindings end.
     first_read: dict[str, tuple[int, int]] = {}
@@ -168,6 +171,8 @@ def read(tree: ast.Module) -> ImportedNames | None:
             if node.arg:  # type: ignore[attr-defined]
                 unnamed.add(node.arg)  # type: ignore[attr-defined]
         elif kind in _SCOPES:
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                functions.add(node.name)  # type: ignore[attr-defined]
             if kind is not ast.Lambda:
                 if top:
                     local_names.add(node.name)  # type: ignore[attr-defined]
@@ -206,7 +211,9 @@ def read(tree: ast.Module) -> ImportedNames | None:
         alike = name in local_names or len(statements_of.get(name, ())) == 1
         if read_at <= (min(ends) if alike else max(ends)):
             shadowed.add(name)
-    return ImportedNames(imports, frozenset(local_names - shadowed), frozenset(shadowed), frozenset(unnamed))
+    return ImportedNames(
+        imports, frozenset(local_names - shadowed), frozenset(shadowed), frozenset(unnamed), frozenset(functions)
+    )
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:
@@ -310,6 +317,10 @@ class QualifiedNames:
         if self._aliases is None:
             self._aliases = frozenset(AS_ALIAS.findall(self._text))
         return name in self._aliases
+
+    def may_be_function(self, name: str) -> bool:
+        """Whether some def of the module has this name (so that a read of it may be that function)."""
+        return self._imported is None or name in self._imported.functions
 
     def _from_imports(self, node: cst.CSTNode) -> set[str] | None:
         imported = self._imported

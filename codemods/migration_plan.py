@@ -164,7 +164,7 @@ class MigrationPlan:
                 "`torch.export.export` takes an `nn.Module`, not a lambda or `functools.partial`; wrap it in a Module",
             )
             return
-        if isinstance(f, cst.Name):
+        if isinstance(f, cst.Name) and self.facts.may_be_function(f.value):
             scope = self.facts.scopes.get(f)
             if scope is not None and f in scope.accesses:
                 for access in scope.accesses[f]:

@@ -214,3 +214,11 @@ def test_a_parameter_asks_libcst():
     returned = module.body[0].body.body[0].body[0].value
     assert names._from_imports(returned) is None
     assert names(returned) == {"run.<locals>.model"}
+
+
+def test_defs_at_any_depth_may_be_the_function_a_name_reads():
+    text = "class C:\n    def method(self):\n        async def inner():\n            pass\nmodel = C()\n"
+    module = cst.parse_module(text)
+    names = QualifiedNames(MetadataWrapper(module, unsafe_skip_copy=True), text)
+    assert names.may_be_function("method") and names.may_be_function("inner")
+    assert not names.may_be_function("model") and not names.may_be_function("C")

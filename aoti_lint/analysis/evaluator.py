@@ -60,6 +60,26 @@ from aoti_lint.knowledge.device_flow import (
 )
 
 
+def _last_parts(*tables: object) -> frozenset[str]:
+    return frozenset(name.rsplit(".", 1)[-1] for table in tables for name in table)  # type: ignore[attr-defined]
+
+
+# The last parts of every name the evaluator gives a value to: a callee or attribute that cannot end in one is
+# not named at all (libcst's scope analysis may be what naming it takes).
+_ATTRIBUTE_NAMES = _last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
+_CALLEE_NAMES = _last_parts(
+    {EXPORT, TORCH_DEVICE, "builtins.str"},
+    TENSOR_FACTORIES,
+    LIKE_FACTORIES,
+    DIM,
+    PATHLIB_PATH,
+    OS_PATH_JOIN,
+    SEQUENCE_BUILTINS,
+    OS_PATH_IDENTITY,
+    OS_PATH_DIRNAME,
+)
+
+
 class ModuleEvaluator(DefaultDeviceReader):
     """Evaluates expressions of one module on demand, memoised per node."""
 
@@ -150,7 +170,7 @@ class ModuleEvaluator(DefaultDeviceReader):
         return Mapping(tuple(items))
 
     def _eval_attribute(self, node: Any) -> object:
-        for name in self.names(node):
+        for name in self.names_among(node, _ATTRIBUTE_NAMES):
             if name in DTYPES or name in DIM_DYNAMIC or name in DIM_STATIC:
                 return Qualified(name)
         attr = node.attr.value
@@ -220,7 +240,7 @@ class ModuleEvaluator(DefaultDeviceReader):
             return Artifact(self.compile_index[id(call)])
         if id(call) in self.load_index:
             return Loaded(self.load_index[id(call)])
-        names = self.names(call.func)
+        names = self.names_among(call.func, _CALLEE_NAMES)
         if EXPORT in names:
             return self.exported(call)
         if TORCH_DEVICE in names:

@@ -28,6 +28,7 @@ from aoti_lint.knowledge.device_flow import (
 if TYPE_CHECKING:
     import libcst as cst
 
+_TORCH_DEVICE_NAME = frozenset({TORCH_DEVICE.rsplit(".", 1)[-1]})
 # The last parts of the names of every call the reader sorts into compiles, loads and default-device setters.
 _SITE_SHORT_NAMES = frozenset(
     name.rsplit(".", 1)[-1]
@@ -67,7 +68,8 @@ class ModuleReader:
             block
             for block in collector.withs
             if any(
-                not isinstance(item.item, cst.Call) or TORCH_DEVICE in self.names(item.item.func)
+                not isinstance(item.item, cst.Call)
+                or TORCH_DEVICE in self.names_among(item.item.func, _TORCH_DEVICE_NAME)
                 for item in block.items
             )
         ]
@@ -97,6 +99,11 @@ class ModuleReader:
 
     def names(self, node: Any) -> set[str]:
         return self.context.qualified_names(node)
+
+    def names_among(self, node: Any, short_names: frozenset[str]) -> set[str]:
+        """The node's qualified names if one can end in ``short_names``, else none: syntax is looked at first
+        (``QualifiedNames.may_name``), and a method of a parameter costs no scope analysis."""
+        return self.names(node) if self.facts.may_name(node, short_names) else set()
 
     def span(self, node: Any) -> Span:
         position = self.positions[node]

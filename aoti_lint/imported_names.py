@@ -269,8 +269,8 @@ def _expression_ids(statement: cst.CSTNode) -> Iterator[int]:
 
 
 class QualifiedNames:
-    """libcst's ``QualifiedNameProvider`` for one module, asked only for the nodes ``ImportedNames`` cannot
-    answer: its first answer resolves the scopes of the whole module."""
+    """libcst's ``QualifiedNameProvider`` for one module: libcst's scopes are resolved (for the whole module)
+    only for a node ``ImportedNames`` cannot answer."""
 
     def __init__(self, wrapper: MetadataWrapper, text: str) -> None:
         from aoti_lint.pyast import parse
@@ -281,20 +281,20 @@ class QualifiedNames:
         tree = parse(text)
         self._imported = None if isinstance(tree, BaseException) else read(tree)
         self._unnamed_parts: set[int] | None = None
-        self._provided: Any = None
+        self._scopes: Any = None
 
     def __call__(self, node: cst.CSTNode) -> set[str]:
         names = self._from_imports(node)
         if names is not None:
             return names
-        if self._provided is None:
-            from libcst.metadata import QualifiedNameProvider
+        # What libcst's QualifiedNameProvider gives, without its pass over every node of the module: the
+        # scope its analysis recorded for the node names it (no scope recorded, no name).
+        if self._scopes is None:
+            from libcst.metadata import ScopeProvider
 
-            self._provided = self._wrapper.resolve(QualifiedNameProvider)
-        provided = self._provided.get(node, ())
-        if callable(provided):  # libcst >= 1.2 computes qualified names lazily
-            provided = provided()
-        return {name.name for name in provided}
+            self._scopes = self._wrapper.resolve(ScopeProvider)
+        scope = self._scopes.get(node)
+        return set() if scope is None else {name.name for name in scope.get_qualified_names_for(node)}
 
     def may_name(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
         """Whether ``node`` can have a qualified name whose last part is in ``short_names``: a syntactic test

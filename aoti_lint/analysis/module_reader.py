@@ -53,7 +53,6 @@ class ModuleReader:
         self.module = context.module
         # Parents, scopes and single assignments are shared with the other rules of the file.
         self.facts = context.facts()
-        self.scopes = self.facts.scopes
         self.positions = context.positions()
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
@@ -93,6 +92,11 @@ class ModuleReader:
         self.load_index = {id(call): index for index, call in enumerate(self.load_calls)}
 
     # -- helpers ------------------------------------------------------------------------------------------
+
+    @property
+    def scopes(self) -> Any:
+        """libcst's scopes, resolved on first use (``ModuleFacts.scopes``)."""
+        return self.facts.scopes
 
     def parent(self, node: Any) -> Any:
         return self.facts.parent(node)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 # Most of it is per node, but even a 1 kB module costs tens of milliseconds.
 SECONDS_PER_FILE = 0.03
 SECONDS_PER_BYTE = 10e-6
+# Measured cost of the later prefilter stages (text, one `ast` parse and index) per byte of a file that passed the
+# first: 15.7 MB of torch's sources took 4.4 s. Past the pool's threshold they run in the workers as well.
+STAGE_SECONDS_PER_BYTE = 0.3e-6
 # Below this much estimated work, starting workers (each imports libcst: half a second) costs more than it saves.
 POOL_MIN_SECONDS = 1.0
 
@@ -82,9 +85,12 @@ def run_files(
 ) -> list[FileOutcome]:
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
     per display path (``project.plan_migrations``)."""
+    from collections import deque
     from contextlib import nullcontext
 
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
+    # Files past the prefilter's first stage, then those of them that need libcst.
+    staged: list[_Pending] = []
     pending: list[_Pending] = []
     cache = _open_cache(execution, ruleset)
     with cache or nullcontext():
@@ -113,15 +119,24 @@ def run_files(
             ):
                 outcomes[index] = cached
                 continue
-            wanted = prefiltered(source, context)
-            # Some rule passed every stage, or some project rule wants data only libcst reads: the pool's work.
-            if wanted and needs_libcst(source, context, wanted):
-                pending.append(_Pending(index, source, context, key, wanted))
-                continue
-            # Tokens only in strings or comments, `.so` mentions read from ast, or undecodable bytes: settled
-            # here without libcst, while the file's ast index is still at hand.
-            outcomes[index] = outcome = lint_file(source, context, fix, wanted)
-            _store(cache, key, outcome)
+            staged.append(_Pending(index, source, context, key, None))
+        if _jobs(execution) > 1 and _stage_seconds(staged) >= execution.pool_min_seconds:
+            pending = staged  # the later stages too run in the workers, each file's in one process
+        else:
+            # A settled file's bytes and text are let go as soon as it is done.
+            queue, staged = deque(staged), []
+            while queue:
+                item = queue.popleft()
+                wanted = prefiltered(item.source, item.context)
+                # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work.
+                if wanted and needs_libcst(item.source, item.context, wanted):
+                    item.wanted = wanted
+                    pending.append(item)
+                    continue
+                # Tokens only in strings or comments, `.so` mentions read from ast, or undecodable bytes:
+                # settled here without libcst, while the file's ast index is still at hand.
+                outcomes[item.index] = outcome = lint_file(item.source, item.context, fix, wanted)
+                _store(cache, item.cache_key, outcome)
         for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):
             outcomes[item.index] = outcome
             _store(cache, item.cache_key, outcome)
@@ -140,6 +155,10 @@ def _open_cache(execution: Execution, ruleset: RuleSet) -> Cache | None:
     from aoti_lint.cache import Cache
 
     return Cache(execution.cache_dir, ruleset.settings)
+
+
+def _stage_seconds(staged: list[_Pending]) -> float:
+    return sum(STAGE_SECONDS_PER_BYTE * len(item.source.data) for item in staged)
 
 
 def _process_all(pending: list[_Pending], fix: FixOptions, execution: Execution) -> list[FileOutcome]:

@@ -184,6 +184,19 @@ def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
     assert any(f.data is not None for f in serial.findings)
 
 
+def test_a_pooled_run_leaves_the_later_prefilter_stages_to_the_workers(tmp_path):
+    from aoti_lint.code_index import code_index
+
+    files = {"hit.py": OLD_COMPILE, "mentions.py": MENTIONS_ONLY, "prose.py": '"""aot_compile, _export."""\n'}
+    tree = project(tmp_path, files)
+    before = code_index.cache_info().misses
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    assert code_index.cache_info().misses == before  # this process built no ast index: the workers did
+    serial = run(tree, Execution(jobs=1))
+    assert code_index.cache_info().misses > before
+    assert shown(pooled) == shown(serial) and pooled.findings
+
+
 def test_pre_commit_runs_serially(tree, monkeypatch):
     monkeypatch.setenv("PRE_COMMIT", "1")
     result = run(tree, Execution(jobs=None, pool_min_seconds=0))

@@ -92,6 +92,8 @@ class ImportedNames:
     unnamed_spellings: frozenset[str]
     # The name of every def in the module, at any depth.
     functions: frozenset[str] = frozenset()
+    # Every `as` name of an import, at any depth: the only names whose qualified names end otherwise.
+    import_aliases: frozenset[str] = frozenset()
 
     def qualified(self, full_name: str) -> set[str] | None:
         """libcst's qualified names for a node spelled ``full_name`` in a place its scope analysis visits;
@@ -116,11 +118,17 @@ def read(tree: ast.Module) -> ImportedNames | None:
     shadowed: set[str] = set()
     unnamed: set[str] = set()
     functions: set[str] = set()
+    import_aliases: set[str] = set()
     # libcst orders a module-level read after the module-level bindings before it (an import further down
     # does not count): where each name is first read at module level, and where its bindings end.
     first_read: dict[str, tuple[int, int]] = {}
     binding_ends: dict[str, list[tuple[int, int]]] = {}
     statements_of: dict[str, set[_Statement]] = {}
+    # `import torch` (or `import torch.fx`) names `torch.x` as `torch.x` in any scope that sees it. A function
+    # importing it again changes nothing when the module does too: whether every import of a root inside a
+    # def or class is of that plain form, and which roots the module binds otherwise (`from`, `as`).
+    nested: dict[str, bool] = {}
+    aliased: set[str] = set()
     Name, Attribute, Import, ImportFrom = ast.Name, ast.Attribute, ast.Import, ast.ImportFrom
 
     def bind(name: str, end: tuple[int, int]) -> None:
@@ -156,16 +164,20 @@ def read(tree: ast.Module) -> ImportedNames | None:
             if any(name == "*" for name, _ in aliases):
                 return None
             statement = (module, aliases)
+            import_aliases.update(asname for _, asname in aliases if asname is not None)
             for name, asname in aliases:
                 bound = [asname] if asname is not None else ([name] if module else list(_dotted_prefixes(name)))
                 for dotted in bound:
                     root = dotted.partition(".")[0]
+                    plain = not module and asname is None
                     if top:
                         imports.setdefault(dotted, []).append(statement)
                         statements_of.setdefault(root, set()).add(statement)
                         bind(root, end)
+                        if not plain:
+                            aliased.add(root)
                     else:
-                        shadowed.add(root)
+                        nested[root] = nested.get(root, True) and plain
             continue
         elif kind is ast.keyword:
             if node.arg:  # type: ignore[attr-defined]
@@ -203,16 +215,24 @@ def read(tree: ast.Module) -> ImportedNames | None:
             elif isinstance(value, ast.AST):
                 stack.append((value, top, reads, end))
     shadowed.update(local_names & statements_of.keys())
+    for root, plain in nested.items():
+        if not plain or root not in statements_of or root in aliased:
+            shadowed.add(root)
     for name, read_at in first_read.items():
         ends = binding_ends.get(name)
         if ends is None:
             continue  # a builtin or nothing: no binding for the order to hide
         # Read after every binding: all of them reach it. After the first: enough when all bind alike.
-        alike = name in local_names or len(statements_of.get(name, ())) == 1
+        alike = name in local_names or len(statements_of.get(name, ())) == 1 or name not in aliased
         if read_at <= (min(ends) if alike else max(ends)):
             shadowed.add(name)
     return ImportedNames(
-        imports, frozenset(local_names - shadowed), frozenset(shadowed), frozenset(unnamed), frozenset(functions)
+        imports,
+        frozenset(local_names - shadowed),
+        frozenset(shadowed),
+        frozenset(unnamed),
+        frozenset(functions),
+        frozenset(import_aliases),
     )
 
 
@@ -315,7 +335,9 @@ class QualifiedNames:
         if name in short_names:
             return True
         if self._aliases is None:
-            self._aliases = frozenset(AS_ALIAS.findall(self._text))
+            # The imports' own `as` names when ast read them; else any `as NAME` of the text (a superset).
+            imported = self._imported
+            self._aliases = imported.import_aliases if imported is not None else frozenset(AS_ALIAS.findall(self._text))
         return name in self._aliases
 
     def may_be_function(self, name: str) -> bool:

@@ -100,6 +100,23 @@ TRICKY = {
         from n import thing
         thing.b
     """,
+    "imports again inside functions": """
+        import torch
+        import os.path
+        def f():
+            torch.compile
+            import torch
+            import torch.fx
+            return torch.fx.symbolic_trace, os.path.join
+        def g():
+            import os.path as osp
+            import json
+            return torch.export, json.dumps, osp.join
+        class C:
+            print(torch.ones)
+            import torch
+        json.loads
+    """,
     "annotations and defaults": """
         from __future__ import annotations
         def f(x: Later = Later.default, *, y: os.PathLike = None) -> Later:
@@ -224,3 +241,25 @@ def test_defs_at_any_depth_may_be_the_function_a_name_reads():
     names = QualifiedNames(MetadataWrapper(module, unsafe_skip_copy=True), text)
     assert names.may_be_function("method") and names.may_be_function("inner")
     assert not names.may_be_function("model") and not names.may_be_function("C")
+
+
+def test_a_function_importing_torch_again_needs_no_scope_analysis():
+    text = "import torch\n\ndef f(model):\n    import torch\n    return torch.compile(model)\n"
+    module = cst.parse_module(text)
+    names = QualifiedNames(MetadataWrapper(module, unsafe_skip_copy=True), text)
+    call = module.body[1].body.body[1].body[0].value
+    assert names(call.func) == {"torch.compile"}
+    assert names._scopes is None
+
+
+def test_only_an_import_renames_a_name():
+    text = "from torch._export import aot_compile as build\nwith open('x') as f:\n    build(f)\n"
+    module = cst.parse_module(text)
+    names = QualifiedNames(MetadataWrapper(module, unsafe_skip_copy=True), text)
+    build, f = cst.Name("build"), cst.Name("f")
+    assert names.may_name(build, {"aot_compile"})  # renamed by its import
+    assert not names.may_name(f, {"aot_compile"})  # a `with ... as` binds no import
+    starred = "from os import *\nwith open('x') as f:\n    pass\n"
+    module = cst.parse_module(starred)
+    names = QualifiedNames(MetadataWrapper(module, unsafe_skip_copy=True), starred)
+    assert names.may_name(f, {"aot_compile"})  # bindings unknown: any `as` counts

@@ -294,9 +294,15 @@ def _stop(pool: object, futures: object) -> None:
 
     # Taken before the shutdown, which forgets them (the executor keeps its processes in a private mapping).
     workers = _workers(pool)
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)  # type: ignore[attr-defined]
     wait([f for f in futures if not f.done()], timeout=INTERRUPT_GRACE_SECONDS)  # type: ignore[attr-defined]
     _terminate(workers)
+    # Python 3.11's exit hook wakes every executor's manager thread through a pipe that thread closes on its
+    # way out; racing with it, the hook printed "OSError: [Errno 9] Bad file descriptor" after our last line.
+    # Once the thread has finished, the hook finds the pipe closed and leaves it alone.
+    if manager is not None:
+        manager.join(timeout=INTERRUPT_GRACE_SECONDS)
 
 
 def _workers(pool: object) -> list[object]:

@@ -359,6 +359,28 @@ def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
         signal.raise_signal(signal.SIGINT)
 
 
+def test_stopping_the_pool_leaves_no_manager_thread_for_the_exit_hook_to_race():
+    """After the first Ctrl-C the run exits while the executor's manager thread may still be closing its
+    wakeup pipe; Python 3.11's exit hook then wrote to the closed pipe, and "OSError: [Errno 9] Bad file
+    descriptor" became the run's last line (once in a full suite under load). ``_stop`` now waits for it."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from aoti_lint.runner import _stop
+
+    pool = ProcessPoolExecutor(max_workers=1)
+    future = pool.submit(time.sleep, 60)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not future.running():
+        time.sleep(0.01)
+    manager = pool._executor_manager_thread
+    workers = list(pool._processes.values())
+    _stop(pool, [future])
+    assert manager is not None and not manager.is_alive()
+    for worker in workers:
+        worker.join(timeout=10)
+        assert worker.exitcode is not None
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 def test_first_interrupt_stops_a_worker_that_does_not_finish(tmp_path):
     """One worker is stuck on a file; after Ctrl-C and the grace period it is stopped and the run exits 130.

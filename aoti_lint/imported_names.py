@@ -8,10 +8,11 @@ Such a name means the same in every scope, since libcst collects all of a scope'
 order, but for one case: a module-level read before the binding, which is checked by position.
 
 ``ImportedNames`` reads those bindings from the ``ast`` tree; ``QualifiedNames`` gives libcst's answer from
-them, and asks libcst only for the rest: a name bound anywhere else (a parameter, an assignment in a def, an
-import inside a function, a star import), or a node libcst names nothing (an attribute's last part, a
-keyword's name, a name inside an import statement). ``tests/test_imported_names.py`` compares the two on
-every node of the fixtures and rule examples.
+them (a plain ``import torch`` repeated inside a function changes nothing), and asks libcst's scopes only for
+the rest: a name bound anywhere else (a parameter, an assignment in a def, a ``from`` or ``as`` import inside
+a function, a star import). A node libcst names nothing (an attribute's last part, a keyword's name, a name
+inside an import statement) is left to libcst too. ``tests/test_imported_names.py`` compares the two on every
+node of the fixtures and rule examples.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ class ImportedNames:
     # Names bound at module level by anything but an import (``x = ...``, ``def f``, ``for x in``): libcst
     # names them after themselves.
     locals: frozenset[str]
-    # First parts of names bound otherwise: a parameter, a name inside a def or class, an import inside a
-    # function, a `global`, a comprehension's variable, or both an import and an assignment of the module.
+    # First parts of names bound otherwise: a parameter, a name inside a def or class, an import inside one
+    # (but a plain `import x` the module makes too), a `global`, a comprehension's variable, or both an import
+    # and an assignment of the module.
     shadowed: frozenset[str]
     # Names spelled where libcst's scope analysis names no node: an attribute's last part (``environ`` in
     # ``os.environ``), a keyword argument's name (``min`` in ``Dim("b", min=2)``).

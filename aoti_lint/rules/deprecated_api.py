@@ -65,18 +65,13 @@ class DeprecatedReference(PythonRule):
             self._report(node)
 
     def _resolves_to_symbol(self, node: Any) -> bool:
-        if not self._could_be_symbol(node):
+        # The spelling first: for a name bound other than by the module's imports, libcst's lookup resolves the
+        # module's scopes, quadratic in the assignments to one name (10,000 `x = ...` lines took minutes).
+        if not self.context.may_resolve_to(node, {self.symbol.short_name}):
             return False
         # The provider gives a set: a conditional import can bind one name to several targets. Any
         # deprecated target is a reason to report; whether the fix may rewrite is decided separately.
         return self.symbol.qualified_name in self.qualified_names(node)
-
-    def _could_be_symbol(self, node: Any) -> bool:
-        """A necessary condition, checked before libcst's qualified-name lookup, which is quadratic in the
-        assignments to one name (a generated file of 10,000 `x = ...` lines took minutes). An attribute
-        must end in the symbol's name; a bare name can only resolve to it through an import, so it is that
-        name or an `as` alias written somewhere in the file."""
-        return self.context.may_resolve_to(node, {self.symbol.short_name})
 
     def _report(self, node: Any) -> None:
         self.report(

@@ -21,6 +21,7 @@ from aoti_lint.analysis.flow_summary import (
     DynamicDim,
     ExampleInput,
 )
+from aoti_lint.analysis.module_reader import last_parts
 from aoti_lint.analysis.values import (
     Artifact,
     Const,
@@ -59,15 +60,10 @@ from aoti_lint.knowledge.device_flow import (
     TORCH_DEVICE,
 )
 
-
-def _last_parts(*tables: object) -> frozenset[str]:
-    return frozenset(name.rsplit(".", 1)[-1] for table in tables for name in table)  # type: ignore[attr-defined]
-
-
 # The last parts of every name the evaluator gives a value to: a callee or attribute that cannot end in one is
 # not named at all (libcst's scope analysis may be what naming it takes).
-_ATTRIBUTE_NAMES = _last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
-_CALLEE_NAMES = _last_parts(
+_ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
+_CALLEE_NAMES = last_parts(
     {EXPORT, TORCH_DEVICE, "builtins.str"},
     TENSOR_FACTORIES,
     LIKE_FACTORIES,

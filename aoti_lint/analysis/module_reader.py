@@ -7,6 +7,7 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from aoti_lint.analysis.flow_summary import (
@@ -28,17 +29,21 @@ from aoti_lint.knowledge.device_flow import (
 if TYPE_CHECKING:
     import libcst as cst
 
-_TORCH_DEVICE_NAME = frozenset({TORCH_DEVICE.rsplit(".", 1)[-1]})
+
+def last_parts(*tables: Iterable[str]) -> frozenset[str]:
+    """The last parts of qualified names (``aoti_load_package`` of ``torch._inductor.aoti_load_package``): what
+    a callee must be spelled with to have one of them (``QualifiedNames.may_name``)."""
+    return frozenset(name.rsplit(".", 1)[-1] for table in tables for name in table)
+
+
+_TORCH_DEVICE_NAME = last_parts({TORCH_DEVICE})
 # The last parts of the names of every call the reader sorts into compiles, loads and default-device setters.
-_SITE_SHORT_NAMES = frozenset(
-    name.rsplit(".", 1)[-1]
-    for name in (
-        COMPILE_AND_PACKAGE
-        | AOT_COMPILE_INDUCTOR
-        | {AOT_COMPILE_OLD, AOT_LOAD_OLD, SET_DEFAULT_DEVICE}
-        | set(PACKAGE_LOADERS)
-        | OTHER_DEFAULT_DEVICE_SETTERS
-    )
+_SITE_SHORT_NAMES = last_parts(
+    COMPILE_AND_PACKAGE,
+    AOT_COMPILE_INDUCTOR,
+    {AOT_COMPILE_OLD, AOT_LOAD_OLD, SET_DEFAULT_DEVICE},
+    PACKAGE_LOADERS,
+    OTHER_DEFAULT_DEVICE_SETTERS,
 )
 
 

@@ -297,9 +297,10 @@ class PythonContext:
 
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         if self._positions is None:
-            from libcst.metadata import PositionProvider
+            from aoti_lint.node_positions import NodePositions
 
-            self._positions = self.wrapper.resolve(PositionProvider)
+            # libcst's PositionProvider's answers, without its cost (see aoti_lint.node_positions)
+            self._positions = NodePositions(self.module)
         return self._positions
 
     def names(self) -> QualifiedNames:

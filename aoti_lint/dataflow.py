@@ -10,11 +10,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
 
 from aoti_lint.imported_names import QualifiedNames
+from aoti_lint.node_positions import NodePositions
+
+_Node = TypeVar("_Node", bound=cst.CSTNode)
 
 # The fields of each node type, in declaration order: a node's children are the nodes among their values.
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -23,12 +27,19 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     """Every node's parent, as libcst's ``ParentNodeProvider`` gives it, read from the nodes' dataclass fields
     instead of a visitor traversal: a tenth of the time (tests/test_parent_map.py compares the two)."""
+    return walk(module)[0]
+
+
+def walk(module: cst.Module) -> tuple[dict[cst.CSTNode, cst.CSTNode], list[cst.CSTNode]]:
+    """Every node's parent (``parent_map``) and every node, in no particular order, from one walk."""
     node_type = cst.CSTNode
     parents: dict[cst.CSTNode, cst.CSTNode] = {}
     stack: list[cst.CSTNode] = [module]
-    pop, push = stack.pop, stack.append
+    nodes: list[cst.CSTNode] = []
+    pop, push, keep = stack.pop, stack.append, nodes.append
     while stack:
         node = pop()
+        keep(node)
         kind = type(node)
         names = _FIELDS.get(kind)
         if names is None:
@@ -43,7 +54,7 @@ def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
                     if isinstance(item, node_type):
                         parents[item] = node
                         push(item)
-    return parents
+    return parents, nodes
 
 
 class ModuleFacts:
@@ -56,6 +67,7 @@ class ModuleFacts:
         # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
         # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
         self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
+        self._nodes_by_kind: dict[tuple[type, ...], list[cst.CSTNode]] = {}
 
     def names(self, node: cst.CSTNode) -> set[str]:
         """The node's qualified names (``aoti_lint.imported_names.QualifiedNames``)."""
@@ -74,11 +86,28 @@ class ModuleFacts:
         return self._wrapper.resolve(ScopeProvider)
 
     @functools.cached_property
-    def _parents(self) -> Mapping[cst.CSTNode, cst.CSTNode]:
-        return parent_map(self.module)
+    def _walk(self) -> tuple[dict[cst.CSTNode, cst.CSTNode], list[cst.CSTNode]]:
+        return walk(self.module)
+
+    @functools.cached_property
+    def positions(self) -> NodePositions:
+        """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.node_positions``)."""
+        return NodePositions(self.module)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._parents.get(node)
+        return self._walk[0].get(node)
+
+    def nodes(self, *kinds: type[_Node]) -> list[_Node]:
+        """The module's nodes of exactly these types, in the order a libcst visitor meets them: one walk of
+        the fields shared by every question, where each visitor pass costs as much as the parse."""
+        key = kinds
+        if key not in self._nodes_by_kind:
+            found = [node for node in self._walk[1] if type(node) in kinds]
+            offsets = self.positions.offsets
+            # A visitor meets a node before the nodes inside it: the earlier start, then the larger range.
+            found.sort(key=lambda node: (offsets(node)[0], -offsets(node)[1]))
+            self._nodes_by_kind[key] = found
+        return self._nodes_by_kind[key]  # type: ignore[return-value]  # filtered by type above
 
     def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
         """The simple name a call's result is assigned to, and the statement, when it is ``name = call``."""

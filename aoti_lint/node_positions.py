@@ -95,6 +95,10 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
         line = bisect.bisect_right(self._line_starts, offset)
         return metadata.CodePosition(line, offset - self._line_starts[line - 1])
 
+    def offsets(self, node: CSTNode) -> tuple[int, int]:
+        """The node's (start, end) offsets in characters from the start of the module."""
+        return self._offsets[node]
+
     def __getitem__(self, node: CSTNode) -> CodeRange:
         start, end = self._offsets[node]
         return metadata.CodeRange(self._position(start), self._position(end))

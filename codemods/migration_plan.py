@@ -102,36 +102,30 @@ class MigrationPlan:
         return self.facts.argument_of(node)
 
     def _collect(self) -> None:
-        plan = self
-
         short_names = {AOT_COMPILE.short_name, AOT_LOAD.short_name}
-
-        class Finder(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                # Syntax first: a method of a parameter would have libcst resolve the scopes of the module.
-                if not plan.facts.may_name(node.func, short_names):
-                    return
-                names = plan.names(node.func)
-                for symbol, table, positional, keywords, site_type in (
-                    (AOT_COMPILE, plan.compiles, AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS, CompileRewrite),
-                    (AOT_LOAD, plan.loads, AOT_LOAD_PARAMETERS, (), LoadRewrite),
-                ):
-                    if symbol.qualified_name not in names:
-                        continue
-                    verdict = Verdict(Applicability.SAFE)
-                    if names != {symbol.qualified_name}:
-                        verdict.lower(
-                            Applicability.DISPLAY_ONLY,
-                            f"`{plan.module.code_for_node(node.func)}` may also be bound to something else here",
-                        )
-                    arguments = bind(node, positional, keywords)
-                    if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
-                        verdict.lower(Applicability.DISPLAY_ONLY, "its arguments cannot be read statically")
-                        arguments = arguments or {}
-                    table[id(node.func)] = site = site_type(node, node.func, arguments, verdict)
-                    plan.sites.append(site)
-
-        self.module.visit(Finder())
+        for node in self.facts.nodes(cst.Call):
+            # Syntax first: a method of a parameter would have libcst resolve the scopes of the module.
+            if not self.facts.may_name(node.func, short_names):
+                continue
+            names = self.names(node.func)
+            for symbol, table, positional, keywords, site_type in (
+                (AOT_COMPILE, self.compiles, AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS, CompileRewrite),
+                (AOT_LOAD, self.loads, AOT_LOAD_PARAMETERS, (), LoadRewrite),
+            ):
+                if symbol.qualified_name not in names:
+                    continue
+                verdict = Verdict(Applicability.SAFE)
+                if names != {symbol.qualified_name}:
+                    verdict.lower(
+                        Applicability.DISPLAY_ONLY,
+                        f"`{self.module.code_for_node(node.func)}` may also be bound to something else here",
+                    )
+                arguments = bind(node, positional, keywords)
+                if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
+                    verdict.lower(Applicability.DISPLAY_ONLY, "its arguments cannot be read statically")
+                    arguments = arguments or {}
+                table[id(node.func)] = site = site_type(node, node.func, arguments, verdict)
+                self.sites.append(site)
 
     # -- compile -------------------------------------------------------------------------------------
     def _analyse_compile(self, site: CompileRewrite) -> None:
@@ -393,13 +387,8 @@ class MigrationPlan:
         return False
 
     def _literal_count(self, value: str) -> int:
-        count = 0
-
-        class Counter(cst.CSTVisitor):
-            def visit_SimpleString(self, node: cst.SimpleString) -> None:
-                nonlocal count
-                if string_value(node) is not None and value in string_value(node):
-                    count += 1
-
-        self.module.visit(Counter())
-        return count
+        return sum(
+            1
+            for node in self.facts.nodes(cst.SimpleString)
+            if (text := string_value(node)) is not None and value in text
+        )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aoti_lint.analysis.flow_summary import (
     ConstantSite,
@@ -22,9 +22,6 @@ from aoti_lint.analysis.values import (
     path_of,
 )
 from aoti_lint.knowledge.device_flow import AOT_COMPILE_OLD, AOT_LOAD_OLD, ARTIFACT_SUFFIXES
-
-if TYPE_CHECKING:
-    import libcst as cst
 
 
 class ModuleFlow(SiteReader):
@@ -104,31 +101,18 @@ class ModuleFlow(SiteReader):
 
     def so_mentions(self) -> tuple[tuple[str, int, int], ...]:
         """Where a string names a `.so` file (its base name), for the migration plan's escape check."""
-        from aoti_lint.lazy import cst
-
-        flow = self
-
-        class Finder(cst.CSTVisitor):
-            def __init__(self) -> None:
-                super().__init__()
-                self.found: list[tuple[str, int, int]] = []
-
-            def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        cst = self.cst
+        found = []
+        for node in self.facts.nodes(cst.SimpleString, cst.FormattedStringText):
+            if isinstance(node, cst.SimpleString):
                 value = node.evaluated_value
-                self._add(node, value if isinstance(value, str) else "")
-
-            def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-                self._add(node, node.value)
-
-            def _add(self, node: Any, text: str) -> None:
-                text = text.strip()
-                if text.endswith(".so") and "\n" not in text:
-                    position = flow.positions[node].start
-                    self.found.append((posixpath.basename(text), position.line, position.column + 1))
-
-        finder = Finder()
-        self.module.visit(finder)
-        return tuple(finder.found)
+                text = value.strip() if isinstance(value, str) else ""
+            else:
+                text = node.value.strip()
+            if text.endswith(".so") and "\n" not in text:
+                position = self.positions[node].start
+                found.append((posixpath.basename(text), position.line, position.column + 1))
+        return tuple(found)
 
     def migration_sites(self) -> tuple[MigrationSite, ...]:
         """The deprecated calls with the codemod's own verdicts: the same plan the AOTI001/AOTI002 fixes use."""

@@ -8,7 +8,8 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from aoti_lint.analysis.flow_summary import (
     Device,
@@ -25,9 +26,6 @@ from aoti_lint.knowledge.device_flow import (
     SET_DEFAULT_DEVICE,
     TORCH_DEVICE,
 )
-
-if TYPE_CHECKING:
-    import libcst as cst
 
 
 def last_parts(*tables: Iterable[str]) -> frozenset[str]:
@@ -62,7 +60,7 @@ class ModuleReader:
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         self._default_device: tuple[Device | None, int] | None = None
-        collector = scan_module(cst, self.module)
+        collector = scan_module(cst, self.facts)
         self.self_attributes = collector.self_attributes
         self.calls = collector.calls
         self.changed_in_place = collector.changed_in_place
@@ -154,73 +152,58 @@ class ModuleReader:
         raise NotImplementedError
 
 
-def scan_module(cst: Any, module: Any) -> Any:
-    """One pass over the module: ``self.x = ...`` per class, every call, ``with`` items, names changed in place."""
+@dataclass
+class ModuleScan:
+    """``self.x = ...`` values per class, every call, the ``with`` blocks, names changed in place."""
 
-    class Collector(cst.CSTVisitor):
-        def __init__(self) -> None:
-            super().__init__()
-            self.self_attributes: dict[tuple[int, str], list[Any]] = {}
-            self.calls: list[Any] = []
-            self.with_items: list[Any] = []
-            self.withs: list[Any] = []
-            self.changed_in_place: set[str] = set()
-            self.classes: list[Any] = []
+    self_attributes: dict[tuple[int, str], list[Any]] = field(default_factory=dict)
+    calls: list[Any] = field(default_factory=list)
+    withs: list[Any] = field(default_factory=list)
+    changed_in_place: set[str] = field(default_factory=set)
 
-        def visit_ClassDef(self, node: cst.ClassDef) -> None:
-            self.classes.append(node)
 
-        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-            self.classes.pop()
+def scan_module(cst: Any, facts: Any) -> ModuleScan:
+    """What the reader needs from the whole module, from the facts' one walk of its nodes (no visitor pass)."""
+    scan = ModuleScan(calls=facts.nodes(cst.Call), withs=facts.nodes(cst.With))
 
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                self._bind(target.target, node.value)
+    def enclosing_class(node: Any) -> Any:
+        current = facts.parent(node)
+        while current is not None and not isinstance(current, cst.ClassDef):
+            current = facts.parent(current)
+        return current
 
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            if node.value is not None:
-                self._bind(node.target, node.value)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            self._bind(node.target, None)
-
-        def visit_WithItem(self, node: cst.WithItem) -> None:
-            self.with_items.append(node.item)
-
-        def visit_With(self, node: cst.With) -> None:
-            self.withs.append(node)
-
-        def _bind(self, target: Any, value: Any) -> None:
-            if isinstance(target, (cst.Tuple, cst.List)):
-                for element in target.elements:
-                    self._bind(element.value, None)
-            elif (
-                isinstance(target, cst.Attribute)
-                and isinstance(target.value, cst.Name)
-                and target.value.value == "self"
-                and self.classes
-            ):
+    def bind(target: Any, value: Any) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                bind(element.value, None)
+        elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+            owner = enclosing_class(target)
+            if owner is not None:
                 # An assignment whose value is not tracked counts twice: the attribute is then unknown.
-                values = self.self_attributes.setdefault((id(self.classes[-1]), target.attr.value), [])
+                values = scan.self_attributes.setdefault((id(owner), target.attr.value), [])
                 values.extend([value] if value is not None else [None, None])
 
-        def visit_Call(self, node: cst.Call) -> None:
-            self.calls.append(node)
+    for statement in facts.nodes(cst.Assign, cst.AnnAssign, cst.AugAssign):
+        if isinstance(statement, cst.Assign):
+            for target in statement.targets:
+                bind(target.target, statement.value)
+        elif isinstance(statement, cst.AnnAssign):
+            if statement.value is not None:
+                bind(statement.target, statement.value)
+        else:
+            bind(statement.target, None)
 
-        def visit_Expr(self, node: cst.Expr) -> None:
-            # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the
-            # name's binding no longer tells its device or shape.
-            call = node.value
-            if not (
-                isinstance(call, cst.Call)
-                and isinstance(call.func, cst.Attribute)
-                and isinstance(call.func.value, cst.Name)
-            ):
-                return
-            method = call.func.attr.value
-            if method in MOVING_METHODS or method == "to" or method.endswith("_"):
-                self.changed_in_place.add(call.func.value.value)
-
-    collector = Collector()
-    module.visit(collector)
-    return collector
+    for expression in facts.nodes(cst.Expr):
+        # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the
+        # name's binding no longer tells its device or shape.
+        call = expression.value
+        if not (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and isinstance(call.func.value, cst.Name)
+        ):
+            continue
+        method = call.func.attr.value
+        if method in MOVING_METHODS or method == "to" or method.endswith("_"):
+            scan.changed_in_place.add(call.func.value.value)
+    return scan

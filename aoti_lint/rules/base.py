@@ -280,7 +280,6 @@ class PythonContext:
         # The project's migration plan for this file (aoti_lint.analysis.migration_flow.FileFlow), if any.
         self.flow: FileFlow | None = None
         self._memo: dict[str, Any] = {}
-        self._positions: Mapping[cst.CSTNode, CodeRange] | None = None
 
     def memo(self, key: str, factory: Callable[[], _T]) -> _T:
         """A per-file value computed once and shared by the rules (e.g. the migration plan)."""
@@ -296,12 +295,8 @@ class PythonContext:
         return self.memo("module-facts", lambda: ModuleFacts(self.wrapper, self.names()))
 
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        if self._positions is None:
-            from aoti_lint.node_positions import NodePositions
-
-            # libcst's PositionProvider's answers, without its cost (see aoti_lint.node_positions)
-            self._positions = NodePositions(self.module)
-        return self._positions
+        # libcst's PositionProvider's answers without its cost (aoti_lint.node_positions), shared with the facts
+        return self.facts().positions
 
     def names(self) -> QualifiedNames:
         """The module's qualified names (``aoti_lint.imported_names``), shared by the rules and the facts."""

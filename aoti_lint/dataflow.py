@@ -14,8 +14,10 @@ from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
+from libcst.metadata.scope_provider import Assignment
 
 from aoti_lint.imported_names import QualifiedNames
+from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals
 from aoti_lint.node_positions import NodePositions
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
@@ -124,6 +126,16 @@ class ModuleFacts:
 
     def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
         """Every read of the variable bound at ``name``; None when other assignments may reach them too."""
+        if self._locals is not None:
+            start = self.positions[name].start
+            reads = self._locals.references(name.value, start.line, start.column)
+            if reads is not NOT_KNOWN:
+                nodes = [self._names_by_position.get(read) for read in reads]  # type: ignore[attr-defined]
+                if all(node is not None and node.value == name.value for node in nodes):
+                    return nodes  # type: ignore[return-value]  # checked above
+        return self._references_from_scopes(name)
+
+    def _references_from_scopes(self, name: cst.Name) -> list[cst.CSTNode] | None:
         scope = self.scopes.get(name)
         if scope is None:
             return None
@@ -145,6 +157,12 @@ class ModuleFacts:
 
     def single_value(self, name: cst.Name) -> cst.BaseExpression | None:
         """The value of a variable read at ``name`` when exactly one plain assignment reaches it."""
+        known = self._single_value_without_scopes(name)
+        if known is not NOT_KNOWN:
+            return known  # type: ignore[return-value]  # an expression or None
+        return self._single_value_from_scopes(name)
+
+    def _single_value_from_scopes(self, name: cst.Name) -> cst.BaseExpression | None:
         scope = self.scopes.get(name)
         if scope is None or name not in scope.accesses:
             return None
@@ -161,6 +179,65 @@ class ModuleFacts:
         if isinstance(statement, cst.AnnAssign):
             return statement.value
         return None
+
+    @functools.cached_property
+    def _locals(self) -> FunctionLocals | None:
+        from aoti_lint.pyast import parse, source_lines
+
+        text = self._names.text
+        tree = parse(text)
+        return None if isinstance(tree, BaseException) else FunctionLocals(tree, source_lines(text))
+
+    def _single_value_without_scopes(self, name: cst.Name) -> object:
+        """``single_value``'s answer read from ``ast`` (``aoti_lint.local_bindings``) where the name is a local
+        of the function it is read in, else ``NOT_KNOWN``."""
+        if self._locals is None:
+            return NOT_KNOWN
+        start = self.positions[name].start
+        answer = self._locals.single_assignment(name.value, start.line, start.column)
+        if answer is NOT_KNOWN or answer is None:
+            return answer
+        target = self._names_by_position.get(answer)  # type: ignore[call-overload]  # a (line, column)
+        assign_target = self.parent(target) if target is not None else None
+        statement = self.parent(assign_target) if assign_target is not None else None
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            return statement.value
+        return NOT_KNOWN
+
+    def lone_parameter(self, name: cst.Name) -> cst.Param | None:
+        """The parameter a read of ``name`` reads, when it is its function's only binding of the name (libcst's
+        scope then holds that one assignment); None when it is not, or not known without libcst's scopes."""
+        if self._locals is None:
+            return self._lone_parameter_from_scopes(name)
+        start = self.positions[name].start
+        answer = self._locals.lone_parameter(name.value, start.line, start.column)
+        if answer is NOT_KNOWN:
+            return self._lone_parameter_from_scopes(name)
+        if answer is None:
+            return None
+        parameter = self.parent(self._names_by_position[answer])  # type: ignore[index]  # a (line, column)
+        return parameter if isinstance(parameter, cst.Param) else self._lone_parameter_from_scopes(name)
+
+    def may_be_import(self, name: cst.Name) -> bool:
+        """Whether libcst's scope of the read ``name`` may hold one import alone for it (False when its function
+        binds the name only as a parameter or by plain assignments)."""
+        if self._locals is None:
+            return True
+        start = self.positions[name].start
+        return self._locals.may_be_import(name.value, start.line, start.column)
+
+    def _lone_parameter_from_scopes(self, name: cst.Name) -> cst.Param | None:
+        scope = self.scopes.get(name)
+        assignments = list(scope[name.value]) if scope is not None else []
+        if len(assignments) == 1 and isinstance(assignments[0], Assignment):
+            node = assignments[0].node
+            return node if isinstance(node, cst.Param) else None
+        return None
+
+    @functools.cached_property
+    def _names_by_position(self) -> dict[tuple[int, int], cst.Name]:
+        positions = self.positions
+        return {(start.line, start.column): node for node in self.nodes(cst.Name) for start in (positions[node].start,)}
 
     def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
         arg = self.parent(node)

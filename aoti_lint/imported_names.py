@@ -305,6 +305,11 @@ class QualifiedNames:
         self._unnamed_parts: set[int] | None = None
         self._scopes: Any = None
 
+    @property
+    def text(self) -> str:
+        """The module's source text."""
+        return self._text
+
     def __call__(self, node: cst.CSTNode) -> set[str]:
         names = self._from_imports(node)
         if names is not None:

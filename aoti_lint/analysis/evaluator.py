@@ -122,24 +122,20 @@ class ModuleEvaluator(DefaultDeviceReader):
         return None
 
     def _eval_name(self, node: Any) -> object:
-        from libcst.metadata.scope_provider import Assignment
-
         if node.value in ("None", "True", "False"):
             return Const({"None": None, "True": True, "False": False}[node.value])
         bound = self.facts.single_value(node)
         if bound is not None:
             value = self.eval(bound)
             return Placed(None) if isinstance(value, Placed) and node.value in self.changed_in_place else value
-        scope = self.scopes.get(node)
-        if scope is None:
+        parameter = self.facts.lone_parameter(node)
+        if parameter is not None:
+            return self._parameter_default(parameter)
+        if node.value != "__file__":
             return None
-        assignments = list(scope[node.value])
-        if not assignments and node.value == "__file__":
+        scope = self.scopes.get(node)
+        if scope is not None and not scope[node.value]:
             return Const(str(Path(self.context.source.path).resolve()))
-        if len(assignments) == 1 and isinstance(assignments[0], Assignment):
-            target = assignments[0].node
-            if isinstance(target, self.cst.Param):
-                return self._parameter_default(target)
         return None
 
     def _eval_sequence(self, elements: Any) -> object:

@@ -87,11 +87,9 @@ class ModuleFlow(SiteReader):
         """(function, position, name) when ``node`` is a parameter of a module-level function."""
         if not isinstance(node, self.cst.Name):
             return None
-        scope = self.scopes.get(node)
-        assignments = list(scope[node.value]) if scope is not None else []
-        if len(assignments) != 1 or not isinstance(getattr(assignments[0], "node", None), self.cst.Param):
+        param = self.facts.lone_parameter(node)
+        if param is None:
             return None
-        param = assignments[0].node
         function = self._enclosing(param, self.cst.FunctionDef)
         if function is None or not isinstance(self.parent(function), self.cst.Module):
             return None

@@ -43,7 +43,9 @@ class SiteReader(ModuleEvaluator):
         base = node
         while isinstance(base, self.cst.Attribute):
             base = base.value
-        scope = self.scopes.get(base) if isinstance(base, self.cst.Name) else None
+        if not isinstance(base, self.cst.Name) or not self.facts.may_be_import(base):
+            return None
+        scope = self.scopes.get(base)
         if scope is None:
             return None
         assignments = list(scope[base.value])

@@ -1,0 +1,285 @@
+"""A function's local names, read from ``ast``: the single assignment libcst's scopes would give a read, in the
+plain cases, without resolving the scopes of the whole module.
+
+``ModuleFacts.single_value`` asks what value a name read holds. libcst answers from its scope analysis of the
+module, which costs five times the parse; in a deployment script the names asked about are mostly a function's
+parameters (``aot_compile(model, (x,))``) or a local set once (``so = aot_compile(...)``, then
+``aot_load(so)``). Those two cases are answered here, as libcst answers them:
+
+- a read of a parameter of the function it is in: libcst's referents include the parameter, so there is no
+  single assigned value;
+- a read after the function's only binding of the name, a plain ``name = value``: that assignment.
+
+``lone_parameter`` and ``references`` answer the evaluator's other two questions about such names in the same
+cases. Anything else (a name bound twice or in another way anywhere in the function, a ``global``/``nonlocal``
+name, a read in a nested scope, before its assignment, or of a name the function does not bind) is
+``NOT_KNOWN``: libcst's scopes decide. ``tests/test_local_bindings.py`` compares every answer with libcst's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+NOT_KNOWN = object()
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+# Nodes whose body is a scope of its own: a read inside one is not the enclosing function's direct read.
+_SCOPES: tuple[type[ast.AST], ...] = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_SCOPES += (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Nor is a read inside an f-string: before Python 3.12, ast may place it wrongly.
+_NOT_DIRECT = (*_SCOPES, ast.JoinedStr)
+
+
+@dataclass
+class _Function:
+    parameters: dict[str, list[ast.arg]] = field(default_factory=dict)
+    declared: set[str] = field(default_factory=set)  # named by `global` or `nonlocal` anywhere inside
+    # name -> its bindings anywhere inside (nested scopes too); a plain `name = value` of the function's own
+    # body as its ast.Assign, any other binding as None.
+    bindings: dict[str, list[ast.Assign | None]] = field(default_factory=dict)
+    # name -> its reads anywhere inside, each with whether it is one of the function's own body
+    reads: dict[str, list[tuple[ast.Name, bool]]] = field(default_factory=dict)
+
+
+class FunctionLocals:
+    """The reads of names in functions' own bodies, and what each function binds, from one walk of the tree."""
+
+    def __init__(self, tree: ast.Module, lines: list[str]) -> None:
+        self._lines = lines
+        # (line, column in characters) of a Name read directly in a function's body -> (name node, function,
+        # whether the function is inside no other)
+        self._reads: dict[tuple[int, int], tuple[ast.Name, _Function, bool]] = {}
+        # The whole module: how often each name is bound anywhere, the names stored to (as by `x = ...`)
+        # outside functions, named by `global`/`nonlocal`, read inside f-strings; every read of each name
+        # with whether it is inside a function; plain `name = value` statements at module level.
+        self._bound_anywhere: dict[str, int] = {}
+        self._stored_outside_functions: set[str] = set()
+        self._declared_anywhere: set[str] = set()
+        self._formatted_reads: set[str] = set()
+        self._all_reads: dict[str, list[tuple[ast.Name, bool]]] = {}
+        self._module_targets: dict[tuple[int, int], ast.Assign] = {}
+        self._strings: list[str] = []
+        self._string_words: set[str] | None = None
+        # First parts of dotted imports (`import a.b`): libcst takes a read of `a` in `a.b` for one of `a.b`.
+        self._dotted: set[str] = set()
+        # (line, column) of the target of a plain `name = value` of a function's own body -> (it, function)
+        self._targets: dict[tuple[int, int], tuple[ast.Assign, _Function]] = {}
+        self._walk(tree)
+
+    def single_assignment(self, name: str, line: int, column: int) -> object:
+        """For a read of ``name`` at (line, column in characters): None when libcst finds no single assignment
+        for it, the (line, column) of the target of its single plain assignment, or ``NOT_KNOWN``."""
+        read = self._reads.get((line, column))
+        if read is None or read[0].id != name:
+            return NOT_KNOWN
+        node, function, outermost = read
+        if name in function.declared or name in self._dotted:
+            return NOT_KNOWN
+        if name in function.parameters:
+            return None
+        bindings = function.bindings.get(name, [])
+        if not bindings and outermost:
+            # A global (or builtin, imported, def'd) name: libcst's value is an assignment's only when the
+            # module may assign the name with `=` (or a function may, through `global`).
+            if name in self._stored_outside_functions or name in self._declared_anywhere:
+                return NOT_KNOWN
+            return None
+        if len(bindings) != 1 or bindings[0] is None:
+            return NOT_KNOWN
+        assign = bindings[0]
+        # libcst counts an assignment only for reads after the whole statement (`x = f(x)` reads an older x).
+        if (node.lineno, node.col_offset) < (assign.end_lineno or 0, assign.end_col_offset or 0):
+            return NOT_KNOWN
+        target = assign.targets[0]
+        return (target.lineno, self._column(target))
+
+    def lone_parameter(self, name: str, line: int, column: int) -> object:
+        """For a read of ``name`` at (line, column): the (line, column) of the parameter it reads when that is
+        the function's only binding of the name (libcst's scope then holds that one assignment), else
+        ``NOT_KNOWN``."""
+        read = self._reads.get((line, column))
+        if read is None or read[0].id != name:
+            return NOT_KNOWN
+        _, function, outermost = read
+        if name in function.declared:
+            return NOT_KNOWN
+        parameters = function.parameters.get(name, [])
+        bindings = function.bindings.get(name)
+        if bindings:
+            # Plain assignments of the function's own, and no parameter: libcst's scope holds no parameter.
+            return None if not parameters and all(binding is not None for binding in bindings) else NOT_KNOWN
+        if not parameters and outermost:
+            return None  # resolved in the module's scope (classes are skipped), where no parameter is
+        if len(parameters) != 1:
+            return NOT_KNOWN
+        return (parameters[0].lineno, self._column(parameters[0]))
+
+    def may_be_import(self, name: str, line: int, column: int) -> bool:
+        """Whether the name read at (line, column) may resolve to an import alone (libcst's scope holding one
+        ``ImportAssignment``): not when the function binds it only as a parameter or by plain assignments."""
+        read = self._reads.get((line, column))
+        if read is None or read[0].id != name:
+            return True
+        function = read[1]
+        if name in function.declared:
+            return True
+        if name in function.parameters:
+            return False
+        bindings = function.bindings.get(name, [])
+        return not bindings or any(binding is None for binding in bindings)
+
+    def references(self, name: str, line: int, column: int) -> object:
+        """For the target of a plain ``name = value`` at (line, column): the (line, column) of each read of
+        that assignment, as libcst's ``Assignment.references`` (the reads after the statement), when every
+        read of the name in the function is one of its own body; else ``NOT_KNOWN``."""
+        if self._mentioned_in_strings(name):  # libcst reads string annotations as references too
+            return NOT_KNOWN
+        module_level = self._module_targets.get((line, column))
+        if module_level is not None:
+            return self._module_references(name, module_level)
+        target = self._targets.get((line, column))
+        if target is None or target[0].targets[0].id != name:  # type: ignore[attr-defined]
+            return NOT_KNOWN
+        assign, function = target
+        if function.bindings.get(name) != [assign] or name in function.parameters:
+            return NOT_KNOWN
+        if name in function.declared or name in self._dotted:
+            return NOT_KNOWN
+        reads = function.reads.get(name, [])
+        if not all(direct for _, direct in reads):
+            return NOT_KNOWN
+        end = (assign.end_lineno or 0, assign.end_col_offset or 0)
+        return [(node.lineno, self._column(node)) for node, _ in reads if (node.lineno, node.col_offset) >= end]
+
+    def _module_references(self, name: str, assign: ast.Assign) -> object:
+        """The reads of a module-level ``name = value`` bound nowhere else: every read in a function, and every
+        other read after the statement (libcst drops the ones before it in the same scope)."""
+        if assign.targets[0].id != name or self._bound_anywhere.get(name) != 1:  # type: ignore[attr-defined]
+            return NOT_KNOWN
+        if name in self._declared_anywhere or name in self._dotted or name in self._formatted_reads:
+            return NOT_KNOWN
+        end = (assign.end_lineno or 0, assign.end_col_offset or 0)
+        found = []
+        for node, in_function in self._all_reads.get(name, []):
+            if in_function or (node.lineno, node.col_offset) >= end:
+                found.append((node.lineno, self._column(node)))
+            else:
+                # Before the statement outside functions: the module's scope drops it, a class's or a
+                # comprehension's keeps it; not told apart here.
+                return NOT_KNOWN
+        return found
+
+    def _mentioned_in_strings(self, name: str) -> bool:
+        if self._string_words is None:
+            self._string_words = {word for text in self._strings for word in _WORD.findall(text)}
+        return name in self._string_words
+
+    def _column(self, node: ast.expr | ast.arg) -> int:
+        line = self._lines[node.lineno - 1]
+        if line.isascii():
+            return node.col_offset
+        return len(line.encode()[: node.col_offset].decode(errors="replace"))
+
+    def _walk(self, tree: ast.Module) -> None:
+        # (node, the function whose body it is directly in, the functions it is inside of, whether it is
+        # directly in the module's scope, inside an f-string)
+        stack: list[tuple[ast.AST, _Function | None, tuple[_Function, ...], bool, bool]] = [
+            (tree, None, (), True, False)
+        ]
+        while stack:
+            node, direct, inside, at_module, formatted = stack.pop()
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    if direct is not None:
+                        self._reads[(node.lineno, self._column(node))] = (node, direct, len(inside) == 1)
+                    for function in inside:
+                        function.reads.setdefault(node.id, []).append((node, function is direct))
+                    self._all_reads.setdefault(node.id, []).append((node, bool(inside)))
+                    if formatted:
+                        self._formatted_reads.add(node.id)
+                else:
+                    self._bind(inside, node.id, None)
+                    if not inside:
+                        self._stored_outside_functions.add(node.id)
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self._strings.append(node.value)
+                continue
+            if isinstance(node, _FUNCTIONS):
+                self._bind(inside, node.name, None)
+                function = _Function()
+                arguments = node.args
+                for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):
+                    function.parameters.setdefault(argument.arg, []).append(argument)
+                for rest in (arguments.vararg, arguments.kwarg):
+                    if rest is not None:
+                        function.parameters.setdefault(rest.arg, []).append(rest)
+                for name in function.parameters:
+                    self._bind(inside, name, None)
+                # Decorators, defaults and annotations are read outside the function: not its direct reads.
+                for child in (*node.decorator_list, arguments, *([node.returns] if node.returns else [])):
+                    stack.append((child, None, inside, at_module, formatted))
+                for statement in node.body:
+                    stack.append((statement, function, (*inside, function), False, formatted))
+                for type_parameter in getattr(node, "type_params", ()):
+                    stack.append((type_parameter, None, inside, False, formatted))
+                continue
+            if isinstance(node, ast.Assign) and (direct is not None or at_module):
+                (target,) = node.targets if len(node.targets) == 1 else (None,)
+                if isinstance(target, ast.Name):
+                    position = (target.lineno, self._column(target))
+                    if direct is not None:
+                        self._targets[position] = (node, direct)
+                    else:
+                        self._module_targets[position] = node
+                        self._stored_outside_functions.add(target.id)
+                    self._count(target.id)
+                    for function in inside:
+                        function.bindings.setdefault(target.id, []).append(node if function is direct else None)
+                    stack.append((node.value, direct, inside, at_module, formatted))
+                    continue
+            self._other_bindings(node, inside)
+            child_direct = None if isinstance(node, _NOT_DIRECT) else direct
+            child_at_module = at_module and not isinstance(node, _NOT_DIRECT)
+            child_formatted = formatted or isinstance(node, ast.JoinedStr)
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            stack.append((item, child_direct, inside, child_at_module, child_formatted))
+                elif isinstance(value, ast.AST):
+                    stack.append((value, child_direct, inside, child_at_module, child_formatted))
+
+    def _other_bindings(self, node: ast.AST, inside: tuple[_Function, ...]) -> None:
+        """Bindings that are not a Name target: imports, `except ... as`, classes, lambdas' and match's names."""
+        if isinstance(node, ast.alias):
+            if "." in node.name and node.asname is None:
+                self._dotted.add(node.name.split(".")[0])
+            self._bind(inside, node.asname or node.name.split(".")[0], None)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            self._declared_anywhere.update(node.names)
+            for function in inside:
+                function.declared.update(node.names)
+        elif isinstance(node, ast.arg):  # a lambda's (a function's own are taken with the function)
+            self._bind(inside, node.arg, None)
+        elif isinstance(node, (ast.ExceptHandler, ast.ClassDef, ast.MatchAs, ast.MatchStar)):
+            if node.name is not None:
+                self._bind(inside, node.name, None)
+        elif isinstance(node, ast.MatchMapping):
+            if node.rest is not None:
+                self._bind(inside, node.rest, None)
+        elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple", "TypeAlias"):
+            name = getattr(node, "name", None)
+            self._bind(inside, name if isinstance(name, str) else "", None)
+
+    def _bind(self, inside: tuple[_Function, ...], name: str, assign: ast.Assign | None) -> None:
+        self._count(name)
+        for function in inside:
+            function.bindings.setdefault(name, []).append(assign)
+
+    def _count(self, name: str) -> None:
+        self._bound_anywhere[name] = self._bound_anywhere.get(name, 0) + 1

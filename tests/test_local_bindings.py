@@ -1,0 +1,204 @@
+"""What ``aoti_lint.local_bindings`` reads from ``ast`` is libcst's own answer, name for name.
+
+Each case asks ``single_value``, ``lone_parameter`` and ``references`` both ways for every name of the module:
+where the ``ast`` reading answers, the answer must be the nodes libcst's scope analysis gives (or None where
+it gives none). A difference (a read before the
+assignment, a name bound twice, a ``nonlocal``) fails here rather than as a lost or extra finding.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper
+from libcst.metadata.scope_provider import ImportAssignment
+
+from aoti_lint.dataflow import ModuleFacts
+from aoti_lint.local_bindings import NOT_KNOWN
+
+FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).parent.parent
+
+TRICKY = {
+    "parameters and a local": """
+        import torch
+        x = 5
+        def build(model, x, *args, y=1, **kw):
+            so = torch._export.aot_compile(model, (x, y, args, kw))
+            return torch._export.aot_load(so, "cpu"), so
+    """,
+    "read before the assignment": """
+        def f():
+            print(so)
+            so = 1
+            so2 = so2 if False else 2
+            return so, so2
+    """,
+    "bound twice or otherwise": """
+        def f(flag):
+            a = 1
+            if flag:
+                a = 2
+            b = 1
+            b += 1
+            c: int = 3
+            for d in range(3):
+                pass
+            with open("x") as e:
+                pass
+            try:
+                g = 1
+            except Exception as g:
+                pass
+            import os as h
+            k = 1
+            del k
+            return a, b, c, d, e, g, h, os
+    """,
+    "nested scopes": """
+        def outer():
+            n = 1
+            m = 1
+            q = 1
+            def inner():
+                nonlocal n
+                n = 2
+                m = 3
+                return n, m, q
+            lam = lambda q: q
+            comp = [m for m in range(3)]
+            walrus = [(w := i) for i in range(3)]
+            class K:
+                z = q
+                q = 2
+            return n, m, q, lam, comp, walrus, w, inner, K
+    """,
+    "globals": """
+        g = 1
+        def f():
+            global g
+            g = 2
+            return g
+        def h():
+            return g
+    """,
+    "dotted imports": """
+        import os.path
+        def f():
+            os = 1
+            return os.path
+    """,
+    "f-strings and methods": """
+        class A:
+            def m(self, x):
+                y = x + 1
+                z = f"{y} {x!r:>{y}}"
+                return self.w(y), z
+    """,
+    "non-ascii columns": """
+        def f(é):
+            s = "日本"; t = é
+            return s, t, é
+    """,
+    "module-level names": """
+        import torch
+        from torch._export import aot_compile
+        LOG = make_log()
+        PATH = "model.so"
+        TWICE = 1
+        TWICE = 2
+        print(LATE)
+        LATE = 3
+        class Model:
+            size = PATH
+            def forward(self, x):
+                return aot_compile(x, PATH), super().forward(tuple(x)), TWICE, LATE, LOG, Model
+        def helper():
+            global SET_LATER
+            SET_LATER = 1
+        def reader():
+            return SET_LATER, PATH, [p for p in PATH], (lambda: PATH)()
+        def annotated(x: "PATH") -> None:
+            return f"{LOG}"
+        def local_import():
+            import os
+            return os
+        ANNOTATED: int = 4
+        value = [LOG for _ in range(2)]
+    """,
+    "one target among many": """
+        def f():
+            a = b = 1
+            c, d = 1, 2
+            e = [1]
+            e[0] = 2
+            return a, b, c, d, e
+    """,
+}
+
+
+def _compare(module: cst.Module) -> tuple[int, int]:
+    """How many of the module's names the ``ast`` reading answered, of how many, for each of the three
+    questions; every answer is checked against libcst's."""
+    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+    local = facts._locals
+    answered = asked = 0
+    for name in facts.nodes(cst.Name):
+        where = (name.value, facts.positions[name].start)
+        asked += 4
+        fast = facts._single_value_without_scopes(name)
+        if fast is not NOT_KNOWN:
+            answered += 1
+            assert fast is facts._single_value_from_scopes(name), ("single_value", where)
+        start = facts.positions[name].start
+        if local is not None and local.lone_parameter(name.value, start.line, start.column) is not NOT_KNOWN:
+            answered += 1
+            assert facts.lone_parameter(name) is facts._lone_parameter_from_scopes(name), ("parameter", where)
+        if local is not None and not local.may_be_import(name.value, start.line, start.column):
+            answered += 1
+            scope = facts.scopes.get(name)
+            assignments = list(scope[name.value]) if scope is not None else []
+            assert not (len(assignments) == 1 and isinstance(assignments[0], ImportAssignment)), ("import", where)
+        if local is not None and local.references(name.value, start.line, start.column) is not NOT_KNOWN:
+            answered += 1
+            reads, expected = facts.references(name), facts._references_from_scopes(name)
+            assert reads is not None and expected is not None, ("references", where)
+            assert {id(node) for node in reads} == {id(node) for node in expected}, ("references", where)
+    return answered, asked
+
+
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_answers_are_libcst_own_on_tricky_modules(name):
+    _compare(cst.parse_module(textwrap.dedent(TRICKY[name])))
+
+
+def test_parameters_and_a_single_local_are_answered_without_scopes():
+    module = cst.parse_module(textwrap.dedent(TRICKY["parameters and a local"]))
+    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+    values = {
+        (name.value, facts.positions[name].start.line): facts._single_value_without_scopes(name)
+        for name in facts.nodes(cst.Name)
+    }
+    assert values[("x", 5)] is None and values[("kw", 5)] is None
+    assert module.code_for_node(values[("so", 6)]).startswith("torch._export.aot_compile(")
+    assert values[("so", 5)] is NOT_KNOWN  # an assignment's target is no read
+    so = next(name for name in facts.nodes(cst.Name) if name.value == "so")
+    local, start = facts._locals, facts.positions[so].start
+    assert local is not None and len(local.references("so", start.line, start.column)) == 2
+    x = next(name for name in facts.nodes(cst.Name) if name.value == "x" and facts.positions[name].start.line == 5)
+    assert local.lone_parameter("x", 5, facts.positions[x].start.column) is not NOT_KNOWN
+
+
+def test_answers_are_libcst_own_on_every_fixture_and_the_analysis_modules():
+    paths = [*sorted(FIXTURES.rglob("*.py")), *sorted((REPO / "aoti_lint" / "analysis").glob("*.py"))]
+    answered = 0
+    for path in paths:
+        try:
+            module = cst.parse_module(path.read_text())
+        except cst.ParserSyntaxError:
+            continue
+        answered += _compare(module)[0]
+    assert answered > 1_000

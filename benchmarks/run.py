@@ -619,8 +619,11 @@ def write_results(
         "A file pays for libcst only once it passes every prefilter stage: its bytes (`Rule.could_match`), "
         "for Python its text (`could_match_python`), then one `ast` parse (`could_match_code`); see "
         "`aoti_lint/prefilter.py`. Once parsed, a rule's question of what a name resolves to is answered from "
-        "the module's own imports and definitions, read from `ast` (`aoti_lint/imported_names.py`); libcst "
-        "analyses the scopes of the module only for a name bound otherwise.",
+        "the module's own imports and definitions, read from `ast` (`aoti_lint/imported_names.py`), and what "
+        "value a name holds from the function's own parameters and single assignments "
+        "(`aoti_lint/local_bindings.py`); libcst analyses the scopes of the module only for a name bound "
+        "otherwise. Node positions come from one code generation that counts characters "
+        "(`aoti_lint/node_positions.py`).",
         "",
         *work_done,
         "",

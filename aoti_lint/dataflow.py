@@ -215,7 +215,8 @@ class ModuleFacts:
             return self._lone_parameter_from_scopes(name)
         if answer is None:
             return None
-        parameter = self.parent(self._names_by_position[answer])  # type: ignore[index]  # a (line, column)
+        parameter_name = self._names_by_position.get(answer)  # type: ignore[call-overload]  # a (line, column)
+        parameter = self.parent(parameter_name) if parameter_name is not None else None
         return parameter if isinstance(parameter, cst.Param) else self._lone_parameter_from_scopes(name)
 
     def may_be_import(self, name: cst.Name) -> bool:
@@ -237,7 +238,8 @@ class ModuleFacts:
     @functools.cached_property
     def _names_by_position(self) -> dict[tuple[int, int], cst.Name]:
         positions = self.positions
-        return {(start.line, start.column): node for node in self.nodes(cst.Name) for start in (positions[node].start,)}
+        names = (node for node in self._walk[1] if type(node) is cst.Name)
+        return {(start.line, start.column): node for node in names for start in (positions[node].start,)}
 
     def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
         arg = self.parent(node)

@@ -8,12 +8,15 @@ parameters (``aot_compile(model, (x,))``) or a local set once (``so = aot_compil
 
 - a read of a parameter of the function it is in: libcst's referents include the parameter, so there is no
   single assigned value;
-- a read after the function's only binding of the name, a plain ``name = value``: that assignment.
+- a read after the function's only binding of the name, a plain ``name = value``: that assignment;
+- in a function inside no other, a read of a name the function does not bind and the module never assigns
+  with ``=`` (an import, a def, a class, a builtin): no assigned value either.
 
-``lone_parameter`` and ``references`` answer the evaluator's other two questions about such names in the same
-cases. Anything else (a name bound twice or in another way anywhere in the function, a ``global``/``nonlocal``
-name, a read in a nested scope, before its assignment, or of a name the function does not bind) is
-``NOT_KNOWN``: libcst's scopes decide. ``tests/test_local_bindings.py`` compares every answer with libcst's.
+``lone_parameter``, ``may_be_import`` and ``references`` answer the reader's other questions about such names
+in the same cases; ``references`` also for a module constant bound nowhere else. Anything else (a name bound
+twice or in another way anywhere in the function, a ``global``/``nonlocal`` name, a read in a nested scope or
+an f-string, before its assignment, a name a string may mention as an annotation) is ``NOT_KNOWN``: libcst's
+scopes decide. ``tests/test_local_bindings.py`` compares every answer with libcst's.
 """
 
 from __future__ import annotations

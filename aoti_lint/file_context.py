@@ -58,7 +58,7 @@ class FileContext:
 @dataclass(frozen=True)
 class _Screen:
     """A cheaper first look at the bytes: ``tokens``, one of which every rule and project rule matching on
-    its trigger groups alone needs (the first of each group); the rules with a test of their own apart."""
+    its trigger groups alone needs (one of each group); the rules with a test of their own apart."""
 
     tokens: tuple[bytes, ...]
     rules: tuple[type[Rule], ...]
@@ -75,7 +75,7 @@ def _screen(rules: tuple[type[Rule], ...], project_rules: tuple[type[ProjectRule
         # The base test matches on the groups alone; an empty group matches any bytes.
         if test.__func__ is not base.__func__ or not all(groups):
             return False
-        tokens.update((group[0], None) for group in groups)
+        tokens.update((max(group, key=len), None) for group in groups)  # the longest: the rarest, mostly
         return True
 
     own_rules = [rule for rule in rules if not by_groups(rule.could_match, Rule.could_match, rule.triggers)]

@@ -27,15 +27,21 @@ def parse(text: str) -> ast.Module | BaseException:
 
 def walk(root: ast.AST) -> Iterator[ast.AST]:
     """Every node under ``root``, itself included, as ``ast.walk`` yields them but in another order (depth
-    first): without ``ast.iter_child_nodes``' generator per node it takes a third less time, and the prefilter
-    walks every tree that passes its first stage."""
+    first) and without the expression contexts (``Load``, ``Store``, ``Del``: a third of a tree's nodes, and
+    no reader asks for them): without ``ast.iter_child_nodes``' generator per node it takes a third less
+    time, and the prefilter walks every tree that passes its first stage."""
     node_type = ast.AST
+    fields = _CHILD_FIELDS
     stack = [root]
     pop, push = stack.pop, stack.append
     while stack:
         node = pop()
         yield node
-        for name in node._fields:
+        kind = type(node)
+        names = fields.get(kind)
+        if names is None:
+            names = fields[kind] = tuple(name for name in kind._fields if name != "ctx")
+        for name in names:
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
@@ -43,6 +49,10 @@ def walk(root: ast.AST) -> Iterator[ast.AST]:
                         push(item)
             elif isinstance(value, node_type):
                 push(value)
+
+
+# Each node type's fields that may hold nodes, the expression context aside (see ``walk``).
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 def source_lines(text: str) -> list[str]:

@@ -28,3 +28,14 @@ def test_every_node_reads_as_get_source_segment(text):
 
 def test_lines_split_as_cpython_numbers_them():
     assert source_lines("a\r\nb\rc\x0cd\n\ne") == ["a\r\n", "b\r", "c\x0cd\n", "\n", "e"]
+
+
+def test_walk_meets_every_node_ast_walk_meets_but_the_expression_contexts():
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "aoti_lint" / "rules" / "debug_inductor_config.py").read_text()
+    tree = ast.parse(text)
+    expected = [node for node in ast.walk(tree) if not isinstance(node, ast.expr_context)]
+    met = list(walk(tree))
+    assert len(met) == len(expected) and {id(node) for node in met} == {id(node) for node in expected}
+    assert not any(isinstance(node, ast.expr_context) for node in met)

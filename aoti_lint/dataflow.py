@@ -111,6 +111,29 @@ class ModuleFacts:
             self._nodes_by_kind[key] = found
         return self._nodes_by_kind[key]  # type: ignore[return-value]  # filtered by type above
 
+    def visits(self, kinds: frozenset[type]) -> list[tuple[bool, cst.CSTNode]] | None:
+        """(True, node) as a libcst visitor would visit each node of these types, (False, node) as it would
+        leave it; from the one walk, without the visitor's rebuilding of every node on the way. None when some
+        such node other than the module is empty: where it lies among the others is then not known."""
+        offsets = self.positions.inclusive_offsets
+        # The walk lists each node before the nodes inside it; the sort is stable: among equal ranges (a
+        # statement and its only expression) the outer comes first, as a visitor meets them.
+        found = [node for node in self._walk[1] if type(node) in kinds]
+        found.sort(key=lambda node: (offsets(node)[0], -offsets(node)[1]))
+        # Ranges of a tree's nodes nest or do not meet: a node ends before the first one outside it starts.
+        events: list[tuple[bool, cst.CSTNode]] = []
+        open_nodes: list[tuple[cst.CSTNode, int, int]] = []
+        for node in found:
+            start, end = offsets(node)
+            if start == end and node is not self.module:
+                return None
+            while open_nodes and not (open_nodes[-1][1] <= start and end <= open_nodes[-1][2]):
+                events.append((False, open_nodes.pop()[0]))
+            events.append((True, node))
+            open_nodes.append((node, start, end))
+        events.extend((False, node) for node, _, _ in reversed(open_nodes))
+        return events
+
     def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
         """The simple name a call's result is assigned to, and the statement, when it is ``name = call``."""
         parent = self.parent(call)

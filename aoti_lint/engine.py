@@ -272,28 +272,43 @@ def _check_python(
     python_context = PythonContext(source, module, wrapper, context.target_torch)
     python_context.flow = context.flow
 
-    class RuleVisitor(cst.BatchableCSTVisitor):
-        """Hands libcst's batched traversal the rule's own visit_/leave_ methods."""
-
-        def __init__(self, rule: PythonRule) -> None:
-            super().__init__()
-            self.rule = rule
-
-        def get_visitors(self) -> dict[str, Any]:
-            return {
-                name: getattr(self.rule, name)
-                for name in dir(type(self.rule))
-                if name.startswith(("visit_", "leave_")) and callable(getattr(self.rule, name))
-            }
-
-    visitors = [RuleVisitor(rule(python_context)) for rule in wanted.rules]
-    if visitors:
-        wrapper.visit_batched(visitors)
+    # Each rule's own visit_<Type>/leave_<Type> methods, called in one traversal as libcst's batched visitor
+    # would call them.
+    methods: dict[str, list[Any]] = {}
+    for rule_type in wanted.rules:
+        rule = rule_type(python_context)
+        for name in dir(rule_type):
+            if name.startswith(("visit_", "leave_")) and callable(getattr(rule, name)):
+                methods.setdefault(name, []).append(getattr(rule, name))
+    if methods:
+        kinds = {getattr(cst, name.split("_", 1)[1], None) for name in methods}
+        events = None if None in kinds else python_context.facts().visits(frozenset(kinds))  # type: ignore[arg-type]
+        if events is None:  # an attribute's visitor (visit_Call_func), or an empty node: libcst's traversal
+            wrapper.visit_batched([_batched_rules(methods)])
+        else:
+            for entering, node in events:
+                for method in methods.get(("visit_" if entering else "leave_") + type(node).__name__, ()):
+                    method(node)
     summaries: dict[str, object] = {}
     for project_rule in wanted.project_rules:
         if project_rule.summary_key not in summaries:
             summaries[project_rule.summary_key] = project_rule.summarize(python_context)
     return python_context.findings, summaries
+
+
+def _batched_rules(methods: dict[str, list[Any]]) -> Any:
+    import libcst as cst
+
+    class BatchedRules(cst.BatchableCSTVisitor):
+        """The rules' methods for libcst's own batched traversal."""
+
+        def get_visitors(self) -> dict[str, Any]:
+            def each(calls: list[Any]) -> Any:
+                return lambda node: [call(node) for call in calls]
+
+            return {name: each(calls) for name, calls in methods.items()}
+
+    return BatchedRules()
 
 
 MAX_FIX_ITERATIONS = 10

@@ -33,13 +33,14 @@ def _offset_state_class() -> type:
     class OffsetState(CodegenState):  # libcst's private base, the one PositionProvider extends
         """Code generation that records each node's (start, end) character offsets, syntactic as libcst's."""
 
-        __slots__ = ("offset", "offsets", "stack")
+        __slots__ = ("inclusive", "offset", "offsets", "stack")
 
         def __init__(self, default_indent: str, default_newline: str) -> None:
             super().__init__(default_indent=default_indent, default_newline=default_newline)
             self.offset = 0
             self.stack: list[int] = []
             self.offsets: dict[CSTNode, tuple[int, int]] = {}
+            self.inclusive: dict[CSTNode, tuple[int, int]] = {}
 
         def add_indent_tokens(self) -> None:
             self.tokens.extend(self.indent_tokens)
@@ -55,6 +56,7 @@ def _offset_state_class() -> type:
 
         def after_codegen(self, node: CSTNode) -> None:
             start = self.stack.pop()
+            self.inclusive[node] = (start, self.offset)
             # A syntactic position recorded inside the node's own code generation stands (as in libcst).
             if node not in self.offsets:
                 self.offsets[node] = (start, self.offset)
@@ -88,6 +90,7 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
         state = _offset_state_class()(module.default_indent, module.default_newline)
         module._codegen(state)
         self._offsets: dict[CSTNode, tuple[int, int]] = state.offsets
+        self._inclusive: dict[CSTNode, tuple[int, int]] = state.inclusive
         text = "".join(state.tokens)
         self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
 
@@ -98,6 +101,11 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
     def offsets(self, node: CSTNode) -> tuple[int, int]:
         """The node's (start, end) offsets in characters from the start of the module."""
         return self._offsets[node]
+
+    def inclusive_offsets(self, node: CSTNode) -> tuple[int, int]:
+        """The node's offsets with the whitespace it owns (libcst's ``WhitespaceInclusivePositionProvider``):
+        its children's always lie within, as its decorators do not within a def's syntactic range."""
+        return self._inclusive[node]
 
     def __getitem__(self, node: CSTNode) -> CodeRange:
         start, end = self._offsets[node]

@@ -80,3 +80,71 @@ def test_nested_calls_come_outer_first_as_a_visitor_meets_them():
         "a",
         "c",
     ]
+
+
+# What the rules visit and leave, and kinds whose nodes sit outside their parent's syntactic range
+# (a def's decorators) or share it (a statement and its only expression).
+VISITED = frozenset(
+    {
+        cst.Module,
+        cst.Call,
+        cst.Name,
+        cst.Attribute,
+        cst.Import,
+        cst.ImportFrom,
+        cst.Assign,
+        cst.If,
+        cst.SimpleStatementLine,
+        cst.SimpleStatementSuite,
+        cst.IndentedBlock,
+        cst.FunctionDef,
+        cst.Decorator,
+        cst.ClassDef,
+        cst.Expr,
+        cst.Arg,
+        cst.Subscript,
+        cst.SimpleString,
+        cst.Comparison,
+        cst.Lambda,
+    }
+)
+
+
+def _batched_events(module: cst.Module, kinds: frozenset[type]) -> list[tuple[bool, int]]:
+    events: list[tuple[bool, int]] = []
+
+    class Recorder(cst.BatchableCSTVisitor):
+        def get_visitors(self):
+            found = {}
+            for kind in kinds:
+                found[f"visit_{kind.__name__}"] = lambda node: events.append((True, id(node)))
+                found[f"leave_{kind.__name__}"] = lambda node: events.append((False, id(node)))
+            return found
+
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([Recorder()])
+    return events
+
+
+def test_visits_come_in_the_order_libcst_batched_traversal_makes_them():
+    paths = [*sorted(FIXTURES.rglob("*.py")), *sorted((REPO / "aoti_lint" / "rules").glob("*.py"))]
+    checked = events = 0
+    for path in paths:
+        try:
+            module = cst.parse_module(path.read_text())
+        except cst.ParserSyntaxError:
+            continue
+        facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+        visits = facts.visits(VISITED)
+        assert visits is not None, path
+        expected = _batched_events(module, VISITED)
+        assert [(entering, id(node)) for entering, node in visits] == expected, path
+        checked += 1
+        events += len(expected)
+    assert checked > 100 and events > 50_000
+
+
+def test_an_empty_node_among_the_visited_kinds_leaves_the_order_to_libcst():
+    module = cst.parse_module("def f():\n    pass\n")
+    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+    assert facts.visits(frozenset({cst.Parameters, cst.Name})) is None
+    assert facts.visits(frozenset({cst.Name, cst.FunctionDef})) is not None

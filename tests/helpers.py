@@ -9,7 +9,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from aoti_lint.cli import main
 from aoti_lint.config import Settings
@@ -137,3 +139,16 @@ def run_fixing_main(*args: str, cwd: Path, stdin: str | None = None):
         return run_main(*args, cwd=cwd, stdin=stdin, shared_cache=False)
     finally:
         lint.RuleSet = original
+
+
+def libcst_modules(paths: Iterable[Path]) -> Iterator[tuple[Path, Any]]:
+    """Each file's libcst module, for the tests that compare our reading of a tree with libcst's own; a file
+    libcst cannot parse (a syntax-error fixture) is left out."""
+    import libcst as cst
+
+    for path in paths:
+        try:
+            module = cst.parse_module(path.read_text())
+        except cst.ParserSyntaxError:
+            continue
+        yield path, module

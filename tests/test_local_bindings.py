@@ -18,6 +18,7 @@ from libcst.metadata.scope_provider import ImportAssignment
 
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.local_bindings import NOT_KNOWN
+from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -195,10 +196,6 @@ def test_parameters_and_a_single_local_are_answered_without_scopes():
 def test_answers_are_libcst_own_on_every_fixture_and_the_analysis_modules():
     paths = [*sorted(FIXTURES.rglob("*.py")), *sorted((REPO / "aoti_lint" / "analysis").glob("*.py"))]
     answered = 0
-    for path in paths:
-        try:
-            module = cst.parse_module(path.read_text())
-        except cst.ParserSyntaxError:
-            continue
+    for _path, module in libcst_modules(paths):
         answered += _compare(module)[0]
     assert answered > 1_000

@@ -13,6 +13,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from aoti_lint.node_positions import NodePositions
+from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -47,11 +48,7 @@ def test_positions_are_libcst_own_on_tricky_texts(name):
 def test_positions_are_libcst_own_on_every_fixture_and_a_large_module():
     paths = [*sorted(FIXTURES.rglob("*.py")), REPO / "aoti_lint" / "rules" / "debug_inductor_config.py"]
     checked = nodes = 0
-    for path in paths:
-        try:
-            module = cst.parse_module(path.read_text())
-        except cst.ParserSyntaxError:
-            continue
+    for path, module in libcst_modules(paths):
         nodes += _assert_same(module, path)
         checked += 1
     assert checked > 50 and nodes > 10_000

@@ -8,6 +8,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
 from aoti_lint.dataflow import ModuleFacts, parent_map
+from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPO = Path(__file__).parent.parent
@@ -16,11 +17,7 @@ REPO = Path(__file__).parent.parent
 def test_parents_are_libcst_own_on_every_fixture_and_a_large_module():
     paths = [*sorted(FIXTURES.rglob("*.py")), REPO / "aoti_lint" / "rules" / "debug_inductor_config.py"]
     checked = 0
-    for path in paths:
-        try:
-            module = cst.parse_module(path.read_text())
-        except cst.ParserSyntaxError:
-            continue
+    for path, module in libcst_modules(paths):
         expected = dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider))
         assert parent_map(module) == expected, path
         checked += 1
@@ -54,11 +51,7 @@ def _visited(module: cst.Module, kinds: tuple[type, ...]) -> list[cst.CSTNode]:
 def test_nodes_of_a_kind_come_in_the_order_a_libcst_visitor_meets_them():
     paths = [*sorted(FIXTURES.rglob("*.py")), *sorted((REPO / "aoti_lint" / "rules").glob("*.py"))]
     checked = nodes = 0
-    for path in paths:
-        try:
-            module = cst.parse_module(path.read_text())
-        except cst.ParserSyntaxError:
-            continue
+    for path, module in libcst_modules(paths):
         facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
         for kinds in KINDS:
             expected = _visited(module, kinds)
@@ -128,11 +121,7 @@ def _batched_events(module: cst.Module, kinds: frozenset[type]) -> list[tuple[bo
 def test_visits_come_in_the_order_libcst_batched_traversal_makes_them():
     paths = [*sorted(FIXTURES.rglob("*.py")), *sorted((REPO / "aoti_lint" / "rules").glob("*.py"))]
     checked = events = 0
-    for path in paths:
-        try:
-            module = cst.parse_module(path.read_text())
-        except cst.ParserSyntaxError:
-            continue
+    for path, module in libcst_modules(paths):
         facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
         visits = facts.visits(VISITED)
         assert visits is not None, path

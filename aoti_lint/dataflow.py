@@ -69,7 +69,7 @@ class ModuleFacts:
         # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
         # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
         self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
-        self._nodes_by_kind: dict[tuple[type, ...], list[cst.CSTNode]] = {}
+        self._nodes_by_kind: dict[tuple[type, ...], tuple[cst.CSTNode, ...]] = {}
 
     def names(self, node: cst.CSTNode) -> set[str]:
         """The node's qualified names (``aoti_lint.imported_names.QualifiedNames``)."""
@@ -99,7 +99,7 @@ class ModuleFacts:
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._walk[0].get(node)
 
-    def nodes(self, *kinds: type[_Node]) -> list[_Node]:
+    def nodes(self, *kinds: type[_Node]) -> tuple[_Node, ...]:
         """The module's nodes of exactly these types, in the order a libcst visitor meets them: one walk of
         the fields shared by every question, where each visitor pass costs as much as the parse."""
         key = kinds
@@ -108,7 +108,7 @@ class ModuleFacts:
             offsets = self.positions.offsets
             # A visitor meets a node before the nodes inside it: the earlier start, then the larger range.
             found.sort(key=lambda node: (offsets(node)[0], -offsets(node)[1]))
-            self._nodes_by_kind[key] = found
+            self._nodes_by_kind[key] = tuple(found)  # shared by every caller: not to be changed
         return self._nodes_by_kind[key]  # type: ignore[return-value]  # filtered by type above
 
     def visits(self, kinds: frozenset[type]) -> list[tuple[bool, cst.CSTNode]] | None:

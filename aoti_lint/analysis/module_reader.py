@@ -7,7 +7,7 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,8 +157,8 @@ class ModuleScan:
     """``self.x = ...`` values per class, every call, the ``with`` blocks, names changed in place."""
 
     self_attributes: dict[tuple[int, str], list[Any]] = field(default_factory=dict)
-    calls: list[Any] = field(default_factory=list)
-    withs: list[Any] = field(default_factory=list)
+    calls: Sequence[Any] = ()
+    withs: Sequence[Any] = ()
     changed_in_place: set[str] = field(default_factory=set)
 
 

@@ -137,3 +137,59 @@ def test_an_empty_node_among_the_visited_kinds_leaves_the_order_to_libcst():
     facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
     assert facts.visits(frozenset({cst.Parameters, cst.Name})) is None
     assert facts.visits(frozenset({cst.Name, cst.FunctionDef})) is not None
+
+
+def test_a_rule_visiting_an_empty_node_or_an_attribute_gets_libcst_traversal_with_the_same_events():
+    from aoti_lint.engine import check_source
+    from aoti_lint.file_context import FileContext
+    from aoti_lint.rules.base import PythonRule
+    from aoti_lint.source import SourceFile
+
+    text = "@d\ndef f():\n    return g(x)\n"
+    module = cst.parse_module(text)
+    expected = _events_of(module)
+    assert (True, "Parameters") in expected and (True, "Call.func") in expected
+
+    seen: list[tuple[bool, str]] = []
+
+    class Recording(PythonRule):
+        code = "AOTI999"
+        name = "recording"
+        summary = "records what it is shown"
+        triggers = ((b"def",),)
+
+        def visit_Parameters(self, node):  # empty in `def f()`: its place among the others is not known
+            seen.append((True, "Parameters"))
+
+        def visit_Name(self, node):
+            seen.append((True, "Name"))
+
+        def leave_Name(self, node):
+            seen.append((False, "Name"))
+
+        def visit_Call_func(self, node):  # an attribute visitor: libcst's traversal calls it
+            seen.append((True, "Call.func"))
+
+    source = SourceFile(path=Path("example.py"), display_path="example.py", kind="python", data=text.encode())
+    check_source(source, FileContext.of([Recording]), prefilter=False)
+    assert seen == expected
+
+
+def _events_of(module: cst.Module) -> list[tuple[bool, str]]:
+    events: list[tuple[bool, str]] = []
+
+    class Recorder(cst.BatchableCSTVisitor):
+        def visit_Parameters(self, node):
+            events.append((True, "Parameters"))
+
+        def visit_Name(self, node):
+            events.append((True, "Name"))
+
+        def leave_Name(self, node):
+            events.append((False, "Name"))
+
+        def visit_Call_func(self, node):
+            events.append((True, "Call.func"))
+
+    MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([Recorder()])
+    return events

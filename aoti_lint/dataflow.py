@@ -102,28 +102,26 @@ class ModuleFacts:
     def nodes(self, *kinds: type[_Node]) -> tuple[_Node, ...]:
         """The module's nodes of exactly these types, in the order a libcst visitor meets them: one walk of
         the fields shared by every question, where each visitor pass costs as much as the parse."""
-        key = kinds
-        if key not in self._nodes_by_kind:
+        if kinds not in self._nodes_by_kind:
+            offsets = self.positions.inclusive_offsets
+            # A visitor meets a node before the nodes inside it: the earlier start, then the larger range (the
+            # range with the owned whitespace: a def's decorators lie within it). The walk lists each node
+            # before the nodes inside it and the sort is stable: among equal ranges (a statement and its only
+            # expression) the outer comes first.
             found = [node for node in self._walk[1] if type(node) in kinds]
-            offsets = self.positions.offsets
-            # A visitor meets a node before the nodes inside it: the earlier start, then the larger range.
             found.sort(key=lambda node: (offsets(node)[0], -offsets(node)[1]))
-            self._nodes_by_kind[key] = tuple(found)  # shared by every caller: not to be changed
-        return self._nodes_by_kind[key]  # type: ignore[return-value]  # filtered by type above
+            self._nodes_by_kind[kinds] = tuple(found)  # shared by every caller: not to be changed
+        return self._nodes_by_kind[kinds]  # type: ignore[return-value]  # filtered by type above
 
-    def visits(self, kinds: frozenset[type]) -> list[tuple[bool, cst.CSTNode]] | None:
+    def visits(self, kinds: frozenset[type[cst.CSTNode]]) -> list[tuple[bool, cst.CSTNode]] | None:
         """(True, node) as a libcst visitor would visit each node of these types, (False, node) as it would
         leave it; from the one walk, without the visitor's rebuilding of every node on the way. None when some
         such node other than the module is empty: where it lies among the others is then not known."""
         offsets = self.positions.inclusive_offsets
-        # The walk lists each node before the nodes inside it; the sort is stable: among equal ranges (a
-        # statement and its only expression) the outer comes first, as a visitor meets them.
-        found = [node for node in self._walk[1] if type(node) in kinds]
-        found.sort(key=lambda node: (offsets(node)[0], -offsets(node)[1]))
         # Ranges of a tree's nodes nest or do not meet: a node ends before the first one outside it starts.
         events: list[tuple[bool, cst.CSTNode]] = []
         open_nodes: list[tuple[cst.CSTNode, int, int]] = []
-        for node in found:
+        for node in self.nodes(*kinds):
             start, end = offsets(node)
             if start == end and node is not self.module:
                 return None

@@ -1,17 +1,20 @@
 """The per-file cache, like ruff's: the outcome of linting some bytes with some rules, kept between runs.
 
-An entry is named by a hash of everything its outcome depends on: the file's bytes, its kind, the rules that
-apply to it, the settings that change findings, and the linter itself (version, Python, libcst, and the size and
-time of each of its own source files, so an edited checkout never reads stale entries). Entries are thus
-content-addressed: two runs that write the same name write the same bytes, and an atomic rename is all the
+An entry is named by a hash of everything its outcome depends on: a digest of the file's bytes, its kind, the
+rules that apply to it, the settings that change findings, and the linter itself (version, Python, libcst, and
+the size and time of each of its own source files, so an edited checkout never reads stale entries). Entries are
+thus content-addressed: two runs that write the same name write the same bytes, and an atomic rename is all the
 concurrency control needed.
+
+Beside the entries, one stamps file per run fingerprint (``aoti_lint.stamps``) records each file's ``stat`` when
+it was read and what was found (nothing, or the digest naming its entries): a warm run stats the files instead of
+reading them. A file stage one settles has no entry, only a stamp.
 
 Entries are JSON, never pickle: a repository could ship a planted cache directory, and loading it must not run
 code. For the same reason, nothing is read or written through a symlink planted at the cache directory or at an
 entry (every access goes through a directory descriptor opened with O_NOFOLLOW). Any unreadable or malformed
 entry is a miss: an entry is checked field by field (types, positive positions, known rule codes) and a deeply
-nested one is refused. The directory is pruned by age and count (``prune``). Only the files that pass the
-prefilter ever reach the cache: for the others, reading the entry would cost as much as linting them.
+nested one is refused. The directory is pruned by age and count (``prune``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 from aoti_lint import __version__, plaindata
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
 from aoti_lint.engine import FileOutcome
+from aoti_lint.stamps import Stamps
+from aoti_lint.stamps import decode as decode_stamps
+from aoti_lint.stamps import encode as encode_stamps
 
 if TYPE_CHECKING:
     from aoti_lint.config import Settings
@@ -35,7 +41,9 @@ if TYPE_CHECKING:
 CACHE_DIR_NAME = ".aoti_lint_cache"
 CACHE_DIR_ENV = "AOTI_LINT_CACHE_DIR"
 # Bump when the entry layout changes.
-ENTRY_FORMAT = 1
+ENTRY_FORMAT = 2
+# The stamps of a run fingerprint (``aoti_lint.stamps``): one file beside the entries.
+STAMPS_SUFFIX = ".stamps"
 # Settings that only choose which files are read or how findings are printed; every other field (including
 # ones added later) is part of the key, so a new setting can never serve stale findings.
 SETTINGS_NOT_IN_KEY = frozenset(
@@ -71,8 +79,10 @@ class Cache:
         # Set when the directory is a planted symlink or cannot be created: the run goes on without a cache.
         self._unusable = False
         self._stored = False
+        self._stamps: Stamps | None = None
 
     def close(self) -> None:
+        self._write_stamps()
         if self._dir_fd is not None and self._stored:
             with contextlib.suppress(OSError):
                 prune(self._dir_fd)
@@ -86,39 +96,79 @@ class Cache:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def key(self, source: SourceFile, rules: tuple[type[Rule], ...], plan: str = "") -> str:
-        """``plan``: the run's migration plan for the file (``FileFlow.fingerprint``); its findings depend on it."""
+    @staticmethod
+    def digest(data: bytes) -> str:
+        return content_digest(data)
+
+    def key(self, source: SourceFile, rules: tuple[type[Rule], ...], plan: str = "", digest: str | None = None) -> str:
+        """``plan``: the run's migration plan for the file (``FileFlow.fingerprint``); its findings depend on it.
+        ``digest``: ``content_digest(source.data)``, when the caller has it already."""
+        return self.key_of(
+            digest or content_digest(source.data), source.kind, source.display_path, source.path, rules, plan
+        )
+
+    def key_of(
+        self, digest: str, kind: str, display_path: str, path: Path, rules: tuple[type[Rule], ...], plan: str
+    ) -> str:
+        """The key of bytes whose ``content_digest`` is ``digest``: a file recalled by its stamp is not read."""
         import hashlib
 
+        digest_of_key = hashlib.blake2b(self._run_prefix(), digest_size=20)
+        digest_of_key.update(f"\0{kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
+        # Project summaries hold the file's paths (display path, directory): a moved file is another entry.
+        digest_of_key.update(f"{display_path}\0{path.resolve().parent}\0".encode())
+        digest_of_key.update(f"{plan}\0{digest}".encode())
+        return digest_of_key.hexdigest()
+
+    def _run_prefix(self) -> bytes:
         if self._prefix is None:
             self._prefix = _run_fingerprint(self._settings)
-        digest = hashlib.blake2b(self._prefix, digest_size=20)
-        digest.update(f"\0{source.kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
-        # Project summaries hold the file's paths (display path, directory): a moved file is another entry.
-        digest.update(f"{source.display_path}\0{source.path.resolve().parent}\0".encode())
-        digest.update(f"{plan}\0".encode())
-        digest.update(source.data)
-        return digest.hexdigest()
+        return self._prefix
+
+    def stamps(self) -> Stamps | None:
+        """The stamps recorded by earlier runs with these settings (``aoti_lint.stamps``); None without a cache
+        directory to keep them in."""
+        if self._stamps is None and not self._unusable:
+            recorded = {}
+            dir_fd = self._directory(create=False)
+            data = _read_entry(dir_fd, self._stamps_name()) if dir_fd is not None else None
+            if data is not None:
+                with contextlib.suppress(ValueError):
+                    recorded = decode_stamps(data)
+            self._stamps = Stamps(recorded)
+        return self._stamps
+
+    def _stamps_name(self) -> str:
+        import hashlib
+
+        # Per root too: per-file-ignores, and so a file's rules, are read relative to it.
+        named = hashlib.blake2b(self._run_prefix() + f"\0{self._settings.root}".encode(), digest_size=16)
+        return f"{named.hexdigest()}{STAMPS_SUFFIX}"
+
+    def _write_stamps(self) -> None:
+        stamps = self._stamps
+        if stamps is None or not stamps.changed:
+            return
+        dir_fd = self._directory(create=True)
+        if dir_fd is None:
+            return
+        name = self._stamps_name()
+        on_disk = {}
+        data = _read_entry(dir_fd, name)
+        if data is not None:
+            with contextlib.suppress(ValueError):
+                on_disk = decode_stamps(data)
+        with contextlib.suppress(OSError):
+            _write_atomic(dir_fd, name, encode_stamps(stamps.merged(on_disk)))
+            self._stored = True
 
     def load(self, key: str, display_path: str) -> FileOutcome | None:
         dir_fd = self._directory(create=False)
         if dir_fd is None:
             return None
-        try:
-            fd = os.open(f"{key}.json", os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
-        except OSError:
+        data = _read_entry(dir_fd, f"{key}.json")
+        if data is None:
             return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as handle:
-                data = handle.read()
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        with contextlib.suppress(OSError, NotImplementedError):  # a hit is a use: pruning goes by mtime
-            os.utime(f"{key}.json", dir_fd=dir_fd, follow_symlinks=False)
         import json
 
         try:
@@ -173,6 +223,34 @@ class Cache:
         return self._dir_fd
 
 
+def _read_entry(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of the regular file ``name`` in the cache directory, never through a symlink; a hit is a use
+    (pruning goes by mtime). None if absent or unreadable."""
+    try:
+        fd = os.open(name, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError, NotImplementedError):
+        os.utime(name, dir_fd=dir_fd, follow_symlinks=False)
+    return data
+
+
+def content_digest(data: bytes) -> str:
+    """What names a file's bytes in its entries' keys and in its stamp."""
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
 def prune(dir_fd: int, now: float | None = None) -> int:
     """Remove entries unused for MAX_AGE_SECONDS, then the least recently used past MAX_ENTRIES, and leftover
     temporary files; at most once per PRUNE_INTERVAL_SECONDS. Returns how many files went."""
@@ -192,7 +270,7 @@ def prune(dir_fd: int, now: float | None = None) -> int:
             if not entry.is_file(follow_symlinks=False):
                 continue
             age = now - entry.stat(follow_symlinks=False).st_mtime
-            if entry.name.endswith(".json"):
+            if entry.name.endswith((".json", STAMPS_SUFFIX)):
                 if age > MAX_AGE_SECONDS:
                     doomed.append(entry.name)
                 else:

@@ -5,6 +5,7 @@ were read.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,18 +29,23 @@ def make_source(path: Path, shown: str, kind: str, data: bytes) -> SourceFile | 
 
 
 def read_source(candidate: Candidate, cwd: Path) -> SourceFile | FileError:
+    return read_stamped(candidate, cwd)[0]
+
+
+def read_stamped(candidate: Candidate, cwd: Path) -> tuple[SourceFile | FileError, os.stat_result | None]:
+    """The file as ``read_source`` reads it, and the ``stat`` of what was read (``aoti_lint.stamps``)."""
     shown = display_path(candidate.path, cwd)
     try:
-        data = read_regular_file(candidate.path)
+        data, info = read_regular_file_stat(candidate.path)
     except IsADirectoryError:
-        return FileError(shown, "is a directory")
+        return FileError(shown, "is a directory"), None
     except NotRegularFile:
-        return FileError(shown, "is not a regular file (a FIFO, socket or device); not read")
+        return FileError(shown, "is not a regular file (a FIFO, socket or device); not read"), None
     except FileNotFoundError:
-        return FileError(shown, "file disappeared before it could be read")
+        return FileError(shown, "file disappeared before it could be read"), None
     except OSError as exc:
-        return FileError(shown, f"cannot read file: {exc.strerror or exc}")
-    return make_source(candidate.path, shown, candidate.kind, data)
+        return FileError(shown, f"cannot read file: {exc.strerror or exc}"), None
+    return make_source(candidate.path, shown, candidate.kind, data), info
 
 
 class NotRegularFile(Exception):
@@ -48,14 +54,19 @@ class NotRegularFile(Exception):
 
 def read_regular_file(path: Path) -> bytes:
     """The file's bytes; a FIFO or device (named `x.py`, or linked there) is refused, not waited on forever."""
-    import os
+    return read_regular_file_stat(path)[0]
+
+
+def read_regular_file_stat(path: Path) -> tuple[bytes, os.stat_result]:
+    """The file's bytes and the ``stat`` of the open file they were read from."""
     import stat
 
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise NotRegularFile
-        return handle.read()
+        return handle.read(), info
 
 
 def lint_file(

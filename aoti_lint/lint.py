@@ -28,6 +28,7 @@ from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import display_path, file_kind
 
 if TYPE_CHECKING:
+    from aoti_lint.cache import Cache
     from aoti_lint.runner import Execution
 
 
@@ -60,9 +61,31 @@ def lint_paths(
     paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions | None = None, execution: Execution | None = None
 ) -> RunOutcome:
     """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
-    from aoti_lint.runner import Execution, run_files
+    from contextlib import nullcontext
+
+    from aoti_lint.runner import Execution, open_cache
 
     fix = fix or FixOptions()
+    execution = execution or Execution()
+    # A fixing run keeps off the cache, as it always did (fixes are never taken from it).
+    first = replace(execution, cache_dir=None) if fix.apply else execution
+    # One cache for the run's passes over the files: its stamps are read once and written once.
+    cache = open_cache(first, settings)
+    with cache or nullcontext():
+        return _lint_paths(paths, settings, cwd, fix, execution, first, cache)
+
+
+def _lint_paths(
+    paths: list[Path],
+    settings: Settings,
+    cwd: Path,
+    fix: FixOptions,
+    execution: Execution,
+    first: Execution,
+    cache: Cache | None,
+) -> RunOutcome:
+    from aoti_lint.runner import run_files
+
     run = RunOutcome()
     ruleset = RuleSet(settings)
     run.errors.extend(ruleset.errors)
@@ -72,13 +95,10 @@ def lint_paths(
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
-    execution = execution or Execution()
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
-    # A fixing run keeps off the cache, as it always did (fixes are never taken from it); a checking run caches
-    # each file's outcome under its plan as well, so a warm run re-reads nothing.
-    first = replace(execution, cache_dir=None) if fix.apply else execution
-    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first)
+    # A checking run caches each file's outcome under its plan as well, so a warm run re-reads nothing.
+    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first, shared_cache=cache)
 
     def summarise_in_full(chosen: list[int]) -> None:
         # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
@@ -86,7 +106,7 @@ def lint_paths(
 
         plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
         chosen_candidates = [candidates[index] for index in chosen]
-        redone = run_files(chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans)
+        redone = run_files(chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans, cache)
         for index, outcome in zip(chosen, redone, strict=True):
             outcomes[index] = outcome
 
@@ -125,6 +145,7 @@ def lint_paths(
             replace(fix, write=False),
             first,  # a check run caches these outcomes under the file's plan too (Cache.key)
             flows,
+            cache,
         )
         for index, outcome in zip(again, redone, strict=True):
             outcomes[index] = outcome

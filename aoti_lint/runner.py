@@ -10,25 +10,29 @@ default is serial.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import FileError
-from aoti_lint.disk import lint_file, read_source
+from aoti_lint.disk import lint_file, read_stamped
 from aoti_lint.engine import FileOutcome, FixOptions, needs_libcst, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted, prefiltered
 from aoti_lint.ruleset import RuleSet
-from aoti_lint.source import SourceFile
+from aoti_lint.source import SourceFile, display_path
+from aoti_lint.stamps import CLEAN
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
+    from aoti_lint.config import Settings
+    from aoti_lint.stamps import Stamps
 
 # Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
 # Most of it is per node, but even a 1 kB module costs tens of milliseconds.
@@ -73,6 +77,9 @@ class _Pending:
     context: FileContext
     cache_key: str | None
     wanted: Wanted | None
+    candidate: Candidate
+    stamp: os.stat_result | None = None
+    digest: str = ""
 
 
 def run_files(
@@ -82,9 +89,11 @@ def run_files(
     fix: FixOptions,
     execution: Execution,
     flows: dict[str, FileFlow] | None = None,
+    shared_cache: Cache | None = None,
 ) -> list[FileOutcome]:
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
-    per display path (``project.plan_migrations``)."""
+    per display path (``project.plan_migrations``); ``shared_cache``: the cache of ``execution.cache_dir``
+    opened by the caller for several calls (``open_cache``), left open."""
     from collections import deque
     from contextlib import nullcontext
 
@@ -92,34 +101,42 @@ def run_files(
     # Files past the prefilter's first stage, then those of them that need libcst.
     staged: list[_Pending] = []
     pending: list[_Pending] = []
-    cache = _open_cache(execution, ruleset)
-    with cache or nullcontext():
+    cache = None if execution.cache_dir is None else shared_cache or open_cache(execution, ruleset.settings)
+    # Before any file is read: a file modified since may keep its stamp only if it is older than this.
+    started_ns = time.time_ns()
+    stamps = cache.stamps() if cache else None
+    with nullcontext() if cache is None or cache is shared_cache else cache:
         for index, candidate in enumerate(candidates):
-            source = read_source(candidate, cwd)
+            if cache and stamps:
+                recalled = _recalled(cache, stamps, candidate, cwd, ruleset, flows, fix)
+                if recalled is not None:
+                    outcomes[index] = recalled
+                    continue
+            source, info = read_stamped(candidate, cwd)
             if isinstance(source, FileError):
                 outcomes[index] = FileOutcome(path=source.path, errors=[source])
+                _learn(stamps, candidate, None, None, started_ns)
                 continue
             context = ruleset.context(source.path, source.kind, flow=(flows or {}).get(source.display_path))
             if not context.reads(source.prefilter_data):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
+                _learn(stamps, candidate, info, CLEAN, started_ns)
                 continue
             too_big = over_limits(source)
             if too_big is not None:
                 outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
+                _learn(stamps, candidate, None, None, started_ns)
                 continue
             plan = context.flow.fingerprint() if context.flow is not None else ""
-            key = cache.key(source, context.rules, plan) if cache else None
+            digest = cache.digest(source.data) if cache else ""
+            key = cache.key(source, context.rules, plan, digest) if cache else None
             cached = cache.load(key, source.display_path) if cache and key else None
-            # A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache; nor are
-            # edits a run needs that the cached run left unbuilt.
-            if cached is not None and not (
-                (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings))
-                or (fix.edits and any(f.fix is not None and f.fix.deferred for f in cached.findings))
-            ):
+            if cached is not None and _usable(cached, fix):
                 outcomes[index] = cached
+                _learn(stamps, candidate, info, _verdict(cached, digest), started_ns)
                 continue
-            staged.append(_Pending(index, source, context, key, None))
+            staged.append(_Pending(index, source, context, key, None, candidate, info, digest))
         if _jobs(execution) > 1 and _stage_seconds(staged) >= execution.pool_min_seconds:
             pending = staged  # the later stages too run in the workers, each file's in one process
         else:
@@ -136,25 +153,79 @@ def run_files(
                 # Tokens only in strings or comments, `.so` mentions read from ast, or undecodable bytes:
                 # settled here without libcst, while the file's ast index is still at hand.
                 outcomes[item.index] = outcome = lint_file(item.source, item.context, fix, wanted)
-                _store(cache, item.cache_key, outcome)
+                _settle(cache, stamps, item, outcome, started_ns)
         for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):
             outcomes[item.index] = outcome
-            _store(cache, item.cache_key, outcome)
+            _settle(cache, stamps, item, outcome, started_ns)
     return outcomes  # type: ignore[return-value]  # every slot is filled above
 
 
-def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> None:
+def _usable(cached: FileOutcome, fix: FixOptions) -> bool:
+    """A cached outcome with fixes to apply is recomputed: fixes are never taken from the cache; nor are edits a
+    run needs that the cached run left unbuilt."""
+    return not (
+        (fix.apply and any(f.fix_applies(fix.unsafe) for f in cached.findings))
+        or (fix.edits and any(f.fix is not None and f.fix.deferred for f in cached.findings))
+    )
+
+
+def _recalled(
+    cache: Cache,
+    stamps: Stamps,
+    candidate: Candidate,
+    cwd: Path,
+    ruleset: RuleSet,
+    flows: dict[str, FileFlow] | None,
+    fix: FixOptions,
+) -> FileOutcome | None:
+    """The outcome of a file whose stamp is unchanged since a run settled it, without reading it; None when it
+    must be read (a new stamp, an entry gone, a plan the entry was not made under)."""
+    verdict = stamps.recall(str(candidate.path))
+    if verdict is None:
+        return None
+    shown = display_path(candidate.path, cwd)
+    flow = (flows or {}).get(shown)
+    if verdict == CLEAN:
+        # Only a file with project data has a plan: one with a plan is read, whatever its stamp says.
+        return FileOutcome(path=shown, checked=True) if flow is None else None
+    context = ruleset.context(candidate.path, candidate.kind, flow=flow)
+    plan = flow.fingerprint() if flow is not None else ""
+    cached = cache.load(cache.key_of(verdict, candidate.kind, shown, candidate.path, context.rules, plan), shown)
+    return cached if cached is not None and _usable(cached, fix) else None
+
+
+def _verdict(outcome: FileOutcome, digest: str) -> str:
+    return CLEAN if not outcome.findings and outcome.project is None else digest
+
+
+def _learn(
+    stamps: Stamps | None, candidate: Candidate, info: os.stat_result | None, verdict: str | None, started_ns: int
+) -> None:
+    if stamps is not None:
+        stamps.learn(str(candidate.path), info, verdict, started_ns)
+
+
+def _settle(cache: Cache | None, stamps: Stamps | None, item: _Pending, outcome: FileOutcome, started_ns: int) -> None:
+    stored = _store(cache, item.cache_key, outcome)
+    verdict = _verdict(outcome, item.digest) if stored else None
+    _learn(stamps, item.candidate, item.stamp, verdict, started_ns)
+
+
+def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
+    """Whether the outcome was worth storing (and so its file's stamp worth keeping)."""
     # A fixed file's findings belong to its new bytes, not to the key; errors may be transient.
     if cache is not None and key is not None and not outcome.errors and not outcome.fixed:
         cache.store(key, outcome)
+        return True
+    return False
 
 
-def _open_cache(execution: Execution, ruleset: RuleSet) -> Cache | None:
+def open_cache(execution: Execution, settings: Settings) -> Cache | None:
     if execution.cache_dir is None:
         return None
     from aoti_lint.cache import Cache
 
-    return Cache(execution.cache_dir, ruleset.settings)
+    return Cache(execution.cache_dir, settings)
 
 
 def _stage_seconds(staged: list[_Pending]) -> float:

@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -323,3 +324,106 @@ def test_the_first_look_at_the_bytes_rejects_only_what_every_rule_rejects():
         assert context.reads(data) == full, data[:200]
         passed += full
     assert passed > 100 and len(samples) - passed > 10
+
+
+# ---- stamps: a warm run stats the files it settled before, and opens none of them ----------------------------
+
+
+def age(root: Path, seconds: float = 3600) -> None:
+    """Files older than the racy window (``stamps.RACY_SECONDS``), as a checkout's are."""
+    past = time.time() - seconds
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (past, past))
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The paths the runner opens."""
+    from aoti_lint import runner
+
+    opened: list[str] = []
+    original = runner.read_stamped
+    monkeypatch.setattr(
+        runner, "read_stamped", lambda candidate, cwd: opened.append(candidate.path.name) or original(candidate, cwd)
+    )
+    return opened
+
+
+def stamped_tree(root: Path) -> Path:
+    tree = project(root, {"a.py": OLD_COMPILE, "b.py": OLD_LOAD, "clean.py": "import torch\n", "doc.py": MENTIONS_ONLY})
+    shutil.copytree(PIPELINE, tree / "pipeline")
+    age(tree)
+    return tree
+
+
+def test_a_warm_run_opens_no_file_whose_stamp_is_unchanged(tmp_path, reads):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    cold = run(tree, execution)
+    assert sorted(set(reads)) == sorted(path.name for path in tree.rglob("*.py"))
+    assert len(list((tmp_path / "cache").glob("*.stamps"))) == 1
+    reads.clear()
+    warm = run(tree, execution)
+    assert reads == [], "a warm run opened files whose stamps were unchanged"
+    assert shown(warm) == shown(cold) and warm.files_checked == cold.files_checked
+    assert shown(run(tree, Execution())) == shown(cold), "the same findings as a run without a cache"
+
+
+def test_an_edit_that_keeps_the_size_and_the_mtime_is_still_seen(tmp_path, reads):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    assert [code for path, *_, code, _ in shown(run(tree, execution)) if path == "a.py"] == ["AOTI001"]
+    target = tree / "a.py"
+    before = target.stat()
+    # Same size, mtime put back (as `cp -p` or `rsync -t` would): only the ctime tells.
+    target.write_text(OLD_COMPILE.replace("aot_compile", "aot_compilf"))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert target.stat().st_size == before.st_size and target.stat().st_mtime_ns == before.st_mtime_ns
+    reads.clear()
+    after = run(tree, execution)
+    assert reads == ["a.py"]
+    assert [code for path, *_, code, _ in shown(after) if path == "a.py"] == []
+
+
+def test_a_file_modified_within_the_racy_window_is_read_until_it_is_older(tmp_path, reads):
+    tree = stamped_tree(tmp_path / "src")
+    (tree / "a.py").write_text(OLD_COMPILE)  # mtime: now
+    execution = Execution(cache_dir=tmp_path / "cache")
+    run(tree, execution)
+    reads.clear()
+    run(tree, execution)
+    assert reads == ["a.py"], "a file as young as the run was trusted by its stamp"
+    age(tree / "a.py")
+    run(tree, execution)
+    reads.clear()
+    run(tree, execution)
+    assert reads == []
+
+
+def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    cold = shown(run(tree, execution))
+    (stamps_file,) = (tmp_path / "cache").glob("*.stamps")
+    document = json.loads(stamps_file.read_text())
+    # An entry for each file claiming it clean, but with a stamp that is not its own; then shapes that are none.
+    for entry in document["files"].values():
+        entry[:5] = [entry[0], entry[1], entry[2], entry[3] + 1, ""]
+    document["files"]["/nowhere.py"] = {"not": "a stamp"}
+    for planted in (json.dumps(document), "{", '{"format": 1, "files": []}', "[1]", "[" * 100_000):
+        stamps_file.write_text(planted)
+        reads.clear()
+        assert shown(run(tree, execution)) == cold
+        assert sorted(set(reads)) == sorted(path.name for path in tree.rglob("*.py"))
+        run(tree, execution)  # rewrites the stamps for the next case
+
+
+def test_other_settings_keep_other_stamps(tmp_path, reads):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    run(tree, execution)
+    ignoring = replace(Settings(root=tree), per_file_ignores=(("a.py", ("AOTI001",)),)).with_enabled()
+    reads.clear()
+    assert [code for path, *_, code, _ in shown(run(tree, execution, ignoring)) if path == "a.py"] == []
+    assert reads, "settings that change findings used the stamps of others"
+    assert len(list((tmp_path / "cache").glob("*.stamps"))) == 2

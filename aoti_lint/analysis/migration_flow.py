@@ -72,16 +72,23 @@ class FileFlow:
         return frozenset(group for group, value in self.group_applicability.items() if value in allowed)
 
     def fingerprint(self) -> str:
-        """The same text for the same plan in every process (a cache key part: sets and dicts sorted)."""
+        """The same text for the same plan in every process (a cache key part: sets and dicts sorted). Group
+        numbers are the run's, shifted by flows in other files: they are renumbered in their order here, so an
+        edit elsewhere that adds or removes a flow leaves the key of an unchanged plan as it was."""
+        order: dict[int, int] = {}
+        for group in [*(d.group for d in self.sites), *(c.group for c in self.constants), *self.group_applicability]:
+            order.setdefault(group, len(order))
+        for group in sorted({*self.applied_groups, *self.whole_groups} - order.keys()):
+            order[group] = len(order)
         return repr(
             (
                 self.path,
-                self.sites,
-                self.constants,
-                sorted((group, value.value) for group, value in self.group_applicability.items()),
-                sorted(self.applied_groups),
+                tuple(replace(d, group=order[d.group]) for d in self.sites),
+                tuple(replace(c, group=order[c.group]) for c in self.constants),
+                sorted((order[group], value.value) for group, value in self.group_applicability.items()),
+                sorted(order[group] for group in self.applied_groups),
                 self.changed,
-                sorted(self.whole_groups),
+                sorted(order[group] for group in self.whole_groups),
             )
         )
 

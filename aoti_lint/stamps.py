@@ -1,0 +1,119 @@
+"""Which files are unchanged since a run read them, by their ``stat`` alone: ruff's warm path.
+
+A warm run that reads every file to hash it pays for reading the whole tree, and for stage one's look at every
+file's bytes, again. Instead, like ruff (size, modification time), each run records per file the ``stat`` it read
+it with and what it found: ``CLEAN`` (no finding, no project data: nothing to load) or the digest of the bytes,
+which names the file's cache entries (``Cache.key``). The next run with the same settings stats each file; a file
+whose stamp is unchanged is settled without being opened.
+
+A stamp is (size, mtime, ctime, inode). ctime cannot be set back by a user: a tool that edits a file and restores
+its mtime (``cp -p``, ``rsync -t``, ``touch -r``) still changes it. A file modified within the clock tick of the
+moment it was read can keep its mtime ("racy git"): a file whose mtime is less than ``RACY_SECONDS`` older than
+the run's start is read, and not stamped, until it is older.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+# Bump when the layout changes: a file of another format is not read.
+STAMPS_FORMAT = 1
+# FAT counts mtimes in 2 s steps, HFS+ in 1 s; Linux filesystems in clock ticks of a few milliseconds.
+RACY_SECONDS = 2
+# A file's verdict: nothing to report and nothing for the project pass (stage one settled it, or the later
+# stages found nothing); otherwise the hex digest of its bytes.
+CLEAN = ""
+# Past this many files the stamps of other runs are dropped when this run's are written.
+MAX_STAMPS = 200_000
+
+
+def stamp_of(info: os.stat_result) -> list[Any]:
+    """A file's stamp and a place for its verdict, as the stamps file holds them."""
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, None]
+
+
+def trusted(info: os.stat_result, started_ns: int) -> bool:
+    """Whether a file read with ``info`` in a run started at ``started_ns`` may be stamped (see above)."""
+    return info.st_mtime_ns < started_ns - RACY_SECONDS * 1_000_000_000
+
+
+class Stamps:
+    """The stamps of one run fingerprint: path -> [size, mtime, ctime, inode, verdict], as the file holds them
+    (an entry is checked when it is used: a planted or corrupt one is a miss); those learned this run are
+    written back."""
+
+    def __init__(self, recorded: dict[str, Any]) -> None:
+        self._recorded = recorded
+        self._learned: dict[str, list[Any] | None] = {}
+
+    def recall(self, path: str) -> str | None:
+        """The verdict for the file at ``path`` if its stamp is unchanged; None if it must be read."""
+        entry = self._recorded.get(path)
+        if type(entry) is not list or len(entry) != 5:
+            return None
+        verdict = entry[4]
+        if type(verdict) is not str or not (verdict == CLEAN or _is_digest(verdict)):
+            return None
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        unchanged = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino) == tuple(entry[:4])
+        return verdict if unchanged else None
+
+    def learn(self, path: str, info: os.stat_result | None, verdict: str | None, started_ns: int) -> None:
+        """Record what the run found for the file read with ``info``; None: forget it (an error, a fix, a
+        stamp too recent to trust)."""
+        if info is not None and verdict is not None and trusted(info, started_ns):
+            entry = stamp_of(info)
+            entry[4] = verdict
+            if self._recorded.get(path) != entry:
+                self._learned[path] = entry
+        elif path in self._recorded:
+            self._learned[path] = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self._learned)
+
+    def merged(self, on_disk: dict[str, Any]) -> dict[str, Any]:
+        """What to write: the stamps now on disk (another run's may have landed meanwhile) with this run's
+        over them; past ``MAX_STAMPS``, this run's alone."""
+        merged = dict(on_disk)
+        for path, entry in self._learned.items():
+            if entry is None:
+                merged.pop(path, None)
+            else:
+                merged[path] = entry
+        if len(merged) > MAX_STAMPS:
+            merged = {path: entry for path, entry in self._learned.items() if entry is not None}
+        self._recorded, self._learned = merged, {}
+        return merged
+
+
+def encode(stamps: dict[str, Any]) -> bytes:
+    import json
+
+    return json.dumps({"format": STAMPS_FORMAT, "files": stamps}, separators=(",", ":")).encode()
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    """The stamps a file holds, path -> entry; raises ValueError unless it is a stamps file of this format (its
+    entries are checked as they are used, by ``Stamps.recall``)."""
+    import json
+
+    try:
+        document: Any = json.loads(data)
+    except RecursionError as exc:
+        raise ValueError("too deeply nested") from exc
+    if not isinstance(document, dict) or document.get("format") != STAMPS_FORMAT:
+        raise ValueError("not a stamps file")
+    files = document.get("files")
+    if not isinstance(files, dict):
+        raise ValueError("not a stamps file")
+    return files
+
+
+def _is_digest(text: str) -> bool:
+    return len(text) == 40 and all(c in "0123456789abcdef" for c in text)

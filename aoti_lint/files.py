@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.config import Settings
-from aoti_lint.source import file_kind
+from aoti_lint.source import file_kind, kind_of_name
 
 if TYPE_CHECKING:
     import pathspec
@@ -30,6 +30,8 @@ class MissingPath:
     message: str
 
 
+# A gitignore pattern that matches one name exactly: no slash, glob, escape, negation, comment or trailing space.
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+=@-]*[A-Za-z0-9_+=@-][A-Za-z0-9_.+=@-]*")
 # Each pattern names its groups alike; an alternation of them must not.
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
@@ -94,6 +96,7 @@ class _Ignores:
         self.root = settings.root
         self._patterns = [*settings.exclude, *settings.extend_exclude]
         self._exclude: Callable[[str], bool] | None = None
+        self._names: tuple[frozenset[str] | None] | None = None
         self.respect_gitignore = settings.respect_gitignore
         self._gitignores: dict[Path, pathspec.PathSpec | None] = {}
         self._origin = settings.config_path or Path("--extend-exclude")
@@ -114,12 +117,7 @@ class _Ignores:
         if rel is None:
             # Outside the project root, patterns still match by name (e.g. `build`, `.venv`).
             rel = path.name
-        if self._exclude is None:
-            # Built on first use: importing pathspec costs more than a whole run on one named file.
-            spec, problems = gitignore_spec(self._patterns)
-            self.problems += [MissingPath(self._origin, f"exclude: {problem}") for problem in problems]
-            self._exclude = fast_matcher(spec)
-        return self._exclude(rel + "/" if is_dir else rel)
+        return self._exclude_matcher()(rel + "/" if is_dir else rel)
 
     def _gitignore(self, directory: Path) -> pathspec.PathSpec | None:
         if directory not in self._gitignores:
@@ -138,6 +136,57 @@ class _Ignores:
                 spec, _ = gitignore_spec(lines)
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+    def _exclude_matcher(self) -> Callable[[str], bool]:
+        if self._exclude is None:
+            # Built on first use: importing pathspec costs more than a whole run on one named file.
+            spec, problems = gitignore_spec(self._patterns)
+            self.problems += [MissingPath(self._origin, f"exclude: {problem}") for problem in problems]
+            self._exclude = fast_matcher(spec)
+        return self._exclude
+
+    def in_directory(
+        self, directory: Path, bases: tuple[Path, ...], base: Path | None = None
+    ) -> Callable[[str, bool], bool] | None:
+        """``excluded(...) or gitignored(...)`` for the entries of ``directory`` by name, with the relative paths
+        worked out once for the directory rather than per entry; None when the directory is not inside the
+        root (or ``base``) and every base it is matched against (callers then ask per entry)."""
+        exclude_prefix = self._relative(directory, base or self.root)
+        if exclude_prefix is None:
+            return None
+        exclude = self._exclude_matcher()
+        ignores: list[tuple[Callable[[str], bool], str]] = []
+        if self.respect_gitignore:
+            for each in bases:
+                spec = self._gitignore(each)
+                if spec is None:
+                    continue
+                prefix = self._relative(directory, each)
+                if prefix is None:
+                    return None
+                ignores.append((spec.match_file, "" if prefix == "." else prefix + "/"))
+        exclude_prefix = "" if exclude_prefix == "." else exclude_prefix + "/"
+        names = self._plain_names()
+        if names is not None and not ignores:
+            # The walk has matched every directory above this one already: a pattern that is a plain name
+            # matches an entry exactly when it is the entry's own name.
+            return lambda name, is_dir: name in names
+
+        def skipped(name: str, is_dir: bool) -> bool:
+            tail = name + "/" if is_dir else name
+            if exclude(exclude_prefix + tail) if names is None else name in names:
+                return True
+            return any(match(prefix + tail) for match, prefix in ignores)
+
+        return skipped
+
+    def _plain_names(self) -> frozenset[str] | None:
+        """The exclude patterns, if each is a plain name (``build``, ``.venv``: ruff's defaults), which gitignore
+        matches against every path component; None if any has a slash, a glob or a negation."""
+        if self._names is None:
+            plain = all(_PLAIN_NAME.fullmatch(pattern) for pattern in self._patterns)
+            self._names = (frozenset(self._patterns),) if plain else (None,)
+        return self._names[0]
 
     def gitignored(self, path: Path, is_dir: bool, bases: tuple[Path, ...]) -> bool:
         if not self.respect_gitignore:
@@ -175,7 +224,7 @@ def force_excluded(path: Path, settings: Settings, ignores: _Ignores | None = No
 def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | MissingPath]:
     """Yield the files to lint under ``paths``, in a stable order."""
     ignores = _Ignores(settings)
-    seen: set[Path] = set()
+    seen: set[str] = set()  # paths as strings: hashing a Path costs more than the rest of an entry
     for given in paths:
         path = given if given.is_absolute() else Path.cwd() / given
         path = Path(os.path.normpath(path))
@@ -193,15 +242,15 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
             bases = (path,) if ignores.gitignored(path, True, above) else (*above, path)
             yield from _walk(path, ignores, bases, seen, base)
             continue
-        if path not in seen:
-            seen.add(path)
+        if str(path) not in seen:
+            seen.add(str(path))
             # A file named on the command line is read whatever its suffix, as Python.
             yield Candidate(path, file_kind(path) or "python", explicit=True)
     yield from ignores.problems
 
 
 def _walk(
-    directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[Path], base: Path | None = None
+    directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[str], base: Path | None = None
 ) -> Iterator[Candidate | MissingPath]:
     try:
         # Listing needs `r`, reaching the entries `x`: a directory with only one of them is as unreadable
@@ -211,18 +260,22 @@ def _walk(
     except OSError as exc:
         yield MissingPath(directory, f"cannot read directory: {exc.strerror or exc}")
         return
+    skipped = ignores.in_directory(directory, bases, base)
     for entry in entries:
-        path = Path(entry.path)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
         except OSError:
             continue
-        if ignores.excluded(path, is_dir, base) or ignores.gitignored(path, is_dir, bases):
+        if skipped is not None and skipped(entry.name, is_dir):
             continue
-        if is_dir:
-            yield from _walk(path, ignores, (*bases, path), seen, base)
-            continue
-        kind = file_kind(path)
-        if kind is not None and path not in seen:
-            seen.add(path)
-            yield Candidate(path, kind, explicit=False)
+        if is_dir or skipped is None:
+            path = directory / entry.name
+            if skipped is None and (ignores.excluded(path, is_dir, base) or ignores.gitignored(path, is_dir, bases)):
+                continue
+            if is_dir:
+                yield from _walk(path, ignores, (*bases, path), seen, base)
+                continue
+        kind = kind_of_name(entry.name, entry.path)
+        if kind is not None and entry.path not in seen:
+            seen.add(entry.path)
+            yield Candidate(directory / entry.name, kind, explicit=False)

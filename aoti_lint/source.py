@@ -25,7 +25,13 @@ PYTHON_KINDS = frozenset({"python", "jupyter"})
 
 def file_kind(path: Path) -> str | None:
     """The kind of file ``path`` is, or None when aoti-lint does not read it."""
-    suffix = path.suffix
+    return kind_of_name(path.name, str(path))
+
+
+def kind_of_name(name: str, path: str) -> str | None:
+    """``file_kind`` of the file ``name`` at ``path``, from strings: the walk asks it of every file it meets."""
+    dot = name.rfind(".")
+    suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # as PurePath.suffix
     if suffix in PYTHON_SUFFIXES:
         return "python"
     if suffix == ".ipynb":
@@ -36,7 +42,6 @@ def file_kind(path: Path) -> str | None:
         return "yaml"
     if suffix in CPP_SUFFIXES:
         return "cpp"
-    name = path.name
     if name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")):
         return "dockerfile"
     if suffix == ".dockerfile":
@@ -48,7 +53,7 @@ def file_kind(path: Path) -> str | None:
     return None
 
 
-def _has_shell_shebang(path: Path) -> bool:
+def _has_shell_shebang(path: str) -> bool:
     """Only extension-less files get here, and only their first line is read."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO would block the walk

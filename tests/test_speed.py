@@ -268,6 +268,42 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
             assert matches(entry) == spec.match_file(entry), entry
 
 
+@pytest.mark.parametrize(
+    "exclude", [None, ("build", ".venv", "gen.py"), ("build/", "*.pyi", "/top.py", "a/**/b", "!keep", "keep/inner")]
+)
+@pytest.mark.parametrize("gitignore", ["", "*.pyi\n!keep.pyi\nsub/\n", "/top.py\n**/deep/\n"])
+def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkeypatch, exclude, gitignore):
+    """The walk's per-directory matcher (``_Ignores.in_directory``) against the per-entry one it stands for."""
+    import random
+
+    from aoti_lint import files
+
+    rng = random.Random(f"{exclude}{gitignore}")
+    names = ["a", "b", "build", ".venv", "sub", "deep", "keep", "top.py", "gen.py", "x.py", "y.pyi", "keep.pyi"]
+    root = tmp_path / "root"
+    for _ in range(300):
+        parts = [rng.choice(names[:7]) for _ in range(rng.randint(0, 3))]
+        path = root.joinpath(*parts, rng.choice(names[7:]))
+        if any(parent.is_file() for parent in path.parents):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (root / ".git").mkdir(exist_ok=True)
+    (root / ".gitignore").write_text(gitignore)
+    (root / "a").mkdir(exist_ok=True)
+    (root / "a" / ".gitignore").write_text("b\n")
+    settings = Settings(root=root) if exclude is None else replace(Settings(root=root), exclude=exclude)
+    named = [[root], [root / "build"], [root / "a", root / "a" / "x.py"], [tmp_path]]
+
+    def walked(paths):
+        return [(str(item.path), getattr(item, "kind", None)) for item in files.discover(paths, settings)]
+
+    fast = [walked([path for path in paths if path.exists()]) for paths in named]
+    monkeypatch.setattr(files._Ignores, "in_directory", lambda self, *args: None)
+    assert fast == [walked([path for path in paths if path.exists()]) for paths in named]
+    assert len(fast[0]) > 20
+
+
 def test_a_check_run_builds_no_migration_edits_and_a_run_that_prints_them_does(tree, tmp_path, monkeypatch):
     from aoti_lint.codemods import migrate_aoti
 

@@ -310,12 +310,7 @@ def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
 def _run_fingerprint(settings: Settings) -> bytes:
     import dataclasses
     import json
-    from importlib import metadata
 
-    try:
-        libcst_version = metadata.version("libcst")
-    except metadata.PackageNotFoundError:
-        libcst_version = "?"
     relevant = {
         field.name: getattr(settings, field.name)
         for field in dataclasses.fields(settings)
@@ -325,11 +320,30 @@ def _run_fingerprint(settings: Settings) -> bytes:
         f"aoti-lint cache {ENTRY_FORMAT}",
         __version__,
         sys.version,
-        libcst_version,
+        _libcst_stamp(),
         json.dumps(_canonical(relevant), sort_keys=True),
         *_own_sources(),
     ]
     return "\0".join(parts).encode()
+
+
+def _libcst_stamp() -> str:
+    """Which libcst is installed, without ``importlib.metadata`` (20 ms at every start): where it lives and the
+    size and time of its version file, which an upgrade or reinstall rewrites."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("libcst")  # finds the package without importing it
+    if spec is None or spec.origin is None:
+        return "libcst ?"
+    folder = os.path.dirname(spec.origin)
+    stamps = [folder]
+    for name in ("__init__.py", "_version.py"):
+        try:
+            info = os.stat(os.path.join(folder, name))
+            stamps.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+        except OSError:
+            stamps.append(f"{name}:-")
+    return " ".join(stamps)
 
 
 def _canonical(value: Any) -> Any:
@@ -346,15 +360,24 @@ def _canonical(value: Any) -> Any:
 
 
 def _own_sources() -> list[str]:
-    """Size and modification time of each of the linter's own modules: an edit invalidates every entry."""
+    """Size and modification time of each of the linter's own modules, the codemods too (a folder of their own
+    in a checkout): an edit invalidates every entry."""
+    import importlib.util
+
     import aoti_lint
 
-    package = Path(aoti_lint.__file__).parent
+    codemods = importlib.util.find_spec("aoti_lint.codemods")  # found, not imported (it imports libcst)
+    folders = [os.path.dirname(aoti_lint.__file__), *((codemods and codemods.submodule_search_locations) or [])]
     stamps = []
-    for path in sorted(package.rglob("*.py")):
-        with contextlib.suppress(OSError):
-            info = path.stat()
-            stamps.append(f"{path.relative_to(package)}:{info.st_size}:{info.st_mtime_ns}")
+    for package in dict.fromkeys(folders):
+        for folder, subfolders, names in os.walk(package):
+            subfolders.sort()
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    path = os.path.join(folder, name)
+                    with contextlib.suppress(OSError):
+                        info = os.stat(path)
+                        stamps.append(f"{os.path.relpath(path, package)}:{info.st_size}:{info.st_mtime_ns}")
     return stamps
 
 

@@ -115,8 +115,9 @@ class Cache:
 
         digest_of_key = hashlib.blake2b(self._run_prefix(), digest_size=20)
         digest_of_key.update(f"\0{kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
-        # Project summaries hold the file's paths (display path, directory): a moved file is another entry.
-        digest_of_key.update(f"{display_path}\0{path.resolve().parent}\0".encode())
+        # Project summaries hold the file's paths (display path, directory): a moved file is another entry. A
+        # name that is not UTF-8 reaches us with surrogates (os.fsdecode), and goes back to its bytes.
+        digest_of_key.update(f"{display_path}\0{path.resolve().parent}\0".encode("utf-8", "surrogateescape"))
         digest_of_key.update(f"{plan}\0{digest}".encode())
         return digest_of_key.hexdigest()
 

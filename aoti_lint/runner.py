@@ -9,6 +9,7 @@ default is serial.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
     from aoti_lint.config import Settings
+    from aoti_lint.rules.base import Rule
     from aoti_lint.stamps import Stamps
 
 # Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
@@ -115,18 +117,18 @@ def run_files(
             source, info = read_stamped(candidate, cwd)
             if isinstance(source, FileError):
                 outcomes[index] = FileOutcome(path=source.path, errors=[source])
-                _learn(stamps, candidate, None, None, started_ns)
+                _learn(stamps, candidate, None, None, None, started_ns)
                 continue
             context = ruleset.context(source.path, source.kind, flow=(flows or {}).get(source.display_path))
             if not context.reads(source.prefilter_data):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
-                _learn(stamps, candidate, info, CLEAN, started_ns)
+                _learn(stamps, candidate, info, context, CLEAN, started_ns)
                 continue
             too_big = over_limits(source)
             if too_big is not None:
                 outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
-                _learn(stamps, candidate, None, None, started_ns)
+                _learn(stamps, candidate, None, context, None, started_ns)
                 continue
             plan = context.flow.fingerprint() if context.flow is not None else ""
             digest = cache.digest(source.data) if cache else ""
@@ -134,7 +136,7 @@ def run_files(
             cached = cache.load(key, source.display_path) if cache and key else None
             if cached is not None and _usable(cached, fix):
                 outcomes[index] = cached
-                _learn(stamps, candidate, info, _verdict(cached, digest), started_ns)
+                _learn(stamps, candidate, info, context, _verdict(cached, digest), started_ns)
                 continue
             staged.append(_Pending(index, source, context, key, None, candidate, info, digest))
         if _jobs(execution) > 1 and _stage_seconds(staged) >= execution.pool_min_seconds:
@@ -180,15 +182,15 @@ def _recalled(
 ) -> FileOutcome | None:
     """The outcome of a file whose stamp is unchanged since a run settled it, without reading it; None when it
     must be read (a new stamp, an entry gone, a plan the entry was not made under)."""
-    verdict = stamps.recall(str(candidate.path))
-    if verdict is None:
-        return None
     shown = display_path(candidate.path, cwd)
     flow = (flows or {}).get(shown)
+    context = ruleset.context(candidate.path, candidate.kind, flow=flow)
+    verdict = stamps.recall(str(candidate.path), _rules_named(context))
+    if verdict is None:
+        return None
     if verdict == CLEAN:
         # Only a file with project data has a plan: one with a plan is read, whatever its stamp says.
         return FileOutcome(path=shown, checked=True) if flow is None else None
-    context = ruleset.context(candidate.path, candidate.kind, flow=flow)
     plan = flow.fingerprint() if flow is not None else ""
     cached = cache.load(cache.key_of(verdict, candidate.kind, shown, candidate.path, context.rules, plan), shown)
     return cached if cached is not None and _usable(cached, fix) else None
@@ -199,16 +201,32 @@ def _verdict(outcome: FileOutcome, digest: str) -> str:
 
 
 def _learn(
-    stamps: Stamps | None, candidate: Candidate, info: os.stat_result | None, verdict: str | None, started_ns: int
+    stamps: Stamps | None,
+    candidate: Candidate,
+    info: os.stat_result | None,
+    context: FileContext | None,
+    verdict: str | None,
+    started_ns: int,
 ) -> None:
     if stamps is not None:
-        stamps.learn(str(candidate.path), info, verdict, started_ns)
+        rules = _rules_named(context) if context is not None else ""
+        stamps.learn(str(candidate.path), info, rules, verdict, started_ns)
+
+
+def _rules_named(context: FileContext) -> str:
+    """What a file's stamp holds of the rules it was linted with: its verdict holds for these alone."""
+    return _named_rules(context.rules, context.project_rules)
+
+
+@functools.lru_cache(maxsize=64)
+def _named_rules(rules: tuple[type[Rule], ...], project_rules: tuple[type[Rule], ...]) -> str:
+    return f"{','.join(sorted(rule.code for rule in rules))};{','.join(sorted(rule.code for rule in project_rules))}"
 
 
 def _settle(cache: Cache | None, stamps: Stamps | None, item: _Pending, outcome: FileOutcome, started_ns: int) -> None:
     stored = _store(cache, item.cache_key, outcome)
     verdict = _verdict(outcome, item.digest) if stored else None
-    _learn(stamps, item.candidate, item.stamp, verdict, started_ns)
+    _learn(stamps, item.candidate, item.stamp, item.context, verdict, started_ns)
 
 
 def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:

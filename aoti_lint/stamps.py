@@ -6,10 +6,12 @@ it with and what it found: ``CLEAN`` (no finding, no project data: nothing to lo
 which names the file's cache entries (``Cache.key``). The next run with the same settings stats each file; a file
 whose stamp is unchanged is settled without being opened.
 
-A stamp is (size, mtime, ctime, inode). ctime cannot be set back by a user: a tool that edits a file and restores
-its mtime (``cp -p``, ``rsync -t``, ``touch -r``) still changes it. A file modified within the clock tick of the
-moment it was read can keep its mtime ("racy git"): a file whose mtime is less than ``RACY_SECONDS`` older than
-the run's start is read, and not stamped, until it is older.
+A stamp is (size, mtime, ctime, inode, device), with the rules the file was linted with (per-file-ignores
+match its resolved path: a symlink re-pointed leaves the stamp as it was, not the rules). ctime cannot be set
+back by a user: a tool that edits a file and restores its mtime (``cp -p``, ``rsync -t``, ``touch -r``) still
+changes it. A file modified within the timestamp step of the moment it was read can keep both ("racy git"; one
+second on ext3, HFS+ or ext4 with small inodes): a file whose mtime or ctime is less than ``RACY_SECONDS`` older
+than the run's start is read, and not stamped, until it is older.
 """
 
 from __future__ import annotations
@@ -28,46 +30,49 @@ CLEAN = ""
 MAX_STAMPS = 200_000
 
 
-def stamp_of(info: os.stat_result) -> list[Any]:
-    """A file's stamp and a place for its verdict, as the stamps file holds them."""
-    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, None]
+# An entry: the stamp's numbers, the rules, the verdict.
+_NUMBERS = 5
+_ENTRY = _NUMBERS + 2
+
+
+def stamp_of(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
 
 
 def trusted(info: os.stat_result, started_ns: int) -> bool:
     """Whether a file read with ``info`` in a run started at ``started_ns`` may be stamped (see above)."""
-    return info.st_mtime_ns < started_ns - RACY_SECONDS * 1_000_000_000
+    settled = started_ns - RACY_SECONDS * 1_000_000_000
+    return info.st_mtime_ns < settled and info.st_ctime_ns < settled
 
 
 class Stamps:
-    """The stamps of one run fingerprint: path -> [size, mtime, ctime, inode, verdict], as the file holds them
-    (an entry is checked when it is used: a planted or corrupt one is a miss); those learned this run are
-    written back."""
+    """The stamps of one run fingerprint: path -> [size, mtime, ctime, inode, device, rules, verdict], as the file
+    holds them (an entry is checked when it is used: a planted or corrupt one is a miss); those learned this run
+    are written back. ``rules``: any text naming the rules the file was linted with."""
 
     def __init__(self, recorded: dict[str, Any]) -> None:
         self._recorded = recorded
         self._learned: dict[str, list[Any] | None] = {}
 
-    def recall(self, path: str) -> str | None:
-        """The verdict for the file at ``path`` if its stamp is unchanged; None if it must be read."""
+    def recall(self, path: str, rules: str) -> str | None:
+        """The verdict for the file at ``path`` if its stamp and rules are unchanged; None if it must be read."""
         entry = self._recorded.get(path)
-        if type(entry) is not list or len(entry) != 5:
+        if type(entry) is not list or len(entry) != _ENTRY or entry[_NUMBERS] != rules:
             return None
-        verdict = entry[4]
+        verdict = entry[-1]
         if type(verdict) is not str or not (verdict == CLEAN or _is_digest(verdict)):
             return None
         try:
             info = os.stat(path)
         except OSError:
             return None
-        unchanged = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino) == tuple(entry[:4])
-        return verdict if unchanged else None
+        return verdict if list(stamp_of(info)) == entry[:_NUMBERS] else None
 
-    def learn(self, path: str, info: os.stat_result | None, verdict: str | None, started_ns: int) -> None:
-        """Record what the run found for the file read with ``info``; None: forget it (an error, a fix, a
-        stamp too recent to trust)."""
+    def learn(self, path: str, info: os.stat_result | None, rules: str, verdict: str | None, started_ns: int) -> None:
+        """Record what the run found for the file read with ``info`` under ``rules``; a None verdict forgets it
+        (an error, a fix), as does a stamp too recent to trust."""
         if info is not None and verdict is not None and trusted(info, started_ns):
-            entry = stamp_of(info)
-            entry[4] = verdict
+            entry = [*stamp_of(info), rules, verdict]
             if self._recorded.get(path) != entry:
                 self._learned[path] = entry
         elif path in self._recorded:

@@ -365,16 +365,20 @@ def test_the_first_look_at_the_bytes_rejects_only_what_every_rule_rejects():
 # ---- stamps: a warm run stats the files it settled before, and opens none of them ----------------------------
 
 
-def age(root: Path, seconds: float = 3600) -> None:
-    """Files older than the racy window (``stamps.RACY_SECONDS``), as a checkout's are."""
-    past = time.time() - seconds
-    for path in [root, *root.rglob("*")]:
-        os.utime(path, (past, past))
+@pytest.fixture
+def later(monkeypatch):
+    """Runs that start past the racy window (``stamps.RACY_SECONDS``) of every file written so far, as a run on a
+    checkout does: ctime cannot be set back, so the runs' clock is moved on instead."""
+    from types import SimpleNamespace
+
+    from aoti_lint import runner
+
+    monkeypatch.setattr(runner, "time", SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000))
 
 
 @pytest.fixture
 def reads(monkeypatch):
-    """The paths the runner opens."""
+    """The names of the files the runner opens."""
     from aoti_lint import runner
 
     opened: list[str] = []
@@ -388,11 +392,10 @@ def reads(monkeypatch):
 def stamped_tree(root: Path) -> Path:
     tree = project(root, {"a.py": OLD_COMPILE, "b.py": OLD_LOAD, "clean.py": "import torch\n", "doc.py": MENTIONS_ONLY})
     shutil.copytree(PIPELINE, tree / "pipeline")
-    age(tree)
     return tree
 
 
-def test_a_warm_run_opens_no_file_whose_stamp_is_unchanged(tmp_path, reads):
+def test_a_warm_run_opens_no_file_whose_stamp_is_unchanged(tmp_path, reads, later):
     tree = stamped_tree(tmp_path / "src")
     execution = Execution(cache_dir=tmp_path / "cache")
     cold = run(tree, execution)
@@ -405,7 +408,7 @@ def test_a_warm_run_opens_no_file_whose_stamp_is_unchanged(tmp_path, reads):
     assert shown(run(tree, Execution())) == shown(cold), "the same findings as a run without a cache"
 
 
-def test_an_edit_that_keeps_the_size_and_the_mtime_is_still_seen(tmp_path, reads):
+def test_an_edit_that_keeps_the_size_and_the_mtime_is_still_seen(tmp_path, reads, later):
     tree = stamped_tree(tmp_path / "src")
     execution = Execution(cache_dir=tmp_path / "cache")
     assert [code for path, *_, code, _ in shown(run(tree, execution)) if path == "a.py"] == ["AOTI001"]
@@ -421,22 +424,62 @@ def test_an_edit_that_keeps_the_size_and_the_mtime_is_still_seen(tmp_path, reads
     assert [code for path, *_, code, _ in shown(after) if path == "a.py"] == []
 
 
-def test_a_file_modified_within_the_racy_window_is_read_until_it_is_older(tmp_path, reads):
+@pytest.mark.parametrize("old", ["mtime", "ctime"])
+def test_a_file_changed_within_the_racy_window_is_read_until_it_is_older(tmp_path, reads, monkeypatch, old):
+    """On a filesystem with one-second timestamps, two same-size edits within a second that put the mtime back
+    leave both times as they were: only a stamp older than the window is trusted, by its mtime and its ctime."""
     tree = stamped_tree(tmp_path / "src")
-    (tree / "a.py").write_text(OLD_COMPILE)  # mtime: now
+    past = time.time() - 3600
+    for path in tree.rglob("*"):
+        os.utime(path, (past, past))  # mtimes out of the window, ctimes (now) in it
+    if old == "ctime":  # mtimes in the window (a tool may set them ahead), ctimes out of it
+        future = time.time() + 3600
+        os.utime(tree / "a.py", (future, future))
+        from types import SimpleNamespace
+
+        from aoti_lint import runner
+
+        shifted = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
+        monkeypatch.setattr(runner, "time", shifted)
     execution = Execution(cache_dir=tmp_path / "cache")
     run(tree, execution)
     reads.clear()
     run(tree, execution)
-    assert reads == ["a.py"], "a file as young as the run was trusted by its stamp"
-    age(tree / "a.py")
-    run(tree, execution)
-    reads.clear()
-    run(tree, execution)
-    assert reads == []
+    if old == "mtime":
+        assert sorted(set(reads)) == sorted(path.name for path in tree.rglob("*.py")), "a young ctime was trusted"
+    else:
+        assert reads == ["a.py"], "a young mtime was trusted"
 
 
-def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads):
+def test_a_symlink_repointed_under_other_per_file_ignores_is_read_again(tmp_path, reads, later):
+    root = tmp_path / "project"
+    project(root, {"vendor/x.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'})
+    (root / "src").symlink_to("vendor")
+    settings = replace(Settings(root=root), per_file_ignores=(("vendor/*", ("AOTI201",)),)).with_enabled()
+    execution = Execution(cache_dir=tmp_path / "cache")
+
+    def codes():
+        return [f.code for f in lint_paths([root / "src" / "x.py"], settings, root, None, execution).findings]
+
+    assert codes() == [] and codes() == []  # ignored: its resolved path is under vendor/
+    (root / "vendor").rename(root / "lib")
+    (root / "src").unlink()
+    (root / "src").symlink_to("lib")  # same file, same stamp; other rules
+    assert codes() == ["AOTI201"]
+
+
+def test_a_file_name_that_is_not_utf8_is_cached(tmp_path, later):
+    tree = tmp_path / "src"
+    tree.mkdir()
+    name = os.fsdecode(b"\xff\xfe.py")
+    (tree / name).write_text(OLD_COMPILE)
+    execution = Execution(cache_dir=tmp_path / "cache")
+    cold = shown(run(tree, execution))
+    assert [code for *_, code, _ in cold] == ["AOTI001"]
+    assert shown(run(tree, execution)) == cold
+
+
+def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads, later):
     tree = stamped_tree(tmp_path / "src")
     execution = Execution(cache_dir=tmp_path / "cache")
     cold = shown(run(tree, execution))
@@ -444,7 +487,8 @@ def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads):
     document = json.loads(stamps_file.read_text())
     # An entry for each file claiming it clean, but with a stamp that is not its own; then shapes that are none.
     for entry in document["files"].values():
-        entry[:5] = [entry[0], entry[1], entry[2], entry[3] + 1, ""]
+        entry[3] += 1
+        entry[-1] = ""
     document["files"]["/nowhere.py"] = {"not": "a stamp"}
     for planted in (json.dumps(document), "{", '{"format": 1, "files": []}', "[1]", "[" * 100_000):
         stamps_file.write_text(planted)
@@ -454,7 +498,7 @@ def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads):
         run(tree, execution)  # rewrites the stamps for the next case
 
 
-def test_other_settings_keep_other_stamps(tmp_path, reads):
+def test_other_settings_keep_other_stamps(tmp_path, reads, later):
     tree = stamped_tree(tmp_path / "src")
     execution = Execution(cache_dir=tmp_path / "cache")
     run(tree, execution)

@@ -184,7 +184,7 @@ def check_source(
         return result
     result.parsed = True
     try:
-        findings, summaries = _check_python(source, module, wanted, context)
+        findings, summaries = _check_python(source, module, wanted, context, text)
         for finding in findings:
             if finding.fix is not None:
                 finding.fix = finding.fix.settled(build_edits)
@@ -261,7 +261,7 @@ def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> CheckRes
 
 
 def _check_python(
-    source: SourceFile, module: cst.Module, wanted: Wanted, context: FileContext
+    source: SourceFile, module: cst.Module, wanted: Wanted, context: FileContext, text: str
 ) -> tuple[list[Finding], dict[str, object]]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
@@ -269,7 +269,7 @@ def _check_python(
     from aoti_lint.rules.base import PythonContext
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    python_context = PythonContext(source, module, wrapper, context.target_torch)
+    python_context = PythonContext(source, module, wrapper, context.target_torch, text)
     python_context.flow = context.flow
 
     # Each rule's own visit_<Type>/leave_<Type> methods, called in one traversal as libcst's batched visitor

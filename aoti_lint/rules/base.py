@@ -271,9 +271,13 @@ class PythonContext:
         module: cst.Module,
         wrapper: MetadataWrapper,
         target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH,
+        text: str | None = None,
     ) -> None:
         self.source = source
         self.module = module
+        # The text the module was parsed from, which is ``module.code`` (libcst round-trips exactly) without the
+        # code generation that costs as much as a parse.
+        self.text = module.code if text is None else text
         self.wrapper = wrapper
         self.target_torch = target_torch
         self.findings: list[Finding] = []

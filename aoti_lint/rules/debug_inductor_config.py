@@ -363,7 +363,7 @@ class DebugInductorConfig(PythonSwitchRule):
                 return ()
             else:
                 dedented.append(indent + line[len(deeper) :])
-        newline = "\r\n" if "\r\n" in self.context.module.code else "\n"
+        newline = "\r\n" if "\r\n" in self.context.text else "\n"
         return (Edit(newline.join(dedented) + newline, Position(start.row, 1), Position(end_row + 1, 1)),)
 
     VALID = [

@@ -143,7 +143,7 @@ class PythonSwitchRule(PythonRule):
 
     def _lines(self) -> list[str]:
         # Rows as the edits count them (a lone "\r" ends a line too, see aoti_lint.edits).
-        return self.context.memo("debug-switch-lines", lambda: _LINE_END.split(self.context.module.code))
+        return self.context.memo("debug-switch-lines", lambda: _LINE_END.split(self.context.text))
 
     def _with_blank_lines(self, first: int, last: int, opens_block: bool) -> tuple[int, int]:
         """The rows to remove with statement rows ``first..last`` so that no run of blank lines is left: the

@@ -27,6 +27,8 @@ class RuleSet:
         self.settings = settings
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
         self._per_file = []
+        self._for_file: dict[tuple[str, frozenset[str]], tuple[type[Rule], ...]] = {}
+        self._project_rules: dict[str, tuple[type[ProjectRule], ...]] = {}
         # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
         self.errors: list[FileError] = []
         if settings.per_file_ignores:
@@ -52,6 +54,11 @@ class RuleSet:
     def project_rules(self, kind: str) -> tuple[type[ProjectRule], ...]:
         """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
         and the device-flow summary whenever the migration fixes are on (they are planned per artifact flow)."""
+        if kind not in self._project_rules:
+            self._project_rules[kind] = self._project_rules_of(kind)
+        return self._project_rules[kind]
+
+    def _project_rules_of(self, kind: str) -> tuple[type[ProjectRule], ...]:
         rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
         migrating = any(rule.code in MIGRATION_CODES for rule in self.rules)
         if migrating and kind in CrossDeviceLoad.file_kinds and not any(r.summary_key == FLOW_SUMMARY for r in rules):
@@ -80,4 +87,11 @@ class RuleSet:
             for spec, codes in self._per_file:
                 if spec.match_file(rel) or spec.match_file(path.name):
                     ignored |= codes
-        return tuple(rule for rule in self.rules if kind in rule.file_kinds and rule.code not in ignored)
+        # One tuple per kind and set of ignored codes: a warm run asks for every file of the tree.
+        key = (kind, frozenset(ignored))
+        rules = self._for_file.get(key)
+        if rules is None:
+            rules = self._for_file[key] = tuple(
+                rule for rule in self.rules if kind in rule.file_kinds and rule.code not in ignored
+            )
+        return rules

@@ -182,15 +182,16 @@ def _recalled(
 ) -> FileOutcome | None:
     """The outcome of a file whose stamp is unchanged since a run settled it, without reading it; None when it
     must be read (a new stamp, an entry gone, a plan the entry was not made under)."""
-    shown = display_path(candidate.path, cwd)
-    flow = (flows or {}).get(shown)
-    context = ruleset.context(candidate.path, candidate.kind, flow=flow)
-    verdict = stamps.recall(str(candidate.path), _rules_named(context))
+    rules = ruleset.for_file(candidate.path, candidate.kind)
+    verdict = stamps.recall(str(candidate.path), _named_rules(rules, ruleset.project_rules(candidate.kind)))
     if verdict is None:
         return None
+    shown = display_path(candidate.path, cwd)
+    flow = (flows or {}).get(shown)
     if verdict == CLEAN:
         # Only a file with project data has a plan: one with a plan is read, whatever its stamp says.
         return FileOutcome(path=shown, checked=True) if flow is None else None
+    context = ruleset.context(candidate.path, candidate.kind, flow=flow)
     plan = flow.fingerprint() if flow is not None else ""
     cached = cache.load(cache.key_of(verdict, candidate.kind, shown, candidate.path, context.rules, plan), shown)
     return cached if cached is not None and _usable(cached, fix) else None

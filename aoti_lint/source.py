@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import functools
 import os
 import re
 import stat
@@ -148,6 +149,12 @@ def decode_utf8(data: bytes) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
+@functools.lru_cache(maxsize=8)
+def _absolute_prefix(root: str) -> str:
+    """``root`` with a separator at its end, or "" when it is not absolute (a path under it may not be)."""
+    return os.path.join(root, "") if os.path.isabs(root) else ""
+
+
 def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:
     data = text.encode("utf-8" if encoding == "utf-8-sig" else encoding)
     if had_bom and not data.startswith(codecs.BOM_UTF8):
@@ -157,12 +164,12 @@ def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:
 
 def display_path(path: Path, root: Path) -> str:
     """The path as users expect to read it: relative to the working directory when inside it."""
+    # Most paths lie under the root: slicing is much cheaper than relpath, which runs once per file read.
+    text, prefix = str(path), _absolute_prefix(str(root))
+    if prefix and text.startswith(prefix):
+        return text[len(prefix) :]
     if not path.is_absolute():
         return str(path)
-    # Most paths lie under the root: slicing is much cheaper than relpath, which runs once per file read.
-    text, prefix = str(path), os.path.join(str(root), "")
-    if text.startswith(prefix) and os.path.isabs(prefix):
-        return text[len(prefix) :]
     try:
         return os.path.relpath(path, root)
     except ValueError:  # a different drive on Windows

@@ -30,6 +30,8 @@ class MissingPath:
     message: str
 
 
+# The entries of a directory whose ignore patterns the walk reads (`.git` for `.git/info/exclude`).
+_IGNORE_SOURCES = frozenset({".gitignore", ".ignore", ".git"})
 # A gitignore pattern that matches one name exactly: no slash, glob, escape, negation, comment or trailing space.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+=@-]*[A-Za-z0-9_+=@-][A-Za-z0-9_.+=@-]*")
 # Each pattern names its groups alike; an alternation of them must not.
@@ -117,7 +119,16 @@ class _Ignores:
         if rel is None:
             # Outside the project root, patterns still match by name (e.g. `build`, `.venv`).
             rel = path.name
+        names = self._plain_names()
+        if names is not None:
+            # A plain name matches a path when it is one of its components: no pathspec to import and compile.
+            return any(part in names for part in rel.split("/"))
         return self._exclude_matcher()(rel + "/" if is_dir else rel)
+
+    def listed(self, directory: Path, names: set[str]) -> None:
+        """The walk has listed ``directory``: with none of the names it reads, it has no ignore file to read."""
+        if directory not in self._gitignores and not names & _IGNORE_SOURCES:
+            self._gitignores[directory] = None
 
     def _gitignore(self, directory: Path) -> pathspec.PathSpec | None:
         if directory not in self._gitignores:
@@ -154,7 +165,8 @@ class _Ignores:
         exclude_prefix = self._relative(directory, base or self.root)
         if exclude_prefix is None:
             return None
-        exclude = self._exclude_matcher()
+        names = self._plain_names()
+        exclude = self._exclude_matcher() if names is None else None
         ignores: list[tuple[Callable[[str], bool], str]] = []
         if self.respect_gitignore:
             for each in bases:
@@ -166,15 +178,15 @@ class _Ignores:
                     return None
                 ignores.append((spec.match_file, "" if prefix == "." else prefix + "/"))
         exclude_prefix = "" if exclude_prefix == "." else exclude_prefix + "/"
-        names = self._plain_names()
-        if names is not None and not ignores:
+        plain: frozenset[str] = names if names is not None else frozenset()
+        if exclude is None and not ignores:
             # The walk has matched every directory above this one already: a pattern that is a plain name
             # matches an entry exactly when it is the entry's own name.
-            return lambda name, is_dir: name in names
+            return lambda name, is_dir: name in plain
 
         def skipped(name: str, is_dir: bool) -> bool:
             tail = name + "/" if is_dir else name
-            if exclude(exclude_prefix + tail) if names is None else name in names:
+            if (name in plain) if exclude is None else exclude(exclude_prefix + tail):
                 return True
             return any(match(prefix + tail) for match, prefix in ignores)
 
@@ -260,6 +272,8 @@ def _walk(
     except OSError as exc:
         yield MissingPath(directory, f"cannot read directory: {exc.strerror or exc}")
         return
+    if ignores.respect_gitignore:
+        ignores.listed(directory, {entry.name for entry in entries})
     skipped = ignores.in_directory(directory, bases, base)
     for entry in entries:
         try:

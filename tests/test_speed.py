@@ -268,6 +268,37 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
             assert matches(entry) == spec.match_file(entry), entry
 
 
+def test_plain_name_excludes_match_as_pathspec_matches_them(tmp_path):
+    """ruff's default excludes are plain names: matched by path component, without pathspec (``_Ignores``)."""
+    import random
+
+    import pathspec
+
+    from aoti_lint.config import DEFAULT_EXCLUDE
+    from aoti_lint.files import _Ignores
+
+    spec = pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDE)
+    ignores = _Ignores(Settings(root=tmp_path))
+    parts = ["a", "src", "build", ".venv", "x.py", "venv2", "dist", "site-packages", ".git", "builds", "b.build"]
+    rng = random.Random(3)
+    for _ in range(3000):
+        rel = "/".join(rng.choice(parts) for _ in range(rng.randint(1, 4)))
+        for is_dir in (False, True):
+            expected = spec.match_file(rel + "/" if is_dir else rel)
+            assert ignores.excluded(tmp_path / rel, is_dir) == expected, (rel, is_dir)
+
+
+def test_a_walk_with_the_default_excludes_imports_no_pathspec(tmp_path):
+    project(tmp_path, {"a/x.py": "x = 1\n", "build/y.py": "y = 1\n", "a/.venv/z.py": "z = 1\n"})
+    script = (
+        "import sys; from pathlib import Path; from aoti_lint.config import Settings; from aoti_lint.files import "
+        f"discover; root = Path({str(tmp_path)!r}); found = [c.path.name for c in discover([root], "
+        "Settings(root=root))]; print(found, 'pathspec' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "['x.py'] False"
+
+
 @pytest.mark.parametrize(
     "exclude", [None, ("build", ".venv", "gen.py"), ("build/", "*.pyi", "/top.py", "a/**/b", "!keep", "keep/inner")]
 )

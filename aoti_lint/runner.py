@@ -1,10 +1,11 @@
 """Running the per-file step over many files, fast.
 
-Three tiers, cheapest first: a file that no enabled rule's prefilter accepts is settled in this process by
-reading it (the vast majority of files); a file whose outcome is in the cache is settled by reading the entry;
-only the rest is parsed, in a process pool when there is enough of it to pay for the workers' start (each
-worker imports libcst, about half a second). Under pre-commit, which already runs hooks in parallel, the
-default is serial.
+Four tiers, cheapest first: with a cache, a file whose stat is the one a run recorded with its verdict
+(``aoti_lint.stamps``) is settled without being opened; a file that no enabled rule's prefilter accepts is
+settled in this process by reading it (the vast majority of files); a file whose outcome is in the cache is
+settled by reading the entry; only the rest is parsed, in a process pool when there is enough of it to pay for
+the workers' start (each worker imports libcst, about half a second). Under pre-commit, which already runs hooks
+in parallel, the default is serial.
 """
 
 from __future__ import annotations

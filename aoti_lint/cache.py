@@ -130,14 +130,17 @@ class Cache:
         """The stamps recorded by earlier runs with these settings (``aoti_lint.stamps``); None without a cache
         directory to keep them in."""
         if self._stamps is None and not self._unusable:
-            recorded = {}
             dir_fd = self._directory(create=False)
-            data = _read_entry(dir_fd, self._stamps_name()) if dir_fd is not None else None
-            if data is not None:
-                with contextlib.suppress(ValueError):
-                    recorded = decode_stamps(data)
-            self._stamps = Stamps(recorded)
+            self._stamps = Stamps(self._recorded_stamps(dir_fd) if dir_fd is not None else {})
         return self._stamps
+
+    def _recorded_stamps(self, dir_fd: int) -> dict[str, Any]:
+        """The stamps on disk; none when the file is absent, unreadable or not a stamps file."""
+        data = _read_entry(dir_fd, self._stamps_name())
+        if data is not None:
+            with contextlib.suppress(ValueError):
+                return decode_stamps(data)
+        return {}
 
     def _stamps_name(self) -> str:
         import hashlib
@@ -153,14 +156,9 @@ class Cache:
         dir_fd = self._directory(create=True)
         if dir_fd is None:
             return
-        name = self._stamps_name()
-        on_disk = {}
-        data = _read_entry(dir_fd, name)
-        if data is not None:
-            with contextlib.suppress(ValueError):
-                on_disk = decode_stamps(data)
         with contextlib.suppress(OSError):
-            _write_atomic(dir_fd, name, encode_stamps(stamps.merged(on_disk)))
+            merged = stamps.merged(self._recorded_stamps(dir_fd))
+            _write_atomic(dir_fd, self._stamps_name(), encode_stamps(merged))
             self._stored = True
 
     def load(self, key: str, display_path: str) -> FileOutcome | None:

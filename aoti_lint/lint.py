@@ -67,22 +67,15 @@ def lint_paths(
 
     fix = fix or FixOptions()
     execution = execution or Execution()
-    # A fixing run keeps off the cache, as it always did (fixes are never taken from it).
-    first = replace(execution, cache_dir=None) if fix.apply else execution
-    # One cache for the run's passes over the files: its stamps are read once and written once.
-    cache = open_cache(first, settings)
+    # One cache for the run's passes over the files: its stamps are read once and written once. A fixing run
+    # keeps off the cache, as it always did (fixes are never taken from it).
+    cache = None if fix.apply else open_cache(execution, settings)
     with cache or nullcontext():
-        return _lint_paths(paths, settings, cwd, fix, execution, first, cache)
+        return _lint_paths(paths, settings, cwd, fix, execution, cache)
 
 
 def _lint_paths(
-    paths: list[Path],
-    settings: Settings,
-    cwd: Path,
-    fix: FixOptions,
-    execution: Execution,
-    first: Execution,
-    cache: Cache | None,
+    paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions, execution: Execution, cache: Cache | None
 ) -> RunOutcome:
     from aoti_lint.runner import run_files
 
@@ -98,6 +91,7 @@ def _lint_paths(
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
     # A checking run caches each file's outcome under its plan as well, so a warm run re-reads nothing.
+    first = replace(execution, cache_dir=None) if fix.apply else execution
     outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first, shared_cache=cache)
 
     def summarise_in_full(chosen: list[int]) -> None:

@@ -396,8 +396,7 @@ def test_the_first_look_at_the_bytes_rejects_only_what_every_rule_rejects():
 # ---- stamps: a warm run stats the files it settled before, and opens none of them ----------------------------
 
 
-@pytest.fixture
-def later(monkeypatch):
+def move_the_runs_clock_on(monkeypatch) -> None:
     """Runs that start past the racy window (``stamps.RACY_SECONDS``) of every file written so far, as a run on a
     checkout does: ctime cannot be set back, so the runs' clock is moved on instead."""
     from types import SimpleNamespace
@@ -405,6 +404,11 @@ def later(monkeypatch):
     from aoti_lint import runner
 
     monkeypatch.setattr(runner, "time", SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000))
+
+
+@pytest.fixture
+def later(monkeypatch):
+    move_the_runs_clock_on(monkeypatch)
 
 
 @pytest.fixture
@@ -466,12 +470,7 @@ def test_a_file_changed_within_the_racy_window_is_read_until_it_is_older(tmp_pat
     if old == "ctime":  # mtimes in the window (a tool may set them ahead), ctimes out of it
         future = time.time() + 3600
         os.utime(tree / "a.py", (future, future))
-        from types import SimpleNamespace
-
-        from aoti_lint import runner
-
-        shifted = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
-        monkeypatch.setattr(runner, "time", shifted)
+        move_the_runs_clock_on(monkeypatch)
     execution = Execution(cache_dir=tmp_path / "cache")
     run(tree, execution)
     reads.clear()

@@ -80,6 +80,7 @@ class Cache:
         self._unusable = False
         self._stored = False
         self._stamps: Stamps | None = None
+        self._directories: dict[str, str] = {}
 
     def close(self) -> None:
         self._write_stamps()
@@ -117,9 +118,20 @@ class Cache:
         digest_of_key.update(f"\0{kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
         # Project summaries hold the file's paths (display path, directory): a moved file is another entry. A
         # name that is not UTF-8 reaches us with surrogates (os.fsdecode), and goes back to its bytes.
-        digest_of_key.update(f"{display_path}\0{path.resolve().parent}\0".encode("utf-8", "surrogateescape"))
+        digest_of_key.update(f"{display_path}\0{self._resolved_directory(path)}\0".encode("utf-8", "surrogateescape"))
         digest_of_key.update(f"{plan}\0{digest}".encode())
         return digest_of_key.hexdigest()
+
+    def _resolved_directory(self, path: Path) -> str:
+        """``path.resolve().parent``, as the summaries hold it; resolved once per directory of the run for files
+        that are not symlinks (the files of one directory share it)."""
+        if os.path.islink(path):
+            return str(path.resolve().parent)
+        directory = os.path.dirname(path)
+        resolved = self._directories.get(directory)
+        if resolved is None:
+            resolved = self._directories[directory] = str(Path(directory).resolve())
+        return resolved
 
     def _run_prefix(self) -> bytes:
         if self._prefix is None:

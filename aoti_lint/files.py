@@ -17,11 +17,42 @@ if TYPE_CHECKING:
     import pathspec
 
 
-@dataclass(frozen=True)
 class Candidate:
-    path: Path
-    kind: str
-    explicit: bool
+    """A file the run reads: where it is, its kind, and whether it was named on the command line.
+
+    ``where`` is the path as text; ``path`` builds the ``Path`` on first use. A walk makes one candidate per
+    file and a warm run needs only the text (to stat the file and show it): a ``Path`` per file cost more
+    than the rest of the walk's work on an entry.
+    """
+
+    __slots__ = ("_path", "explicit", "kind", "where")
+
+    def __init__(self, path: Path | str, kind: str, explicit: bool) -> None:
+        self.where = os.fspath(path)
+        self.kind = kind
+        self.explicit = explicit
+        self._path = path if isinstance(path, Path) else None
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = Path(self.where)
+        return self._path
+
+    def _identity(self) -> tuple[str, str, bool]:
+        return (self.where, self.kind, self.explicit)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Candidate) and self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.where!r}, {self.kind!r}, explicit={self.explicit})"
+
+    def __reduce__(self) -> tuple[type[Candidate], tuple[str, str, bool]]:
+        return (Candidate, self._identity())
 
 
 @dataclass(frozen=True)
@@ -292,4 +323,4 @@ def _walk(
         kind = kind_of_name(entry.name, entry.path)
         if kind is not None and entry.path not in seen:
             seen.add(entry.path)
-            yield Candidate(directory / entry.name, kind, explicit=False)
+            yield Candidate(entry.path, kind, explicit=False)

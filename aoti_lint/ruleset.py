@@ -28,6 +28,7 @@ class RuleSet:
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
         self._per_file = []
         self._for_file: dict[tuple[str, frozenset[str]], tuple[type[Rule], ...]] = {}
+        self._for_kind: dict[str, tuple[type[Rule], ...]] = {}
         self._project_rules: dict[str, tuple[type[ProjectRule], ...]] = {}
         # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
         self.errors: list[FileError] = []
@@ -77,18 +78,27 @@ class RuleSet:
             flow,
         )
 
-    def for_file(self, path: Path, kind: str) -> tuple[type[Rule], ...]:
+    def for_file(self, path: Path | str, kind: str) -> tuple[type[Rule], ...]:
+        if not self._per_file:
+            # A warm run asks for every file of the tree: without per-file-ignores, one lookup by kind.
+            rules = self._for_kind.get(kind)
+            if rules is None:
+                rules = self._for_kind[kind] = self._rules_for(kind, frozenset())
+            return rules
         ignored: set[str] = set()
-        if self._per_file:
-            try:
-                rel = path.resolve().relative_to(self.settings.root).as_posix()
-            except ValueError:
-                rel = path.as_posix()
-            for spec, codes in self._per_file:
-                if spec.match_file(rel) or spec.match_file(path.name):
-                    ignored |= codes
-        # One tuple per kind and set of ignored codes: a warm run asks for every file of the tree.
-        key = (kind, frozenset(ignored))
+        path = Path(path)
+        try:
+            rel = path.resolve().relative_to(self.settings.root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        for spec, codes in self._per_file:
+            if spec.match_file(rel) or spec.match_file(path.name):
+                ignored |= codes
+        return self._rules_for(kind, frozenset(ignored))
+
+    def _rules_for(self, kind: str, ignored: frozenset[str]) -> tuple[type[Rule], ...]:
+        # One tuple per kind and set of ignored codes, the same object each time (callers key memos on it).
+        key = (kind, ignored)
         rules = self._for_file.get(key)
         if rules is None:
             rules = self._for_file[key] = tuple(

@@ -10,7 +10,6 @@ in parallel, the default is serial.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Sequence
@@ -183,11 +182,11 @@ def _recalled(
 ) -> FileOutcome | None:
     """The outcome of a file whose stamp is unchanged since a run settled it, without reading it; None when it
     must be read (a new stamp, an entry gone, a plan the entry was not made under)."""
-    rules = ruleset.for_file(candidate.path, candidate.kind)
-    verdict = stamps.recall(str(candidate.path), _named_rules(rules, ruleset.project_rules(candidate.kind)))
+    rules = ruleset.for_file(candidate.where, candidate.kind)
+    verdict = stamps.recall(candidate.where, _named_rules(rules, ruleset.project_rules(candidate.kind)))
     if verdict is None:
         return None
-    shown = display_path(candidate.path, cwd)
+    shown = display_path(candidate.where, cwd)
     flow = (flows or {}).get(shown)
     if verdict == CLEAN:
         # Only a file with project data has a plan: one with a plan is read, whatever its stamp says.
@@ -212,7 +211,7 @@ def _learn(
 ) -> None:
     if stamps is not None:
         rules = _rules_named(context) if context is not None else ""
-        stamps.learn(str(candidate.path), info, rules, verdict, started_ns)
+        stamps.learn(candidate.where, info, rules, verdict, started_ns)
 
 
 def _rules_named(context: FileContext) -> str:
@@ -220,9 +219,24 @@ def _rules_named(context: FileContext) -> str:
     return _named_rules(context.rules, context.project_rules)
 
 
-@functools.lru_cache(maxsize=64)
+# (id(rules), id(project rules)) -> (rules, project rules, name). The tuples are kept so that their ids stay
+# theirs; hashing two tuples of rule classes per file cost more than a dictionary lookup by ids.
+_RULE_NAMES: dict[tuple[int, int], tuple[tuple[type[Rule], ...], tuple[type[Rule], ...], str]] = {}
+
+
 def _named_rules(rules: tuple[type[Rule], ...], project_rules: tuple[type[Rule], ...]) -> str:
-    return f"{','.join(sorted(rule.code for rule in rules))};{','.join(sorted(rule.code for rule in project_rules))}"
+    """A short digest of the codes of both sets of rules (what a stamp holds of them)."""
+    known = _RULE_NAMES.get((id(rules), id(project_rules)))
+    if known is not None and known[0] is rules and known[1] is project_rules:
+        return known[2]
+    import hashlib
+
+    codes = f"{','.join(sorted(rule.code for rule in rules))};{','.join(sorted(r.code for r in project_rules))}"
+    name = hashlib.blake2b(codes.encode(), digest_size=8).hexdigest()
+    if len(_RULE_NAMES) >= 64:
+        _RULE_NAMES.clear()
+    _RULE_NAMES[(id(rules), id(project_rules))] = (rules, project_rules, name)
+    return name
 
 
 def _settle(cache: Cache | None, stamps: Stamps | None, item: _Pending, outcome: FileOutcome, started_ns: int) -> None:

@@ -162,15 +162,15 @@ def encode_python(text: str, encoding: str, had_bom: bool) -> bytes:
     return data
 
 
-def display_path(path: Path, root: Path) -> str:
+def display_path(path: Path | str, root: Path) -> str:
     """The path as users expect to read it: relative to the working directory when inside it."""
     # Most paths lie under the root: slicing is much cheaper than relpath, which runs once per file read.
-    text, prefix = str(path), _absolute_prefix(str(root))
+    text, prefix = os.fspath(path), _absolute_prefix(str(root))
     if prefix and text.startswith(prefix):
         return text[len(prefix) :]
-    if not path.is_absolute():
-        return str(path)
+    if not os.path.isabs(text):
+        return text
     try:
-        return os.path.relpath(path, root)
+        return os.path.relpath(text, root)
     except ValueError:  # a different drive on Windows
         return str(path)

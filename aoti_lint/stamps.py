@@ -20,7 +20,7 @@ import os
 from typing import Any
 
 # Bump when the layout changes: a file of another format is not read.
-STAMPS_FORMAT = 1
+STAMPS_FORMAT = 2
 # FAT counts mtimes in 2 s steps, HFS+ in 1 s; Linux filesystems in clock ticks of a few milliseconds.
 RACY_SECONDS = 2
 # A file's verdict: nothing to report and nothing for the project pass (stage one settled it, or the later
@@ -30,13 +30,12 @@ CLEAN = ""
 MAX_STAMPS = 200_000
 
 
-# An entry: the stamp's numbers, the rules, the verdict.
-_NUMBERS = 5
-_ENTRY = _NUMBERS + 2
+def stamp_of(info: os.stat_result, rules: str) -> str:
+    """What an entry holds before its verdict: the stamp's numbers and the rules, as one string.
 
-
-def stamp_of(info: os.stat_result) -> tuple[int, ...]:
-    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
+    One string per file, not a list of numbers: a warm run decodes the whole file first, and JSON decodes
+    20,000 strings three times faster than 20,000 lists of seven."""
+    return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}:{rules}:"
 
 
 def trusted(info: os.stat_result, started_ns: int) -> bool:
@@ -46,33 +45,34 @@ def trusted(info: os.stat_result, started_ns: int) -> bool:
 
 
 class Stamps:
-    """The stamps of one run fingerprint: path -> [size, mtime, ctime, inode, device, rules, verdict], as the file
+    """The stamps of one run fingerprint: path -> "size:mtime:ctime:inode:device:rules:verdict", as the file
     holds them (an entry is checked when it is used: a planted or corrupt one is a miss); those learned this run
-    are written back. ``rules``: any text naming the rules the file was linted with."""
+    are written back. ``rules``: any text without a colon naming the rules the file was linted with."""
 
     def __init__(self, recorded: dict[str, Any]) -> None:
         self._recorded = recorded
-        self._learned: dict[str, list[Any] | None] = {}
+        self._learned: dict[str, str | None] = {}
 
     def recall(self, path: str, rules: str) -> str | None:
         """The verdict for the file at ``path`` if its stamp and rules are unchanged; None if it must be read."""
         entry = self._recorded.get(path)
-        if type(entry) is not list or len(entry) != _ENTRY or entry[_NUMBERS] != rules:
-            return None
-        verdict = entry[-1]
-        if type(verdict) is not str or not (verdict == CLEAN or _is_digest(verdict)):
+        if type(entry) is not str:
             return None
         try:
             info = os.stat(path)
         except OSError:
             return None
-        return verdict if list(stamp_of(info)) == entry[:_NUMBERS] else None
+        stamp = stamp_of(info, rules)
+        if not entry.startswith(stamp):
+            return None
+        verdict = entry[len(stamp) :]
+        return verdict if verdict == CLEAN or _is_digest(verdict) else None
 
     def learn(self, path: str, info: os.stat_result | None, rules: str, verdict: str | None, started_ns: int) -> None:
         """Record what the run found for the file read with ``info`` under ``rules``; a None verdict forgets it
         (an error, a fix), as does a stamp too recent to trust."""
         if info is not None and verdict is not None and trusted(info, started_ns):
-            entry = [*stamp_of(info), rules, verdict]
+            entry = stamp_of(info, rules) + verdict
             if self._recorded.get(path) != entry:
                 self._learned[path] = entry
         elif path in self._recorded:

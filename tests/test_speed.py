@@ -516,11 +516,13 @@ def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads, later):
     (stamps_file,) = (tmp_path / "cache").glob("*.stamps")
     document = json.loads(stamps_file.read_text())
     # An entry for each file claiming it clean, but with a stamp that is not its own; then shapes that are none.
-    for entry in document["files"].values():
-        entry[3] += 1
-        entry[-1] = ""
+    for path, entry in document["files"].items():
+        size, mtime, ctime, inode, device, rules, _ = entry.split(":")
+        document["files"][path] = f"{size}:{mtime}:{ctime}:{int(inode) + 1}:{device}:{rules}:"
     document["files"]["/nowhere.py"] = {"not": "a stamp"}
-    for planted in (json.dumps(document), "{", '{"format": 1, "files": []}', "[1]", "[" * 100_000):
+    # The same entries with their own stamps, in the layout of the first format: another format is not read.
+    first_format = json.dumps({"format": 1, "files": json.loads(stamps_file.read_text())["files"]})
+    for planted in (json.dumps(document), first_format, "{", '{"format": 2, "files": []}', "[1]", "[" * 100_000):
         stamps_file.write_text(planted)
         reads.clear()
         assert shown(run(tree, execution)) == cold

@@ -8,7 +8,8 @@ concurrency control needed.
 
 Beside the entries, one stamps file per run fingerprint (``aoti_lint.stamps``) records each file's ``stat`` when
 it was read and what was found (nothing, or the digest naming its entries): a warm run stats the files instead of
-reading them. A file stage one settles has no entry, only a stamp.
+reading them. A file stage one settles has no entry, only a stamp. A run over files that all kept their stamps
+may be answered whole by the memo of an earlier run (``aoti_lint.run_memo``), also kept beside the entries.
 
 Entries are JSON, never pickle: a repository could ship a planted cache directory, and loading it must not run
 code. For the same reason, nothing is read or written through a symlink planted at the cache directory or at an
@@ -44,6 +45,8 @@ CACHE_DIR_ENV = "AOTI_LINT_CACHE_DIR"
 ENTRY_FORMAT = 2
 # The stamps of a run fingerprint (``aoti_lint.stamps``): one file beside the entries.
 STAMPS_SUFFIX = ".stamps"
+# The memo of a whole run (``aoti_lint.run_memo``): one file per run fingerprint, root, directory and output.
+MEMO_SUFFIX = ".run"
 # Settings that only choose which files are read or how findings are printed; every other field (including
 # ones added later) is part of the key, so a new setting can never serve stale findings.
 SETTINGS_NOT_IN_KEY = frozenset(
@@ -161,6 +164,30 @@ class Cache:
         named = hashlib.blake2b(self._run_prefix() + f"\0{self._settings.root}".encode(), digest_size=16)
         return f"{named.hexdigest()}{STAMPS_SUFFIX}"
 
+    def named_for_run(self, suffix: str, *parts: str) -> str:
+        """The name of a file kept beside the entries for this run fingerprint, the root and ``parts``."""
+        import hashlib
+
+        named = hashlib.blake2b(self._run_prefix(), digest_size=16)
+        for part in (str(self._settings.root), *parts):
+            named.update(b"\0" + part.encode("utf-8", "surrogateescape"))
+        return f"{named.hexdigest()}{suffix}"
+
+    def read_beside(self, name: str, header: bytes) -> bytes | None:
+        """The bytes after ``header`` of a file kept beside the entries (``aoti_lint.run_memo``), never through a
+        symlink; None when absent, unreadable or not starting with ``header``."""
+        dir_fd = self._directory(create=False)
+        return None if dir_fd is None else _read_entry(dir_fd, name, header)
+
+    def write_beside(self, name: str, data: bytes) -> None:
+        """Write such a file atomically; a cache that cannot be written is silently skipped."""
+        dir_fd = self._directory(create=True)
+        if dir_fd is None:
+            return
+        with contextlib.suppress(OSError):
+            _write_atomic(dir_fd, name, data)
+            self._stored = True
+
     def _write_stamps(self) -> None:
         stamps = self._stamps
         if stamps is None or not stamps.changed:
@@ -234,9 +261,10 @@ class Cache:
         return self._dir_fd
 
 
-def _read_entry(dir_fd: int, name: str) -> bytes | None:
-    """The bytes of the regular file ``name`` in the cache directory, never through a symlink; a hit is a use
-    (pruning goes by mtime). None if absent or unreadable."""
+def _read_entry(dir_fd: int, name: str, header: bytes = b"") -> bytes | None:
+    """The bytes of the regular file ``name`` in the cache directory after ``header``, never through a symlink; a
+    hit is a use (pruning goes by mtime). None if absent, unreadable or not starting with ``header`` (the rest is
+    then not read)."""
     try:
         fd = os.open(name, os.O_RDONLY | _FLAGS, dir_fd=dir_fd)
     except OSError:
@@ -245,6 +273,8 @@ def _read_entry(dir_fd: int, name: str) -> bytes | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         with os.fdopen(fd, "rb", closefd=False) as handle:
+            if header and handle.read(len(header)) != header:
+                return None
             data = handle.read()
     except OSError:
         return None
@@ -281,7 +311,7 @@ def prune(dir_fd: int, now: float | None = None) -> int:
             if not entry.is_file(follow_symlinks=False):
                 continue
             age = now - entry.stat(follow_symlinks=False).st_mtime
-            if entry.name.endswith((".json", STAMPS_SUFFIX)):
+            if entry.name.endswith((".json", STAMPS_SUFFIX, MEMO_SUFFIX)):
                 if age > MAX_AGE_SECONDS:
                     doomed.append(entry.name)
                 else:
@@ -398,28 +428,30 @@ def _position(value: Position) -> list[int]:
 
 def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
     return {
-        "findings": [
-            {
-                "code": finding.code,
-                "message": finding.message,
-                "start": _position(finding.start),
-                "end": _position(finding.end),
-                "severity": finding.severity.value,
-                "fix": None
-                if finding.fix is None
-                else {
-                    "applicability": finding.fix.applicability.value,
-                    "message": finding.fix.message,
-                    "edits": [[e.content, *_position(e.start), *_position(e.end)] for e in finding.fix.edits],
-                    "deferred": finding.fix.deferred,
-                },
-                "noqa_row": finding.noqa_row,
-                "cell": finding.cell,
-                "url": finding.url,
-            }
-            for finding in outcome.findings
-        ],
+        "findings": [finding_to_json(finding) for finding in outcome.findings],
         "project": None if outcome.project is None else plaindata.encode(outcome.project),
+    }
+
+
+def finding_to_json(finding: Finding) -> dict[str, Any]:
+    """A finding as an entry holds it (its path aside: an entry's findings are those of the file it names)."""
+    return {
+        "code": finding.code,
+        "message": finding.message,
+        "start": _position(finding.start),
+        "end": _position(finding.end),
+        "severity": finding.severity.value,
+        "fix": None
+        if finding.fix is None
+        else {
+            "applicability": finding.fix.applicability.value,
+            "message": finding.fix.message,
+            "edits": [[e.content, *_position(e.start), *_position(e.end)] for e in finding.fix.edits],
+            "deferred": finding.fix.deferred,
+        },
+        "noqa_row": finding.noqa_row,
+        "cell": finding.cell,
+        "url": finding.url,
     }
 
 
@@ -447,40 +479,41 @@ def _span(start: Any, end: Any) -> tuple[Position, Position]:
 
 def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
     """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
-    from aoti_lint.rules import RULES_BY_CODE
-
-    findings = []
     if not isinstance(entry, dict) or not isinstance(entry["findings"], list):
         raise ValueError("not an entry")
-    for item in entry["findings"]:
-        fix = item["fix"]
-        if _text(item["code"]) not in RULES_BY_CODE:
-            raise ValueError("unknown rule")
-        start, end = _span(item["start"], item["end"])
-        edits = []
-        if fix is not None:
-            for content, r1, c1, r2, c2 in fix["edits"]:
-                edits.append(Edit(_text(content), *_span((r1, c1), (r2, c2))))
-        findings.append(
-            Finding(
-                code=item["code"],
-                message=_text(item["message"]),
-                path=display_path,
-                start=start,
-                end=end,
-                severity=Severity(item["severity"]),
-                fix=None
-                if fix is None
-                else Fix(
-                    applicability=Applicability(fix["applicability"]),
-                    message=_text(fix["message"]),
-                    edits=tuple(edits),
-                    deferred=fix.get("deferred") is True,
-                ),
-                noqa_row=_count(item["noqa_row"], optional=True),
-                cell=_count(item["cell"], optional=True),
-                url=None if item["url"] is None else _text(item["url"]),
-            )
-        )
+    findings = [finding_from_json(item, display_path) for item in entry["findings"]]
     project = None if entry.get("project") is None else plaindata.decode(entry["project"])
     return FileOutcome(path=display_path, findings=findings, checked=True, project=project)
+
+
+def finding_from_json(item: Any, path: str) -> Finding:
+    """The finding ``finding_to_json`` wrote, found in ``path``; raises on anything else."""
+    from aoti_lint.rules import RULES_BY_CODE
+
+    fix = item["fix"]
+    if _text(item["code"]) not in RULES_BY_CODE:
+        raise ValueError("unknown rule")
+    start, end = _span(item["start"], item["end"])
+    edits = []
+    if fix is not None:
+        for content, r1, c1, r2, c2 in fix["edits"]:
+            edits.append(Edit(_text(content), *_span((r1, c1), (r2, c2))))
+    return Finding(
+        code=item["code"],
+        message=_text(item["message"]),
+        path=path,
+        start=start,
+        end=end,
+        severity=Severity(item["severity"]),
+        fix=None
+        if fix is None
+        else Fix(
+            applicability=Applicability(fix["applicability"]),
+            message=_text(fix["message"]),
+            edits=tuple(edits),
+            deferred=fix.get("deferred") is True,
+        ),
+        noqa_row=_count(item["noqa_row"], optional=True),
+        cell=_count(item["cell"], optional=True),
+        url=None if item["url"] is None else _text(item["url"]),
+    )

@@ -88,11 +88,22 @@ def _lint_paths(
             run.errors.append(FileError(display_path(item.path, cwd), item.message))
         else:
             candidates.append(item)
+    # A checking run over files whose stamps all match the memo of an earlier run reports what it found.
+    memo = None
+    if cache is not None and not run.errors:
+        from aoti_lint import run_memo
+
+        memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)
+        recalled = run_memo.recall(cache, memo) if memo is not None else None
+        if recalled is not None:
+            run.findings, run.files_checked = recalled
+            return run
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
     # A checking run caches each file's outcome under its plan as well, so a warm run re-reads nothing.
     first = replace(execution, cache_dir=None) if fix.apply else execution
-    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first, shared_cache=cache)
+    stats = memo.stats if memo is not None else None
+    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first, shared_cache=cache, stats=stats)
 
     def summarise_in_full(chosen: list[int]) -> None:
         # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
@@ -166,6 +177,10 @@ def _lint_paths(
     run.findings.extend(findings)
     run.errors.extend(errors)
     run.sort()
+    if cache is not None and memo is not None and not (run.errors or run.fixed or run.changes):
+        from aoti_lint.run_memo import remember
+
+        remember(cache, memo, run.findings, run.files_checked)
     return run
 
 

@@ -25,7 +25,7 @@ from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted, prefiltered
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.source import SourceFile, display_path
-from aoti_lint.stamps import CLEAN
+from aoti_lint.stamps import CLEAN, rules_named
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
     from aoti_lint.config import Settings
-    from aoti_lint.rules.base import Rule
     from aoti_lint.stamps import Stamps
 
 # Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
@@ -92,10 +91,12 @@ def run_files(
     execution: Execution,
     flows: dict[str, FileFlow] | None = None,
     shared_cache: Cache | None = None,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> list[FileOutcome]:
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
     per display path (``project.plan_migrations``); ``shared_cache``: the cache of ``execution.cache_dir``
-    opened by the caller for several calls (``open_cache``), left open."""
+    opened by the caller for several calls (``open_cache``), left open; ``stats``: path -> the stat the
+    caller took of it since the run started, for the stamps to use."""
     from collections import deque
     from contextlib import nullcontext
 
@@ -110,7 +111,8 @@ def run_files(
     with nullcontext() if cache is None or cache is shared_cache else cache:
         for index, candidate in enumerate(candidates):
             if cache and stamps:
-                recalled = _recalled(cache, stamps, candidate, cwd, ruleset, flows, fix)
+                info = stats.get(candidate.where) if stats else None
+                recalled = _recalled(cache, stamps, candidate, cwd, ruleset, flows, fix, info)
                 if recalled is not None:
                     outcomes[index] = recalled
                     continue
@@ -179,11 +181,12 @@ def _recalled(
     ruleset: RuleSet,
     flows: dict[str, FileFlow] | None,
     fix: FixOptions,
+    info: os.stat_result | None = None,
 ) -> FileOutcome | None:
     """The outcome of a file whose stamp is unchanged since a run settled it, without reading it; None when it
     must be read (a new stamp, an entry gone, a plan the entry was not made under)."""
     rules = ruleset.for_file(candidate.where, candidate.kind)
-    verdict = stamps.recall(candidate.where, _named_rules(rules, ruleset.project_rules(candidate.kind)))
+    verdict = stamps.recall(candidate.where, rules_named(rules, ruleset.project_rules(candidate.kind)), info)
     if verdict is None:
         return None
     shown = display_path(candidate.where, cwd)
@@ -216,27 +219,7 @@ def _learn(
 
 def _rules_named(context: FileContext) -> str:
     """What a file's stamp holds of the rules it was linted with: its verdict holds for these alone."""
-    return _named_rules(context.rules, context.project_rules)
-
-
-# (id(rules), id(project rules)) -> (rules, project rules, name). The tuples are kept so that their ids stay
-# theirs; hashing two tuples of rule classes per file cost more than a dictionary lookup by ids.
-_RULE_NAMES: dict[tuple[int, int], tuple[tuple[type[Rule], ...], tuple[type[Rule], ...], str]] = {}
-
-
-def _named_rules(rules: tuple[type[Rule], ...], project_rules: tuple[type[Rule], ...]) -> str:
-    """A short digest of the codes of both sets of rules (what a stamp holds of them)."""
-    known = _RULE_NAMES.get((id(rules), id(project_rules)))
-    if known is not None and known[0] is rules and known[1] is project_rules:
-        return known[2]
-    import hashlib
-
-    codes = f"{','.join(sorted(rule.code for rule in rules))};{','.join(sorted(r.code for r in project_rules))}"
-    name = hashlib.blake2b(codes.encode(), digest_size=8).hexdigest()
-    if len(_RULE_NAMES) >= 64:
-        _RULE_NAMES.clear()
-    _RULE_NAMES[(id(rules), id(project_rules))] = (rules, project_rules, name)
-    return name
+    return rules_named(context.rules, context.project_rules)
 
 
 def _settle(cache: Cache | None, stamps: Stamps | None, item: _Pending, outcome: FileOutcome, started_ns: int) -> None:

@@ -17,7 +17,10 @@ than the run's start is read, and not stamped, until it is older.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aoti_lint.rules import Rule
 
 # Bump when the layout changes: a file of another format is not read.
 STAMPS_FORMAT = 2
@@ -38,6 +41,26 @@ def stamp_of(info: os.stat_result, rules: str) -> str:
     return f"{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}:{info.st_dev}:{rules}:"
 
 
+# (id(rules), id(project rules)) -> (rules, project rules, name). The tuples are kept so that their ids stay
+# theirs; hashing two tuples of rule classes per file cost more than a dictionary lookup by ids.
+_RULE_NAMES: dict[tuple[int, int], tuple[tuple[type[Rule], ...], tuple[type[Rule], ...], str]] = {}
+
+
+def rules_named(rules: tuple[type[Rule], ...], project_rules: tuple[type[Rule], ...]) -> str:
+    """A short digest of the codes of both sets of rules (what a stamp holds of them)."""
+    known = _RULE_NAMES.get((id(rules), id(project_rules)))
+    if known is not None and known[0] is rules and known[1] is project_rules:
+        return known[2]
+    import hashlib
+
+    codes = f"{','.join(sorted(rule.code for rule in rules))};{','.join(sorted(r.code for r in project_rules))}"
+    name = hashlib.blake2b(codes.encode(), digest_size=8).hexdigest()
+    if len(_RULE_NAMES) >= 64:
+        _RULE_NAMES.clear()
+    _RULE_NAMES[(id(rules), id(project_rules))] = (rules, project_rules, name)
+    return name
+
+
 def trusted(info: os.stat_result, started_ns: int) -> bool:
     """Whether a file read with ``info`` in a run started at ``started_ns`` may be stamped (see above)."""
     settled = started_ns - RACY_SECONDS * 1_000_000_000
@@ -53,15 +76,17 @@ class Stamps:
         self._recorded = recorded
         self._learned: dict[str, str | None] = {}
 
-    def recall(self, path: str, rules: str) -> str | None:
-        """The verdict for the file at ``path`` if its stamp and rules are unchanged; None if it must be read."""
+    def recall(self, path: str, rules: str, info: os.stat_result | None = None) -> str | None:
+        """The verdict for the file at ``path`` if its stamp and rules are unchanged; None if it must be read.
+        ``info``: its stat, if the caller took it after the run started."""
         entry = self._recorded.get(path)
         if type(entry) is not str:
             return None
-        try:
-            info = os.stat(path)
-        except OSError:
-            return None
+        if info is None:
+            try:
+                info = os.stat(path)
+            except OSError:
+                return None
         stamp = stamp_of(info, rules)
         if not entry.startswith(stamp):
             return None

@@ -401,9 +401,11 @@ def move_the_runs_clock_on(monkeypatch) -> None:
     checkout does: ctime cannot be set back, so the runs' clock is moved on instead."""
     from types import SimpleNamespace
 
-    from aoti_lint import runner
+    from aoti_lint import run_memo, runner
 
-    monkeypatch.setattr(runner, "time", SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000))
+    clock = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
+    monkeypatch.setattr(runner, "time", clock)
+    monkeypatch.setattr(run_memo, "time", clock)
 
 
 @pytest.fixture
@@ -422,6 +424,12 @@ def reads(monkeypatch):
         runner, "read_stamped", lambda candidate, cwd: opened.append(candidate.path.name) or original(candidate, cwd)
     )
     return opened
+
+
+def forget_the_runs(cache_dir: Path) -> None:
+    """Remove the memos of whole runs (``aoti_lint.run_memo``): the next run recalls file by file."""
+    for memo in cache_dir.glob(f"*{cache_module.MEMO_SUFFIX}"):
+        memo.unlink()
 
 
 def stamped_tree(root: Path) -> Path:
@@ -524,6 +532,7 @@ def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads, later):
     first_format = json.dumps({"format": 1, "files": json.loads(stamps_file.read_text())["files"]})
     for planted in (json.dumps(document), first_format, "{", '{"format": 2, "files": []}', "[1]", "[" * 100_000):
         stamps_file.write_text(planted)
+        forget_the_runs(tmp_path / "cache")  # the stamps alone, not the run's memo, answer this run
         reads.clear()
         assert shown(run(tree, execution)) == cold
         assert sorted(set(reads)) == sorted(path.name for path in tree.rglob("*.py"))
@@ -539,3 +548,121 @@ def test_other_settings_keep_other_stamps(tmp_path, reads, later):
     assert [code for path, *_, code, _ in shown(run(tree, execution, ignoring)) if path == "a.py"] == []
     assert reads, "settings that change findings used the stamps of others"
     assert len(list((tmp_path / "cache").glob("*.stamps"))) == 2
+
+
+# ---- the memo of a whole run: a warm run over unchanged files reports what the last one found ----------------
+
+
+@pytest.fixture
+def entry_loads(monkeypatch):
+    """How many per-file entries the cache loads."""
+    loads: list[str] = []
+    original = cache_module.Cache.load
+    monkeypatch.setattr(
+        cache_module.Cache, "load", lambda self, key, path: loads.append(path) or original(self, key, path)
+    )
+    return loads
+
+
+def test_a_warm_run_over_unchanged_files_loads_no_entry_and_stats_no_file_twice(tmp_path, reads, entry_loads, later):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    cold = run(tree, execution)
+    assert len(list((tmp_path / "cache").glob("*.run"))) == 1
+    reads.clear(), entry_loads.clear()
+    warm = run(tree, execution)
+    assert reads == [] and entry_loads == [], "the memo answers alone"
+    assert shown(warm) == shown(cold) and warm.files_checked == cold.files_checked
+    assert [f.fix for f in warm.findings] == [f.fix for f in cold.findings]
+    # Without the memo the stamps answer, and load the entries of the files with findings or project data.
+    forget_the_runs(tmp_path / "cache")
+    assert shown(run(tree, execution)) == shown(cold) and reads == [] and entry_loads
+
+
+def test_the_memo_is_not_used_once_any_file_or_the_file_set_changes(tmp_path, reads, later):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    run(tree, execution)
+    # An edit that keeps the size and the mtime: the ctime tells.
+    target = tree / "a.py"
+    before = target.stat()
+    target.write_text(OLD_COMPILE.replace("aot_compile", "aot_compilf"))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    reads.clear()
+    assert [code for path, *_, code, _ in shown(run(tree, execution)) if path == "a.py"] == []
+    assert reads == ["a.py"]
+    # A new file, then a file gone: each run reports the tree as it is.
+    (tree / "new.py").write_text(OLD_LOAD)
+    assert "new.py" in {path for path, *_ in shown(run(tree, execution))}
+    (tree / "new.py").unlink()
+    (tree / "b.py").unlink()
+    after = shown(run(tree, execution))
+    assert {path for path, *_ in after} & {"new.py", "b.py"} == set()
+    assert after == shown(run(tree, Execution())), "the same findings as a run without a cache"
+
+
+def test_a_run_within_the_racy_window_keeps_no_memo(tmp_path):
+    tree = stamped_tree(tmp_path / "src")  # just written: every file is younger than the racy window
+    execution = Execution(cache_dir=tmp_path / "cache")
+    run(tree, execution)
+    assert list((tmp_path / "cache").glob("*.run")) == []
+
+
+def test_the_memo_is_kept_per_directory_and_output(tmp_path, later):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    settings = Settings(root=tree).with_enabled()
+
+    def paths(cwd: Path) -> set[str]:
+        return {f.path for f in lint_paths([tree], settings, cwd, None, execution).findings}
+
+    # A run that prints no edits leaves its fixes unbuilt; a run that prints them (json, sarif) does not take
+    # its memo: it builds them.
+    without_edits = run(tree, execution, fix=FixOptions(edits=False))
+    assert any(f.fix is not None and f.fix.deferred for f in without_edits.findings)
+    assert shown(run(tree, execution, fix=FixOptions(edits=False))) == shown(without_edits)
+    for _ in range(2):
+        with_edits = run(tree, execution, fix=FixOptions(edits=True))
+        assert not any(f.fix is not None and f.fix.deferred for f in with_edits.findings)
+        assert shown(with_edits) == shown(without_edits)
+    # Display paths are relative to the working directory: each directory has its own memo.
+    assert paths(tree) == paths(tree) and "a.py" in paths(tree)
+    assert "src/a.py" in paths(tmp_path) and paths(tmp_path) == paths(tmp_path)
+    # (src, no edits), (src, edits: the runs above and `paths(tree)`), (tmp_path, edits).
+    assert len(list((tmp_path / "cache").glob("*.run"))) == 3
+
+
+def test_a_run_with_an_error_keeps_no_memo(tmp_path, later):
+    tree = stamped_tree(tmp_path / "src")
+    os.mkfifo(tree / "pipe.py")  # reported as not a regular file, never waited on
+    execution = Execution(cache_dir=tmp_path / "cache")
+    for _ in range(2):
+        assert [error.path for error in run(tree, execution).errors] == ["pipe.py"]
+    assert list((tmp_path / "cache").glob("*.run")) == []
+
+
+def test_a_corrupt_or_planted_memo_is_no_memo(tmp_path, reads, later):
+    tree = stamped_tree(tmp_path / "src")
+    execution = Execution(cache_dir=tmp_path / "cache")
+    cold = shown(run(tree, execution))
+    (memo,) = (tmp_path / "cache").glob("*.run")
+    header, _, body = memo.read_bytes().partition(b"\n")
+    document = json.loads(body)
+    planted = [
+        header + b"\n" + json.dumps({**document, "findings": [{**document["findings"][0], "code": "X999"}]}).encode(),
+        header + b"\n" + json.dumps({**document, "files_checked": -1}).encode(),
+        header + b"\n" + json.dumps({**document, "findings": [{**document["findings"][0], "path": 1}]}).encode(),
+        header + b"\n{",
+        header + b"\n" + b"[" * 100_000,
+        header.replace(b"memo 1", b"memo 0") + b"\n" + body,  # another format
+        header[:-5] + b"xxxxx\n" + body,  # another digest
+    ]
+    for data in planted:
+        memo.write_bytes(data)
+        assert shown(run(tree, execution)) == cold
+    # A symlink planted at the memo's name is not followed.
+    memo.unlink()
+    elsewhere = tmp_path / "elsewhere.run"
+    elsewhere.write_bytes(header + b"\n" + body.replace(b"deprecated", b"planted"))
+    memo.symlink_to(elsewhere)
+    assert shown(run(tree, execution)) == cold

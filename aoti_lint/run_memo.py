@@ -117,9 +117,3 @@ def _path(value: Any) -> str:
 
 def _header(key: RunKey) -> bytes:
     return f"aoti-lint run memo {MEMO_FORMAT} {key.digest}\n".encode()
-
-
-def _path(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError("not a path")
-    return value

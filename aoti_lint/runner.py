@@ -42,6 +42,9 @@ SECONDS_PER_BYTE = 10e-6
 # Measured cost of the later prefilter stages (text, one `ast` parse and index) per byte of a file that passed the
 # first: 15.7 MB of torch's sources took 4.4 s. Past the pool's threshold they run in the workers as well.
 STAGE_SECONDS_PER_BYTE = 0.3e-6
+# A file past stage one this small has its later stages run here as soon as it is read, until workers run: they
+# cost less than sending it to a worker (a few milliseconds), and a file they settle never goes to one.
+INLINE_STAGE_BYTES = 32_000
 # Below this much estimated work, starting workers (each imports libcst: half a second) costs more than it saves.
 POOL_MIN_SECONDS = 1.0
 
@@ -101,15 +104,22 @@ def run_files(
     from contextlib import nullcontext
 
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
-    # Files past the prefilter's first stage, then those of them that need libcst.
-    staged: list[_Pending] = []
-    pending: list[_Pending] = []
+    # Files past the prefilter's first stage that are left for libcst (or, once workers run, for every later
+    # stage): sent to a pool as soon as there is enough of them to pay for one.
+    stream = _Stream(fix, execution)
+    # Files past stage one too big for their later stages to run as they are read: for the workers if these
+    # stages add up to enough work to start them, else for this process once the tree is read.
+    held: list[_Pending] = []
+    held_seconds = 0.0
     cache = None if execution.cache_dir is None else shared_cache or open_cache(execution, ruleset.settings)
     # Before any file is read: a file modified since may keep its stamp only if it is older than this.
     started_ns = time.time_ns()
     stamps = cache.stamps() if cache else None
-    with nullcontext() if cache is None or cache is shared_cache else cache:
+    with nullcontext() if cache is None or cache is shared_cache else cache, stream:
+        if execution.pool_min_seconds <= 0:
+            stream.start()  # any work pays for the workers: they take every file past stage one
         for index, candidate in enumerate(candidates):
+            stream.check()
             if cache and stamps:
                 info = stats.get(candidate.where) if stats else None
                 recalled = _recalled(cache, stamps, candidate, cwd, ruleset, flows, fix, info)
@@ -140,25 +150,30 @@ def run_files(
                 outcomes[index] = cached
                 _learn(stamps, candidate, info, context, _verdict(cached, digest), started_ns)
                 continue
-            staged.append(_Pending(index, source, context, key, None, candidate, info, digest))
-        if _jobs(execution) > 1 and _stage_seconds(staged) >= execution.pool_min_seconds:
-            pending = staged  # the later stages too run in the workers, each file's in one process
-        else:
-            # A settled file's bytes and text are let go as soon as it is done.
-            queue, staged = deque(staged), []
-            while queue:
-                item = queue.popleft()
-                wanted = prefiltered(item.source, item.context)
-                # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work.
-                if wanted and needs_libcst(item.source, item.context, wanted):
-                    item.wanted = wanted
-                    pending.append(item)
-                    continue
-                # Tokens only in strings or comments, `.so` mentions read from ast, or undecodable bytes:
-                # settled here without libcst, while the file's ast index is still at hand.
-                outcomes[item.index] = outcome = lint_file(item.source, item.context, fix, wanted)
+            item = _Pending(index, source, context, key, None, candidate, info, digest)
+            if stream.running:
+                stream.add(item)  # the workers take every later stage, each file's in one process
+            elif len(source.data) > INLINE_STAGE_BYTES:
+                held.append(item)
+                held_seconds += STAGE_SECONDS_PER_BYTE * len(source.data)
+                if stream.jobs > 1 and held_seconds >= execution.pool_min_seconds:
+                    for each in held:
+                        stream.add(each)
+                    stream.start()
+                    held = []
+            elif not _later_stages_here(item, stream):
+                outcomes[index] = outcome = lint_file(item.source, item.context, fix, item.wanted)
                 _settle(cache, stamps, item, outcome, started_ns)
-        for item, outcome in zip(pending, _process_all(pending, fix, execution), strict=True):
+        # A settled file's bytes and text are let go as soon as it is done.
+        queue, held = deque(held), []
+        while queue:
+            item = queue.popleft()
+            if stream.running:
+                stream.add(item)
+            elif not _later_stages_here(item, stream):
+                outcomes[item.index] = outcome = lint_file(item.source, item.context, fix, item.wanted)
+                _settle(cache, stamps, item, outcome, started_ns)
+        for item, outcome in stream.results():
             outcomes[item.index] = outcome
             _settle(cache, stamps, item, outcome, started_ns)
     return outcomes  # type: ignore[return-value]  # every slot is filled above
@@ -245,16 +260,86 @@ def open_cache(execution: Execution, settings: Settings) -> Cache | None:
     return Cache(execution.cache_dir, settings)
 
 
-def _stage_seconds(staged: list[_Pending]) -> float:
-    return sum(STAGE_SECONDS_PER_BYTE * len(item.source.data) for item in staged)
+def _later_stages_here(item: _Pending, stream: _Stream) -> bool:
+    """Run the file's later prefilter stages in this process; True when they leave it for libcst (it is then in
+    the stream), False when it can be settled here (``item.wanted`` set for ``lint_file``)."""
+    item.wanted = wanted = prefiltered(item.source, item.context)
+    # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work. Otherwise
+    # (tokens only in strings or comments, `.so` mentions read from ast, undecodable bytes) it is settled here
+    # without libcst, while the file's ast index is still at hand.
+    if wanted and needs_libcst(item.source, item.context, wanted):
+        stream.add(item, SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data))
+        return True
+    return False
 
 
-def _process_all(pending: list[_Pending], fix: FixOptions, execution: Execution) -> list[FileOutcome]:
-    jobs = min(_jobs(execution), len(pending))
-    work = sum(SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data) for item in pending)
-    if jobs <= 1 or work < execution.pool_min_seconds:
-        return [_process_here(item, fix) for item in pending]
-    return _process_in_pool(pending, fix, jobs)
+class _Stream:
+    """Files sent to a process pool as they are found, once their estimated work pays for the workers' start;
+    the workers parse while this process goes on reading the tree. Without enough work (or with one job) the
+    files are processed here, after the others, as they were added. A context manager: leaving it on an
+    exception (Ctrl-C while the tree is still being read) stops the workers."""
+
+    def __init__(self, fix: FixOptions, execution: Execution) -> None:
+        self.fix = fix
+        self.jobs = _jobs(execution)
+        self.threshold = execution.pool_min_seconds
+        self.items: list[_Pending] = []
+        self.work = 0.0
+        self._scope: _InterruptScope | None = None
+        self._interrupts: _Interrupts | None = None
+        self._pool: _Pool | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._pool is not None
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if Ctrl-C was pressed while workers run (their handler only records it)."""
+        if self._interrupts is not None:
+            self._interrupts.check()
+
+    def add(self, item: _Pending, work: float = 0.0) -> None:
+        """Queue the file (``work``: its estimated cost); the workers start once the queue's work pays for them."""
+        self.items.append(item)
+        self.work += work
+        if self._pool is not None:
+            self._pool.submit(len(self.items) - 1, item, self.fix)
+        elif self.jobs > 1 and self.work >= self.threshold:
+            self.start()
+
+    def start(self) -> None:
+        """Start the workers on the files queued so far, whatever their estimated work (with one job, none)."""
+        if self._pool is not None or self.jobs <= 1:
+            return
+        self._scope = _InterruptScope()
+        self._interrupts = self._scope.__enter__()
+        self._pool = _Pool(self.jobs, self._interrupts)
+        # Largest first, so that one big file started last does not keep the other workers waiting.
+        for index in sorted(range(len(self.items)), key=lambda i: -len(self.items[i].source.data)):
+            self._pool.submit(index, self.items[index], self.fix)
+
+    def results(self) -> list[tuple[_Pending, FileOutcome]]:
+        """Every file's outcome; a worker crash (a native parser segfault, the OOM killer) costs only its file."""
+        if self._pool is None or self._interrupts is None:
+            return [(item, _process_here(item, self.fix)) for item in self.items]
+        outcomes: dict[int, FileOutcome] = {}
+        # On Ctrl-C the pool is stopped on the way out (``__exit__``), not waited for.
+        in_flight = self._pool.gather(self.items, outcomes)
+        self._pool.close()
+        self._pool = None
+        _recover(self.items, list(range(len(self.items))), in_flight, self.fix, self.jobs, outcomes, self._interrupts)
+        return [(item, outcomes[index]) for index, item in enumerate(self.items)]
+
+    def __enter__(self) -> _Stream:
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        pool, scope, self._pool, self._scope, self._interrupts = self._pool, self._scope, None, None, None
+        if pool is not None and exc is not None:
+            pool.stop()
+            pool.close()
+        if scope is not None:
+            scope.__exit__(exc_type, exc, traceback)
 
 
 def _process_here(item: _Pending, fix: FixOptions) -> FileOutcome:
@@ -277,29 +362,32 @@ def _failed(item: _Pending, exc: BaseException) -> FileOutcome:
 INTERRUPT_GRACE_SECONDS = 1.0
 
 
-def _process_in_pool(pending: list[_Pending], fix: FixOptions, jobs: int) -> list[FileOutcome]:
-    """Every file's outcome; a worker crash (a native parser segfault, the OOM killer) costs only its file.
-
-    A crash breaks the whole pool: the files in flight at that moment are suspects, each retried alone in a
-    pool of its own (a crash there is that file's error); the others go back to a fresh pool.
-    """
-    outcomes: dict[int, FileOutcome] = {}
-    # Largest first, so that one big file started last does not keep the other workers waiting.
-    todo = sorted(range(len(pending)), key=lambda i: -len(pending[i].source.data))
-    with _InterruptScope() as interrupts:
-        while todo:
-            in_flight = _run_pool(pending, todo, fix, jobs, outcomes, interrupts)
-            unfinished = [i for i in todo if i not in outcomes]
-            if not unfinished:
-                break
-            # No file was seen in flight (the worker died between files): every unfinished one is a suspect.
-            suspects = [i for i in unfinished if i in in_flight] or unfinished
-            for index in suspects:
-                _run_pool(pending, [index], fix, 1, outcomes, interrupts)
-                if index not in outcomes:
-                    outcomes[index] = _crashed(pending[index])
-            todo = [i for i in unfinished if i not in outcomes]
-    return [outcomes[i] for i in range(len(pending))]
+def _recover(
+    pending: list[_Pending],
+    todo: list[int],
+    in_flight: set[int],
+    fix: FixOptions,
+    jobs: int,
+    outcomes: dict[int, FileOutcome],
+    interrupts: _Interrupts,
+) -> None:
+    """After a round of ``todo`` in a pool: if a worker died, the files in flight at that moment are suspects,
+    each retried alone in a pool of its own (a crash there is that file's error); the others go back to a fresh
+    pool, until every file has an outcome."""
+    while True:
+        unfinished = [i for i in todo if i not in outcomes]
+        if not unfinished:
+            return
+        # No file was seen in flight (the worker died between files): every unfinished one is a suspect.
+        suspects = [i for i in unfinished if i in in_flight] or unfinished
+        for index in suspects:
+            _run_pool(pending, [index], fix, 1, outcomes, interrupts)
+            if index not in outcomes:
+                outcomes[index] = _crashed(pending[index])
+        todo = [i for i in unfinished if i not in outcomes]
+        if not todo:
+            return
+        in_flight = _run_pool(pending, todo, fix, jobs, outcomes, interrupts)
 
 
 def _crashed(item: _Pending) -> FileOutcome:
@@ -317,49 +405,84 @@ def _run_pool(
     interrupts: _Interrupts,
 ) -> set[int]:
     """Process ``indices`` into ``outcomes``; when a worker dies, the files that were in flight."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    context = multiprocessing.get_context()
-    # Slot k holds the index of the file worker k is processing, -1 between files: what was in flight.
-    slots = context.Array("q", [-1] * jobs, lock=False)
-    counter = context.Value("i", 0)
-    pool = ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=context,
-        initializer=_init_worker,
-        initargs=(slots, counter, os.getpid()),
-    )
-    interrupts.pool = pool
-    futures: dict[int, Future[FileOutcome]] = {}
+    pool = _Pool(jobs, interrupts)
     try:
+        for i in indices:
+            pool.submit(i, pending[i], fix)
+        return pool.gather(pending, outcomes)
+    except KeyboardInterrupt:
+        pool.stop()
+        raise
+    finally:
+        pool.close()
+
+
+class _Pool:
+    """Worker processes, given files one at a time; the slots tell which file each worker has in hand, so that
+    when one dies the files in flight are known (``_recover``)."""
+
+    def __init__(self, jobs: int, interrupts: _Interrupts) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        context = multiprocessing.get_context()
+        # Slot k holds the index of the file worker k is processing, -1 between files: what was in flight.
+        self.slots = context.Array("q", [-1] * jobs, lock=False)
+        counter = context.Value("i", 0)
+        self.executor = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=context,
+            initializer=_init_worker,
+            initargs=(self.slots, counter, os.getpid()),
+        )
+        self.interrupts = interrupts
+        interrupts.pool = self.executor
+        self.futures: dict[int, Future[FileOutcome]] = {}
+        self.broken = False
+
+    def submit(self, index: int, item: _Pending, fix: FixOptions) -> None:
+        """Queue the file; the workers start with the first one. A file not queued because the pool broke is
+        left without a future: ``_recover`` takes it with the unfinished ones."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        self.interrupts.check()
+        if self.broken:
+            return
         try:
-            interrupts.check()
-            # Inside the guard: the workers start with the first submission, and Ctrl-C may come before the last.
-            for i in indices:
-                item = pending[i]
-                futures[i] = pool.submit(_process_in_worker, i, item.source, item.context, fix, item.wanted)
-                interrupts.check()
-            for i in indices:
+            self.futures[index] = self.executor.submit(
+                _process_in_worker, index, item.source, item.context, fix, item.wanted
+            )
+        except BrokenProcessPool:
+            self.broken = True
+        self.interrupts.check()
+
+    def gather(self, pending: list[_Pending], outcomes: dict[int, FileOutcome]) -> set[int]:
+        """Wait for every queued file; when a worker died, the files that were in flight."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            for i, future in self.futures.items():
                 try:
-                    outcomes[i] = _result(futures[i], interrupts)
+                    outcomes[i] = _result(future, self.interrupts)
                 except BrokenProcessPool:
                     raise
                 except Exception as exc:  # raised in the worker (or its result could not be sent back)
                     outcomes[i] = _failed(pending[i], exc)
         except BrokenProcessPool:
-            for i, future in futures.items():
-                if future.done() and not future.cancelled() and future.exception() is None:
-                    outcomes[i] = future.result()
-            return {index for index in slots if index >= 0}
-        except KeyboardInterrupt:
-            _stop(pool, futures.values())
-            raise
-    finally:
-        interrupts.pool = None
-        pool.shutdown(wait=True, cancel_futures=True)
-    return set()
+            self.broken = True
+        if not self.broken:
+            return set()
+        for i, future in self.futures.items():
+            if future.done() and not future.cancelled() and future.exception() is None:
+                outcomes[i] = future.result()
+        return {index for index in self.slots if index >= 0}
+
+    def stop(self) -> None:
+        _stop(self.executor, self.futures.values())
+
+    def close(self) -> None:
+        self.interrupts.pool = None
+        self.executor.shutdown(wait=True, cancel_futures=True)
 
 
 # How often the parent, waiting for a result, looks whether Ctrl-C was pressed.

@@ -29,7 +29,7 @@ from aoti_lint.source import display_path, file_kind
 
 if TYPE_CHECKING:
     from aoti_lint.cache import Cache
-    from aoti_lint.runner import Execution
+    from aoti_lint.runner import Execution, Workers
 
 
 @dataclass
@@ -63,19 +63,26 @@ def lint_paths(
     """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
     from contextlib import nullcontext
 
-    from aoti_lint.runner import Execution, open_cache
+    from aoti_lint.runner import Execution, Workers, open_cache
 
     fix = fix or FixOptions()
     execution = execution or Execution()
     # One cache for the run's passes over the files: its stamps are read once and written once. A fixing run
-    # keeps off the cache, as it always did (fixes are never taken from it).
+    # keeps off the cache, as it always did (fixes are never taken from it). One set of workers too, started by
+    # the first pass that has enough work for them.
     cache = None if fix.apply else open_cache(execution, settings)
-    with cache or nullcontext():
-        return _lint_paths(paths, settings, cwd, fix, execution, cache)
+    with cache or nullcontext(), Workers() as workers:
+        return _lint_paths(paths, settings, cwd, fix, execution, cache, workers)
 
 
 def _lint_paths(
-    paths: list[Path], settings: Settings, cwd: Path, fix: FixOptions, execution: Execution, cache: Cache | None
+    paths: list[Path],
+    settings: Settings,
+    cwd: Path,
+    fix: FixOptions,
+    execution: Execution,
+    cache: Cache | None,
+    workers: Workers,
 ) -> RunOutcome:
     from aoti_lint.runner import run_files
 
@@ -103,7 +110,10 @@ def _lint_paths(
     # A checking run caches each file's outcome under its plan as well, so a warm run re-reads nothing.
     first = replace(execution, cache_dir=None) if fix.apply else execution
     stats = memo.stats if memo is not None else None
-    outcomes = run_files(candidates, ruleset, cwd, replace(fix, apply=False), first, shared_cache=cache, stats=stats)
+    check_only = replace(fix, apply=False)
+    outcomes = run_files(
+        candidates, ruleset, cwd, check_only, first, shared_cache=cache, stats=stats, shared_workers=workers
+    )
 
     def summarise_in_full(chosen: list[int]) -> None:
         # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
@@ -111,7 +121,9 @@ def _lint_paths(
 
         plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
         chosen_candidates = [candidates[index] for index in chosen]
-        redone = run_files(chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans, cache)
+        redone = run_files(
+            chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans, cache, shared_workers=workers
+        )
         for index, outcome in zip(chosen, redone, strict=True):
             outcomes[index] = outcome
 
@@ -151,6 +163,7 @@ def _lint_paths(
             first,  # a check run caches these outcomes under the file's plan too (Cache.key)
             flows,
             cache,
+            shared_workers=workers,
         )
         for index, outcome in zip(again, redone, strict=True):
             outcomes[index] = outcome
@@ -166,6 +179,7 @@ def _lint_paths(
                     replace(fix, apply=False),
                     replace(execution, cache_dir=None),
                     flows,
+                    shared_workers=workers,
                 ),
             )
     parts: list[ProjectPart] = []

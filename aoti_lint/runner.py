@@ -4,8 +4,10 @@ Four tiers, cheapest first: with a cache, a file whose stat is the one a run rec
 (``aoti_lint.stamps``) is settled without being opened; a file that no enabled rule's prefilter accepts is
 settled in this process by reading it (the vast majority of files); a file whose outcome is in the cache is
 settled by reading the entry; only the rest is parsed, in a process pool when there is enough of it to pay for
-the workers' start (each worker imports libcst, about half a second). Under pre-commit, which already runs hooks
-in parallel, the default is serial.
+the workers' start (each worker imports libcst, about half a second). Files go to the workers as soon as that
+much work is queued, so the workers parse while this process is still reading the tree, and one set of workers
+serves every pass of a run (``Workers``). Under pre-commit, which already runs hooks in parallel, the default is
+serial.
 """
 
 from __future__ import annotations
@@ -95,18 +97,21 @@ def run_files(
     flows: dict[str, FileFlow] | None = None,
     shared_cache: Cache | None = None,
     stats: dict[str, os.stat_result] | None = None,
+    shared_workers: Workers | None = None,
 ) -> list[FileOutcome]:
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
     per display path (``project.plan_migrations``); ``shared_cache``: the cache of ``execution.cache_dir``
     opened by the caller for several calls (``open_cache``), left open; ``stats``: path -> the stat the
-    caller took of it since the run started, for the stamps to use."""
+    caller took of it since the run started, for the stamps to use; ``shared_workers``: the caller's worker
+    processes (``Workers``), left running."""
     from collections import deque
-    from contextlib import nullcontext
+    from contextlib import ExitStack
 
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
     # Files past the prefilter's first stage that are left for libcst (or, once workers run, for every later
     # stage): sent to a pool as soon as there is enough of them to pay for one.
-    stream = _Stream(fix, execution)
+    workers = shared_workers or Workers()
+    stream = _Stream(fix, execution, workers)
     # Files past stage one too big for their later stages to run as they are read: for the workers if these
     # stages add up to enough work to start them, else for this process once the tree is read.
     held: list[_Pending] = []
@@ -115,7 +120,12 @@ def run_files(
     # Before any file is read: a file modified since may keep its stamp only if it is older than this.
     started_ns = time.time_ns()
     stamps = cache.stamps() if cache else None
-    with nullcontext() if cache is None or cache is shared_cache else cache, stream:
+    with ExitStack() as owned:
+        if cache is not None and cache is not shared_cache:
+            owned.enter_context(cache)
+        if workers is not shared_workers:
+            owned.enter_context(workers)
+        owned.enter_context(stream)
         if execution.pool_min_seconds <= 0:
             stream.start()  # any work pays for the workers: they take every file past stage one
         for index, candidate in enumerate(candidates):
@@ -273,30 +283,83 @@ def _later_stages_here(item: _Pending, stream: _Stream) -> bool:
     return False
 
 
-class _Stream:
-    """Files sent to a process pool as they are found, once their estimated work pays for the workers' start;
-    the workers parse while this process goes on reading the tree. Without enough work (or with one job) the
-    files are processed here, after the others, as they were added. A context manager: leaving it on an
-    exception (Ctrl-C while the tree is still being read) stops the workers."""
+class Workers:
+    """The worker processes of a run: started when a pass over the files first has enough work for them, lent
+    to each later pass (their start, a fork and a libcst import each, is paid once per run), stopped when the
+    run ends (a context manager). While a pass has them, Ctrl-C is only recorded and raised at the next check
+    (``_Interrupts``); between passes it is the default handler's again, so that work done here (writing the
+    fixes) stops at once."""
 
-    def __init__(self, fix: FixOptions, execution: Execution) -> None:
+    def __init__(self) -> None:
+        self.interrupts: _Interrupts | None = None
+        self._scope: _InterruptScope | None = None
+        self._pool: _Pool | None = None
+
+    def lend(self, jobs: int) -> _Pool:
+        """The pool of ``jobs`` workers (a new one if there is none, or it broke), with no file queued; until
+        ``give_back``, Ctrl-C is recorded."""
+        if self._pool is not None and (self._pool.broken or self._pool.jobs != jobs):
+            self._pool.close()
+            self._pool = None
+        self._scope = _InterruptScope()
+        self.interrupts = self._scope.__enter__()
+        if self._pool is None:
+            self._pool = _Pool(jobs, self.interrupts)
+        self._pool.interrupts = self.interrupts
+        self._pool.futures = {}
+        self.interrupts.pool = self._pool.executor
+        return self._pool
+
+    def give_back(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        """The pass is done with the pool: on an exception (Ctrl-C included) the workers are stopped, not waited
+        for; a Ctrl-C recorded after the last check is raised."""
+        scope, self._scope, self.interrupts = self._scope, None, None
+        if exc is not None:
+            self._close(stop=True)
+        if scope is not None:
+            scope.__exit__(exc_type, exc, traceback)
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if Ctrl-C was pressed while a pass has the workers."""
+        if self.interrupts is not None:
+            self.interrupts.check()
+
+    def _close(self, stop: bool) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            if stop:
+                pool.stop()
+            pool.close()
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        self._close(stop=exc is not None)
+
+
+class _Stream:
+    """Files sent to the workers as they are found, once their estimated work pays for starting them (or the
+    workers already run); the workers parse while this process goes on reading the tree. Without enough work
+    (or with one job) the files are processed here, after the others, in the order they were added. A context
+    manager: the workers are given back when the pass ends (stopped if it ends with an exception)."""
+
+    def __init__(self, fix: FixOptions, execution: Execution, workers: Workers) -> None:
         self.fix = fix
         self.jobs = _jobs(execution)
         self.threshold = execution.pool_min_seconds
+        self.workers = workers
         self.items: list[_Pending] = []
         self.work = 0.0
-        self._scope: _InterruptScope | None = None
-        self._interrupts: _Interrupts | None = None
         self._pool: _Pool | None = None
+        self._lent = False
 
     @property
     def running(self) -> bool:
         return self._pool is not None
 
     def check(self) -> None:
-        """Raise KeyboardInterrupt if Ctrl-C was pressed while workers run (their handler only records it)."""
-        if self._interrupts is not None:
-            self._interrupts.check()
+        self.workers.check()
 
     def add(self, item: _Pending, work: float = 0.0) -> None:
         """Queue the file (``work``: its estimated cost); the workers start once the queue's work pays for them."""
@@ -308,38 +371,33 @@ class _Stream:
             self.start()
 
     def start(self) -> None:
-        """Start the workers on the files queued so far, whatever their estimated work (with one job, none)."""
+        """Send the files queued so far to the workers, whatever their estimated work (with one job, nothing)."""
         if self._pool is not None or self.jobs <= 1:
             return
-        self._scope = _InterruptScope()
-        self._interrupts = self._scope.__enter__()
-        self._pool = _Pool(self.jobs, self._interrupts)
+        self._pool = self.workers.lend(self.jobs)
+        self._lent = True
         # Largest first, so that one big file started last does not keep the other workers waiting.
         for index in sorted(range(len(self.items)), key=lambda i: -len(self.items[i].source.data)):
             self._pool.submit(index, self.items[index], self.fix)
 
     def results(self) -> list[tuple[_Pending, FileOutcome]]:
         """Every file's outcome; a worker crash (a native parser segfault, the OOM killer) costs only its file."""
-        if self._pool is None or self._interrupts is None:
+        pool, self._pool = self._pool, None
+        interrupts = self.workers.interrupts
+        if pool is None or interrupts is None:
             return [(item, _process_here(item, self.fix)) for item in self.items]
         outcomes: dict[int, FileOutcome] = {}
-        # On Ctrl-C the pool is stopped on the way out (``__exit__``), not waited for.
-        in_flight = self._pool.gather(self.items, outcomes)
-        self._pool.close()
-        self._pool = None
-        _recover(self.items, list(range(len(self.items))), in_flight, self.fix, self.jobs, outcomes, self._interrupts)
+        in_flight = pool.gather(self.items, outcomes)
+        _recover(self.items, list(range(len(self.items))), in_flight, self.fix, self.jobs, outcomes, interrupts)
         return [(item, outcomes[index]) for index, item in enumerate(self.items)]
 
     def __enter__(self) -> _Stream:
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
-        pool, scope, self._pool, self._scope, self._interrupts = self._pool, self._scope, None, None, None
-        if pool is not None and exc is not None:
-            pool.stop()
-            pool.close()
-        if scope is not None:
-            scope.__exit__(exc_type, exc, traceback)
+        if self._lent:
+            self._lent = False
+            self.workers.give_back(exc_type, exc, traceback)
 
 
 def _process_here(item: _Pending, fix: FixOptions) -> FileOutcome:
@@ -425,6 +483,7 @@ class _Pool:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        self.jobs = jobs
         context = multiprocessing.get_context()
         # Slot k holds the index of the file worker k is processing, -1 between files: what was in flight.
         self.slots = context.Array("q", [-1] * jobs, lock=False)

@@ -198,6 +198,28 @@ def test_a_pooled_run_leaves_the_later_prefilter_stages_to_the_workers(tmp_path)
     assert shown(pooled) == shown(serial) and pooled.findings
 
 
+def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
+    """The plan re-does files in a second pass: its files go to the workers the first pass started."""
+    from aoti_lint import runner
+
+    tree = tmp_path / "pipeline"
+    shutil.copytree(PIPELINE, tree)
+    started = []
+    original = runner._Pool.__init__
+    monkeypatch.setattr(runner._Pool, "__init__", lambda self, *a: started.append(1) or original(self, *a))
+    redone = []
+    run_files = runner.run_files
+    monkeypatch.setattr(
+        runner,
+        "run_files",
+        lambda candidates, *a, **k: redone.append(len(candidates)) or run_files(candidates, *a, **k),
+    )
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    assert len(redone) > 1, "no second pass: the case does not test what it says"
+    assert started == [1]
+    assert shown(pooled) == shown(run(tree, Execution(jobs=1))) and all(f.data is None for f in pooled.findings)
+
+
 def test_pre_commit_runs_serially(tree, monkeypatch):
     monkeypatch.setenv("PRE_COMMIT", "1")
     result = run(tree, Execution(jobs=None, pool_min_seconds=0))

@@ -115,9 +115,9 @@ class Cache:
         self, digest: str, kind: str, display_path: str, path: Path, rules: tuple[type[Rule], ...], plan: str
     ) -> str:
         """The key of bytes whose ``content_digest`` is ``digest``: a file recalled by its stamp is not read."""
-        import hashlib
+        from aoti_lint.blake2 import blake2b
 
-        digest_of_key = hashlib.blake2b(self._run_prefix(), digest_size=20)
+        digest_of_key = blake2b(self._run_prefix(), digest_size=20)
         digest_of_key.update(f"\0{kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
         # Project summaries hold the file's paths (display path, directory): a moved file is another entry. A
         # name that is not UTF-8 reaches us with surrogates (os.fsdecode), and goes back to its bytes.
@@ -158,17 +158,17 @@ class Cache:
         return {}
 
     def _stamps_name(self) -> str:
-        import hashlib
+        from aoti_lint.blake2 import blake2b
 
         # Per root too: per-file-ignores, and so a file's rules, are read relative to it.
-        named = hashlib.blake2b(self._run_prefix() + f"\0{self._settings.root}".encode(), digest_size=16)
+        named = blake2b(self._run_prefix() + f"\0{self._settings.root}".encode(), digest_size=16)
         return f"{named.hexdigest()}{STAMPS_SUFFIX}"
 
     def named_for_run(self, suffix: str, *parts: str) -> str:
         """The name of a file kept beside the entries for this run fingerprint, the root and ``parts``."""
-        import hashlib
+        from aoti_lint.blake2 import blake2b
 
-        named = hashlib.blake2b(self._run_prefix(), digest_size=16)
+        named = blake2b(self._run_prefix(), digest_size=16)
         for part in (str(self._settings.root), *parts):
             named.update(b"\0" + part.encode("utf-8", "surrogateescape"))
         return f"{named.hexdigest()}{suffix}"
@@ -287,9 +287,9 @@ def _read_entry(dir_fd: int, name: str, header: bytes = b"") -> bytes | None:
 
 def content_digest(data: bytes) -> str:
     """What names a file's bytes in its entries' keys and in its stamp."""
-    import hashlib
+    from aoti_lint.blake2 import blake2b
 
-    return hashlib.blake2b(data, digest_size=20).hexdigest()
+    return blake2b(data, digest_size=20).hexdigest()
 
 
 def prune(dir_fd: int, now: float | None = None) -> int:

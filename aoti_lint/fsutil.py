@@ -6,7 +6,6 @@ import contextlib
 import os
 import signal
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -77,6 +76,8 @@ def _write_whole(path: Path, data: bytes, expected: tuple[int, int, int, int] | 
     if info is not None and info.st_nlink > 1 and stat.S_ISREG(info.st_mode):
         _write_in_place(path, data, expected)
         return
+    import tempfile  # not at the top: it imports shutil and random, for the few runs that write a file
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".aoti-lint.tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:

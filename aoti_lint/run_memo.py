@@ -52,8 +52,9 @@ class RunKey:
 def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Path, fix: FixOptions) -> RunKey | None:
     """The key of a run over ``candidates``; None when a file cannot be stat'ed (the run then reads it and says
     why)."""
-    import hashlib
     import marshal
+
+    from aoti_lint.blake2 import blake2b
 
     started_ns = time.time_ns()
     stats: dict[str, os.stat_result] = {}
@@ -70,7 +71,7 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
         rules = rules_named(ruleset.for_file(where, kind), ruleset.project_rules(kind))
         files.append((where, kind, candidate.explicit, rules, info.st_size, mtime, ctime, info.st_ino, info.st_dev))
     # marshal: one C call lays out 20,000 tuples (its format is the interpreter's, in the run fingerprint).
-    digest = hashlib.blake2b(marshal.dumps(files), digest_size=20).hexdigest()
+    digest = blake2b(marshal.dumps(files), digest_size=20).hexdigest()
     name = cache.named_for_run(MEMO_SUFFIX, str(cwd), repr(fix))
     return RunKey(name, digest, newest < started_ns - RACY_SECONDS * 1_000_000_000, stats)
 

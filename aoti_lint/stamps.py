@@ -51,10 +51,10 @@ def rules_named(rules: tuple[type[Rule], ...], project_rules: tuple[type[Rule], 
     known = _RULE_NAMES.get((id(rules), id(project_rules)))
     if known is not None and known[0] is rules and known[1] is project_rules:
         return known[2]
-    import hashlib
+    from aoti_lint.blake2 import blake2b
 
     codes = f"{','.join(sorted(rule.code for rule in rules))};{','.join(sorted(r.code for r in project_rules))}"
-    name = hashlib.blake2b(codes.encode(), digest_size=8).hexdigest()
+    name = blake2b(codes.encode(), digest_size=8).hexdigest()
     if len(_RULE_NAMES) >= 64:
         _RULE_NAMES.clear()
     _RULE_NAMES[(id(rules), id(project_rules))] = (rules, project_rules, name)

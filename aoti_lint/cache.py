@@ -45,7 +45,8 @@ CACHE_DIR_ENV = "AOTI_LINT_CACHE_DIR"
 ENTRY_FORMAT = 2
 # The stamps of a run fingerprint (``aoti_lint.stamps``): one file beside the entries.
 STAMPS_SUFFIX = ".stamps"
-# The memo of a whole run (``aoti_lint.run_memo``): one file per run fingerprint, root, directory and output.
+# The memo of a whole run (``aoti_lint.run_memo``): one file per run fingerprint, root, working directory and
+# fix options (which say whether fixes' edits are built).
 MEMO_SUFFIX = ".run"
 # Settings that only choose which files are read or how findings are printed; every other field (including
 # ones added later) is part of the key, so a new setting can never serve stale findings.
@@ -163,6 +164,12 @@ class Cache:
         # Per root too: per-file-ignores, and so a file's rules, are read relative to it.
         named = blake2b(self._run_prefix() + f"\0{self._settings.root}".encode(), digest_size=16)
         return f"{named.hexdigest()}{STAMPS_SUFFIX}"
+
+    @property
+    def usable(self) -> bool:
+        """False when no entry can be read or written here (no safe file access on this platform, a planted
+        symlink or file at the directory's name, a directory that cannot be made)."""
+        return supported() and not self._unusable
 
     def named_for_run(self, suffix: str, *parts: str) -> str:
         """The name of a file kept beside the entries for this run fingerprint, the root and ``parts``."""

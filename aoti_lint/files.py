@@ -25,13 +25,19 @@ class Candidate:
     than the rest of the walk's work on an entry.
     """
 
-    __slots__ = ("_path", "explicit", "kind", "where")
+    __slots__ = ("_path", "explicit", "kind", "link", "where")
 
-    def __init__(self, path: Path | str, kind: str, explicit: bool) -> None:
+    def __init__(self, path: Path | str, kind: str, explicit: bool, link: bool | None = None) -> None:
         self.where = os.fspath(path)
         self.kind = kind
         self.explicit = explicit
+        # Whether the path is a symlink, when the walk knows it for free (the directory entry's type); None
+        # when not known (``is_link`` asks).
+        self.link = link
         self._path = path if isinstance(path, Path) else None
+
+    def is_link(self) -> bool:
+        return os.path.islink(self.where) if self.link is None else self.link
 
     @property
     def path(self) -> Path:
@@ -323,4 +329,4 @@ def _walk(
         kind = kind_of_name(entry.name, entry.path)
         if kind is not None and entry.path not in seen:
             seen.add(entry.path)
-            yield Candidate(entry.path, kind, explicit=False)
+            yield Candidate(entry.path, kind, explicit=False, link=entry.is_symlink())

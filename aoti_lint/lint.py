@@ -97,7 +97,7 @@ def _lint_paths(
             candidates.append(item)
     # A checking run over files whose stamps all match the memo of an earlier run reports what it found.
     memo = None
-    if cache is not None and not run.errors:
+    if cache is not None and cache.usable and not run.errors:
         from aoti_lint import run_memo
 
         memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)

@@ -58,6 +58,9 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
 
     started_ns = time.time_ns()
     stats: dict[str, os.stat_result] = {}
+    # A file's summary holds its resolved directory (``Cache.key`` hashes it too): a directory symlink re-pointed
+    # at hard links of the same files leaves every stat as it was, not what the run links to what.
+    resolved: dict[str, str] = {}
     files = []
     newest = 0
     for candidate in candidates:
@@ -68,10 +71,18 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
             return None
         mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
         newest = max(newest, mtime, ctime)
+        if candidate.is_link():
+            place = os.path.realpath(where)
+        else:
+            directory = os.path.dirname(where)
+            place = resolved.get(directory) or resolved.setdefault(directory, os.path.realpath(directory))
         rules = rules_named(ruleset.for_file(where, kind), ruleset.project_rules(kind))
-        files.append((where, kind, candidate.explicit, rules, info.st_size, mtime, ctime, info.st_ino, info.st_dev))
+        files.append(
+            (where, kind, candidate.explicit, place, rules, info.st_size, mtime, ctime, info.st_ino, info.st_dev)
+        )
     # marshal: one C call lays out 20,000 tuples (its format is the interpreter's, in the run fingerprint).
-    digest = blake2b(marshal.dumps(files), digest_size=20).hexdigest()
+    # Version 2 writes no back-references: equal values, shared or not, give the same bytes.
+    digest = blake2b(marshal.dumps(files, 2), digest_size=20).hexdigest()
     name = cache.named_for_run(MEMO_SUFFIX, str(cwd), repr(fix))
     return RunKey(name, digest, newest < started_ns - RACY_SECONDS * 1_000_000_000, stats)
 

@@ -102,8 +102,9 @@ def run_files(
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
     per display path (``project.plan_migrations``); ``shared_cache``: the cache of ``execution.cache_dir``
     opened by the caller for several calls (``open_cache``), left open; ``stats``: path -> the stat the
-    caller took of it since the run started, for the stamps to use; ``shared_workers``: the caller's worker
-    processes (``Workers``), left running."""
+    caller took of it before reading any file (``run_memo.run_key``), for the stamps to compare (never to
+    record: a file read is stamped with the stat it was read with); ``shared_workers``: the caller's worker
+    processes (``Workers``, entered by the caller, which stops them), left running."""
     from collections import deque
     from contextlib import ExitStack
 
@@ -171,19 +172,24 @@ def run_files(
                         stream.add(each)
                     stream.start()
                     held = []
-            elif not _later_stages_here(item, stream):
+            elif not _left_for_libcst(item, stream):
                 outcomes[index] = outcome = lint_file(item.source, item.context, fix, item.wanted)
                 _settle(cache, stamps, item, outcome, started_ns)
+            if held and stream.running:
+                # The workers were started by small files: the big ones held so far go to them now, not last.
+                for each in held:
+                    stream.add(each)
+                held = []
         # A settled file's bytes and text are let go as soon as it is done.
         queue, held = deque(held), []
         while queue:
             item = queue.popleft()
             if stream.running:
                 stream.add(item)
-            elif not _later_stages_here(item, stream):
+            elif not _left_for_libcst(item, stream):
                 outcomes[item.index] = outcome = lint_file(item.source, item.context, fix, item.wanted)
                 _settle(cache, stamps, item, outcome, started_ns)
-        for item, outcome in stream.results():
+        for item, outcome in stream.finish():
             outcomes[item.index] = outcome
             _settle(cache, stamps, item, outcome, started_ns)
     return outcomes  # type: ignore[return-value]  # every slot is filled above
@@ -270,9 +276,9 @@ def open_cache(execution: Execution, settings: Settings) -> Cache | None:
     return Cache(execution.cache_dir, settings)
 
 
-def _later_stages_here(item: _Pending, stream: _Stream) -> bool:
+def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
     """Run the file's later prefilter stages in this process; True when they leave it for libcst (it is then in
-    the stream), False when it can be settled here (``item.wanted`` set for ``lint_file``)."""
+    the stream), False when it is to be settled here (``item.wanted`` set for ``lint_file``)."""
     item.wanted = wanted = prefiltered(item.source, item.context)
     # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work. Otherwise
     # (tokens only in strings or comments, `.so` mentions read from ast, undecodable bytes) it is settled here
@@ -296,28 +302,40 @@ class Workers:
         self._pool: _Pool | None = None
 
     def lend(self, jobs: int) -> _Pool:
-        """The pool of ``jobs`` workers (a new one if there is none, or it broke), with no file queued; until
-        ``give_back``, Ctrl-C is recorded."""
-        if self._pool is not None and (self._pool.broken or self._pool.jobs != jobs):
+        """The pool an earlier pass started, or a new one of ``jobs`` workers if there is none or it broke, with
+        no file queued; until ``give_back``, Ctrl-C is recorded."""
+        assert self._scope is None, "the workers are lent to one pass at a time"
+        if self._pool is not None and self._pool.broken:
             self._pool.close()
             self._pool = None
-        self._scope = _InterruptScope()
-        self.interrupts = self._scope.__enter__()
-        if self._pool is None:
-            self._pool = _Pool(jobs, self.interrupts)
-        self._pool.interrupts = self.interrupts
-        self._pool.futures = {}
-        self.interrupts.pool = self._pool.executor
+        scope = _InterruptScope()
+        interrupts = scope.__enter__()
+        try:
+            if self._pool is None:
+                self._pool = _Pool(jobs, interrupts)
+        except BaseException:
+            # No pool (no semaphores, no descriptors left): Ctrl-C must not stay merely recorded.
+            scope.__exit__(None, None, None)
+            raise
+        self._scope, self.interrupts = scope, interrupts
+        self._pool.lent(interrupts)
         return self._pool
+
+    @property
+    def running(self) -> bool:
+        """Whether a pool started by an earlier pass is at hand (not known to be broken)."""
+        return self._pool is not None and not self._pool.broken
 
     def give_back(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
         """The pass is done with the pool: on an exception (Ctrl-C included) the workers are stopped, not waited
         for; a Ctrl-C recorded after the last check is raised."""
         scope, self._scope, self.interrupts = self._scope, None, None
-        if exc is not None:
-            self._close(stop=True)
-        if scope is not None:
-            scope.__exit__(exc_type, exc, traceback)
+        try:
+            if exc is not None:
+                self._close(stop=True)
+        finally:
+            if scope is not None:
+                scope.__exit__(exc_type, exc, traceback)
 
     def check(self) -> None:
         """Raise KeyboardInterrupt if Ctrl-C was pressed while a pass has the workers."""
@@ -367,21 +385,26 @@ class _Stream:
         self.work += work
         if self._pool is not None:
             self._pool.submit(len(self.items) - 1, item, self.fix)
-        elif self.jobs > 1 and self.work >= self.threshold:
+        elif self.jobs > 1 and (self.work >= self.threshold or self.workers.running):
+            # Workers an earlier pass started cost nothing more to use.
             self.start()
 
     def start(self) -> None:
         """Send the files queued so far to the workers, whatever their estimated work (with one job, nothing)."""
         if self._pool is not None or self.jobs <= 1:
             return
-        self._pool = self.workers.lend(self.jobs)
+        # As many workers as files, up to the jobs: two big files on 64 cores fork two workers, not 64. Past the
+        # threshold, files keep coming as the tree is read; at a threshold of zero, any number may.
+        queued = len(self.items) if self.threshold > 0 else self.jobs
+        self._pool = self.workers.lend(min(self.jobs, max(queued, 1)))
         self._lent = True
         # Largest first, so that one big file started last does not keep the other workers waiting.
         for index in sorted(range(len(self.items)), key=lambda i: -len(self.items[i].source.data)):
             self._pool.submit(index, self.items[index], self.fix)
 
-    def results(self) -> list[tuple[_Pending, FileOutcome]]:
-        """Every file's outcome; a worker crash (a native parser segfault, the OOM killer) costs only its file."""
+    def finish(self) -> list[tuple[_Pending, FileOutcome]]:
+        """Every file's outcome, once (the workers are then done with this pass); a worker crash (a native parser
+        segfault, the OOM killer) costs only its file."""
         pool, self._pool = self._pool, None
         interrupts = self.workers.interrupts
         if pool is None or interrupts is None:
@@ -432,11 +455,19 @@ def _recover(
     """After a round of ``todo`` in a pool: if a worker died, the files in flight at that moment are suspects,
     each retried alone in a pool of its own (a crash there is that file's error); the others go back to a fresh
     pool, until every file has an outcome."""
+    whole_again = True
     while True:
         unfinished = [i for i in todo if i not in outcomes]
         if not unfinished:
             return
-        # No file was seen in flight (the worker died between files): every unfinished one is a suspect.
+        if not in_flight and whole_again:
+            # No file was seen in flight: a worker died between files (or idle, between passes). A fresh pool
+            # gets the unfinished files once before each is suspected alone (a pool each: N libcst imports).
+            whole_again = False
+            in_flight = _run_pool(pending, unfinished, fix, jobs, outcomes, interrupts)
+            todo = unfinished
+            continue
+        # Still nothing seen in flight: every unfinished one is a suspect.
         suspects = [i for i in unfinished if i in in_flight] or unfinished
         for index in suspects:
             _run_pool(pending, [index], fix, 1, outcomes, interrupts)
@@ -498,6 +529,15 @@ class _Pool:
         interrupts.pool = self.executor
         self.futures: dict[int, Future[FileOutcome]] = {}
         self.broken = False
+
+    def lent(self, interrupts: _Interrupts) -> None:
+        """A new pass has the pool: no file queued, none in hand (a slot left set by a pass that raised would
+        name a file of that pass)."""
+        self.interrupts = interrupts
+        interrupts.pool = self.executor
+        self.futures = {}
+        for slot in range(len(self.slots)):
+            self.slots[slot] = -1
 
     def submit(self, index: int, item: _Pending, fix: FixOptions) -> None:
         """Queue the file; the workers start with the first one. A file not queued because the pool broke is
@@ -699,8 +739,9 @@ def _process_in_worker(
         os._exit(1)
     finally:
         _busy = False
-    if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]
-        slots[_slot] = -1  # type: ignore[index]
+        # Also when the file raised: the pool lives on, and a slot left set would name a file not in hand.
+        if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]
+            slots[_slot] = -1  # type: ignore[index]
     for finding in outcome.findings:
         # Rule-private payloads (libcst nodes) are neither needed by the parent nor cheap to pickle.
         finding.data = None

@@ -78,7 +78,8 @@ class Stamps:
 
     def recall(self, path: str, rules: str, info: os.stat_result | None = None) -> str | None:
         """The verdict for the file at ``path`` if its stamp and rules are unchanged; None if it must be read.
-        ``info``: its stat, if the caller took it after the run started."""
+        ``info``: its stat, if the caller took it already (at most the run's start before any file was read;
+        a recalled file is never stamped anew, so its age does not matter)."""
         entry = self._recorded.get(path)
         if type(entry) is not str:
             return None

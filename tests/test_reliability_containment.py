@@ -359,6 +359,61 @@ def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
         signal.raise_signal(signal.SIGINT)
 
 
+def test_a_pool_that_cannot_start_leaves_ctrl_c_as_it_was(tmp_path, monkeypatch):
+    """No semaphores (no /dev/shm) or no descriptors left: the run fails, and Ctrl-C is not left merely noted."""
+    from aoti_lint import runner
+    from aoti_lint.config import Settings
+    from aoti_lint.lint import lint_paths
+
+    (tmp_path / "a.py").write_text(OLD_LOAD)
+
+    def no_pool(self, jobs, interrupts):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(runner._Pool, "__init__", no_pool)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(OSError):
+        lint_paths(
+            [tmp_path],
+            Settings(root=tmp_path).with_enabled(),
+            tmp_path,
+            None,
+            runner.Execution(jobs=2, pool_min_seconds=0),
+        )
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_worker_killed_between_passes_costs_one_fresh_pool_not_one_per_file(tmp_path, monkeypatch):
+    """A worker that dies idle is only seen by the next pass, with no file in flight: its files go to one fresh
+    pool, not each to a pool of its own (a libcst import each)."""
+    from aoti_lint import runner
+    from aoti_lint.config import Settings
+    from aoti_lint.files import Candidate
+    from aoti_lint.ruleset import RuleSet
+
+    paths = _tree(tmp_path, 6)
+    settings = Settings(root=tmp_path).with_enabled()
+    candidates = [Candidate(path, "python", explicit=True) for path in paths]
+    execution = runner.Execution(jobs=2, pool_min_seconds=0)
+    started: list[int] = []
+    original = runner._Pool.__init__
+    monkeypatch.setattr(runner._Pool, "__init__", lambda self, jobs, i: started.append(jobs) or original(self, jobs, i))
+    with runner.Workers() as workers:
+        first = runner.run_files(
+            candidates, RuleSet(settings), tmp_path, runner.FixOptions(), execution, shared_workers=workers
+        )
+        for pid in _children(os.getpid())[:1]:
+            os.kill(pid, signal.SIGKILL)
+        time.sleep(0.5)
+        second = runner.run_files(
+            candidates, RuleSet(settings), tmp_path, runner.FixOptions(), execution, shared_workers=workers
+        )
+    assert not [error for outcome in first + second for error in outcome.errors]
+    assert [len(o.findings) for o in second] == [len(o.findings) for o in first]
+    assert len(started) <= 2, started
+
+
 def test_stopping_the_pool_leaves_no_manager_thread_for_the_exit_hook_to_race():
     """After the first Ctrl-C the run exits while the executor's manager thread may still be closing its
     wakeup pipe; Python 3.11's exit hook then wrote to the closed pipe, and "OSError: [Errno 9] Bad file

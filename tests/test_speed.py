@@ -199,7 +199,8 @@ def test_a_pooled_run_leaves_the_later_prefilter_stages_to_the_workers(tmp_path)
 
 
 def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
-    """The plan re-does files in a second pass: its files go to the workers the first pass started."""
+    """The plan re-does files in a second pass: its files go to the workers the first pass started (any pass
+    does, whatever its own work, once workers run)."""
     from aoti_lint import runner
 
     tree = tmp_path / "pipeline"
@@ -466,6 +467,7 @@ def test_a_warm_run_opens_no_file_whose_stamp_is_unchanged(tmp_path, reads, late
     cold = run(tree, execution)
     assert sorted(set(reads)) == sorted(path.name for path in tree.rglob("*.py"))
     assert len(list((tmp_path / "cache").glob("*.stamps"))) == 1
+    forget_the_runs(tmp_path / "cache")  # the stamps, not the run's memo, answer
     reads.clear()
     warm = run(tree, execution)
     assert reads == [], "a warm run opened files whose stamps were unchanged"
@@ -537,6 +539,8 @@ def test_a_file_name_that_is_not_utf8_is_cached(tmp_path, later):
     cold = shown(run(tree, execution))
     assert [code for *_, code, _ in cold] == ["AOTI001"]
     assert shown(run(tree, execution)) == cold
+    forget_the_runs(tmp_path / "cache")
+    assert shown(run(tree, execution)) == cold
 
 
 def test_a_corrupt_or_foreign_stamps_file_is_no_stamps(tmp_path, reads, later):
@@ -586,7 +590,7 @@ def entry_loads(monkeypatch):
     return loads
 
 
-def test_a_warm_run_over_unchanged_files_loads_no_entry_and_stats_no_file_twice(tmp_path, reads, entry_loads, later):
+def test_a_warm_run_over_unchanged_files_reads_no_file_and_loads_no_entry(tmp_path, reads, entry_loads, later):
     tree = stamped_tree(tmp_path / "src")
     execution = Execution(cache_dir=tmp_path / "cache")
     cold = run(tree, execution)
@@ -663,10 +667,17 @@ def test_a_run_with_an_error_keeps_no_memo(tmp_path, later):
     assert list((tmp_path / "cache").glob("*.run")) == []
 
 
-def test_a_corrupt_or_planted_memo_is_no_memo(tmp_path, reads, later):
+def test_a_corrupt_or_planted_memo_is_no_memo(tmp_path, entry_loads, later):
     tree = stamped_tree(tmp_path / "src")
     execution = Execution(cache_dir=tmp_path / "cache")
-    cold = shown(run(tree, execution))
+    first = run(tree, execution)
+    cold = shown(first)
+
+    def answered_file_by_file() -> bool:
+        entry_loads.clear()
+        result = run(tree, execution)
+        return shown(result) == cold and result.files_checked == first.files_checked and bool(entry_loads)
+
     (memo,) = (tmp_path / "cache").glob("*.run")
     header, _, body = memo.read_bytes().partition(b"\n")
     document = json.loads(body)
@@ -681,10 +692,45 @@ def test_a_corrupt_or_planted_memo_is_no_memo(tmp_path, reads, later):
     ]
     for data in planted:
         memo.write_bytes(data)
-        assert shown(run(tree, execution)) == cold
+        assert answered_file_by_file(), data[:200]
+    # The memo as written answers (the cases above test what they say).
+    memo.write_bytes(header + b"\n" + body)
+    assert not answered_file_by_file()
     # A symlink planted at the memo's name is not followed.
     memo.unlink()
     elsewhere = tmp_path / "elsewhere.run"
     elsewhere.write_bytes(header + b"\n" + body.replace(b"deprecated", b"planted"))
     memo.symlink_to(elsewhere)
-    assert shown(run(tree, execution)) == cold
+    assert answered_file_by_file()
+
+
+def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
+    """A link re-pointed at hard links of the same files leaves every stat as it was; each file's resolved
+    directory, which its summary holds (flows link a load to the compiles of its directory), is another."""
+    from aoti_lint import run_memo
+    from aoti_lint.cache import Cache
+    from aoti_lint.files import Candidate, discover
+    from aoti_lint.ruleset import RuleSet
+
+    releases = tmp_path / "releases"
+    project(releases / "v1", {"a.py": OLD_COMPILE, "b.py": OLD_LOAD})
+    (releases / "v2").mkdir()
+    for name in ("a.py", "b.py"):
+        os.link(releases / "v1" / name, releases / "v2" / name)
+    settings = Settings(root=tmp_path).with_enabled()
+    cache, ruleset = Cache(tmp_path / "cache", settings), RuleSet(settings)
+
+    def key(path: Path) -> run_memo.RunKey:
+        candidates = [item for item in discover([path], settings) if isinstance(item, Candidate)]
+        found = run_memo.run_key(cache, candidates, ruleset, tmp_path, FixOptions())
+        assert found is not None and candidates
+        return found
+
+    for link, target in ((tmp_path / "current", "v1"), (tmp_path / "a.py", "v1/a.py")):
+        link.symlink_to(releases / target)
+        before = key(link)
+        link.unlink()
+        link.symlink_to(releases / target.replace("v1", "v2"))
+        after = key(link)
+        assert sorted(before.stats.values()) == sorted(after.stats.values()), "the same files, the same stats"
+        assert before.digest != after.digest

@@ -666,7 +666,12 @@ def write_results(
         "otherwise. Node positions come from one code generation that counts characters "
         "(`aoti_lint/node_positions.py`). A warm run opens no file whose stat (size, mtime, ctime, inode) is "
         "the one the cache recorded with its verdict (`aoti_lint/stamps.py`, as ruff does): it stats the files, "
-        "loads the entries of those with findings or project data, and counts every file as checked.",
+        "loads the entries of those with findings or project data, and counts every file as checked. When "
+        "every file's stamp is the one an earlier run over the same files recorded, that run's memo answers "
+        "alone (`aoti_lint/run_memo.py`): the unchanged warm rows; the rows with one file edited go file by "
+        "file. With more than one job, files go to the workers as soon as there is enough work for them, "
+        "while the tree is still being read, and one set of workers serves every pass of a run "
+        "(`aoti_lint/runner.py`).",
         "",
         *work_done,
         "",

@@ -113,10 +113,6 @@ def run_files(
     # stage): sent to a pool as soon as there is enough of them to pay for one.
     workers = shared_workers or Workers()
     stream = _Stream(fix, execution, workers)
-    # Files past stage one too big for their later stages to run as they are read: for the workers if these
-    # stages add up to enough work to start them, else for this process once the tree is read.
-    held: list[_Pending] = []
-    held_seconds = 0.0
     cache = None if execution.cache_dir is None else shared_cache or open_cache(execution, ruleset.settings)
     # Before any file is read: a file modified since may keep its stamp only if it is older than this.
     started_ns = time.time_ns()
@@ -165,23 +161,13 @@ def run_files(
             if stream.running:
                 stream.add(item)  # the workers take every later stage, each file's in one process
             elif len(source.data) > INLINE_STAGE_BYTES:
-                held.append(item)
-                held_seconds += STAGE_SECONDS_PER_BYTE * len(source.data)
-                if stream.jobs > 1 and held_seconds >= execution.pool_min_seconds:
-                    for each in held:
-                        stream.add(each)
-                    stream.start()
-                    held = []
+                stream.hold(item)
             elif not _left_for_libcst(item, stream):
                 outcomes[index] = outcome = lint_file(item.source, item.context, fix, item.wanted)
                 _settle(cache, stamps, item, outcome, started_ns)
-            if held and stream.running:
-                # The workers were started by small files: the big ones held so far go to them now, not last.
-                for each in held:
-                    stream.add(each)
-                held = []
-        # A settled file's bytes and text are let go as soon as it is done.
-        queue, held = deque(held), []
+        # Held files no workers took: their later stages run here. A settled file's bytes and text are let go as
+        # soon as it is done.
+        queue = deque(stream.release())
         while queue:
             item = queue.popleft()
             if stream.running:
@@ -369,6 +355,9 @@ class _Stream:
         self.workers = workers
         self.items: list[_Pending] = []
         self.work = 0.0
+        # Files too big for their later stages to run as they are read (``hold``), and those stages' cost.
+        self._held: list[_Pending] = []
+        self._held_seconds = 0.0
         self._pool: _Pool | None = None
         self._lent = False
 
@@ -389,10 +378,29 @@ class _Stream:
             # Workers an earlier pass started cost nothing more to use.
             self.start()
 
+    def hold(self, item: _Pending) -> None:
+        """A file whose later stages cost enough to leave to the workers: it goes to them once they run (they
+        start when the held files' stages add up to the threshold), or back to the caller (``release``)."""
+        if self._pool is not None:
+            self.add(item)
+            return
+        self._held.append(item)
+        self._held_seconds += STAGE_SECONDS_PER_BYTE * len(item.source.data)
+        if self.jobs > 1 and (self._held_seconds >= self.threshold or self.workers.running):
+            self.start()
+
+    def release(self) -> list[_Pending]:
+        """The held files no workers took (none started while they were held), for this process."""
+        held, self._held = self._held, []
+        return held
+
     def start(self) -> None:
-        """Send the files queued so far to the workers, whatever their estimated work (with one job, nothing)."""
+        """Send the files queued and held so far to the workers, whatever their estimated work (with one job,
+        nothing)."""
         if self._pool is not None or self.jobs <= 1:
             return
+        self.items += self._held
+        self._held = []
         # As many workers as files, up to the jobs: two big files on 64 cores fork two workers, not 64. Past the
         # threshold, files keep coming as the tree is read; at a threshold of zero, any number may.
         queued = len(self.items) if self.threshold > 0 else self.jobs

@@ -221,6 +221,27 @@ def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
     assert shown(pooled) == shown(run(tree, Execution(jobs=1))) and all(f.data is None for f in pooled.findings)
 
 
+def test_big_files_held_back_go_first_to_workers_that_small_files_started(tmp_path, monkeypatch):
+    """A big file's later stages wait for the workers; when small files start them, it goes to them at once,
+    largest first, not after the whole tree is read."""
+    from aoti_lint import runner
+
+    files = {"a_big.py": OLD_COMPILE + "# padding\n" * 3_500, **{f"b{i}.py": OLD_LOAD for i in range(10)}}
+    tree = project(tmp_path, files)
+    submitted: list[str] = []
+    original = runner._Pool.submit
+    monkeypatch.setattr(
+        runner._Pool,
+        "submit",
+        lambda self, index, item, fix: submitted.append(item.source.display_path) or original(self, index, item, fix),
+    )
+    # Two small files' libcst work (0.03 s each) start the workers.
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0.05))
+    # The first pass's files (the plan's second pass follows in the same workers).
+    assert sorted(submitted[: len(files)]) == sorted(files) and submitted[0] == "a_big.py", submitted
+    assert shown(pooled) == shown(run(tree, Execution(jobs=1)))
+
+
 def test_pre_commit_runs_serially(tree, monkeypatch):
     monkeypatch.setenv("PRE_COMMIT", "1")
     result = run(tree, Execution(jobs=None, pool_min_seconds=0))

@@ -75,6 +75,9 @@ def supported() -> bool:
 
 
 class Cache:
+    """The cache directory as one run uses it: opened per run (``runner.open_cache``), which reads its stamps
+    once, resolves each directory once, and writes the stamps back when it is closed."""
+
     def __init__(self, directory: Path, settings: Settings) -> None:
         self.directory = directory
         self._settings = settings
@@ -122,19 +125,21 @@ class Cache:
         digest_of_key.update(f"\0{kind}\0{','.join(sorted(rule.code for rule in rules))}\0".encode())
         # Project summaries hold the file's paths (display path, directory): a moved file is another entry. A
         # name that is not UTF-8 reaches us with surrogates (os.fsdecode), and goes back to its bytes.
-        digest_of_key.update(f"{display_path}\0{self._resolved_directory(path)}\0".encode("utf-8", "surrogateescape"))
+        directory = self.resolved_directory(str(path))
+        digest_of_key.update(f"{display_path}\0{directory}\0".encode("utf-8", "surrogateescape"))
         digest_of_key.update(f"{plan}\0{digest}".encode())
         return digest_of_key.hexdigest()
 
-    def _resolved_directory(self, path: Path) -> str:
-        """``path.resolve().parent``, as the summaries hold it; resolved once per directory of the run for files
-        that are not symlinks (the files of one directory share it)."""
-        if os.path.islink(path):
-            return str(path.resolve().parent)
-        directory = os.path.dirname(path)
+    def resolved_directory(self, where: str, link: bool | None = None) -> str:
+        """``Path(where).resolve().parent``, the directory a file's summaries hold: its target's for a symlink,
+        else its directory's, resolved once per directory of the run (the files of one directory share it).
+        ``link``: whether the file is a symlink, when the caller knows."""
+        if os.path.islink(where) if link is None else link:
+            return os.path.dirname(os.path.realpath(where))
+        directory = os.path.dirname(where)
         resolved = self._directories.get(directory)
         if resolved is None:
-            resolved = self._directories[directory] = str(Path(directory).resolve())
+            resolved = self._directories[directory] = os.path.realpath(directory)
         return resolved
 
     def _run_prefix(self) -> bytes:

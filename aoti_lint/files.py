@@ -32,12 +32,9 @@ class Candidate:
         self.kind = kind
         self.explicit = explicit
         # Whether the path is a symlink, when the walk knows it for free (the directory entry's type); None
-        # when not known (``is_link`` asks).
+        # when not known.
         self.link = link
         self._path = path if isinstance(path, Path) else None
-
-    def is_link(self) -> bool:
-        return os.path.islink(self.where) if self.link is None else self.link
 
     @property
     def path(self) -> Path:

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from aoti_lint.analysis.migration_flow import FileFlow
 
 
+_NONE_IGNORED: frozenset[str] = frozenset()
+
+
 class RuleSet:
     """The enabled rules, and the per-file-ignores that switch some of them off for some paths."""
 
@@ -28,7 +31,6 @@ class RuleSet:
         self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
         self._per_file = []
         self._for_file: dict[tuple[str, frozenset[str]], tuple[type[Rule], ...]] = {}
-        self._for_kind: dict[str, tuple[type[Rule], ...]] = {}
         self._project_rules: dict[str, tuple[type[ProjectRule], ...]] = {}
         # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
         self.errors: list[FileError] = []
@@ -80,11 +82,8 @@ class RuleSet:
 
     def for_file(self, path: Path | str, kind: str) -> tuple[type[Rule], ...]:
         if not self._per_file:
-            # A warm run asks for every file of the tree: without per-file-ignores, one lookup by kind.
-            rules = self._for_kind.get(kind)
-            if rules is None:
-                rules = self._for_kind[kind] = self._rules_for(kind, frozenset())
-            return rules
+            # A warm run asks for every file of the tree: without per-file-ignores, no path to resolve.
+            return self._rules_for(kind, _NONE_IGNORED)
         ignored: set[str] = set()
         path = Path(path)
         try:

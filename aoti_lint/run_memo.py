@@ -58,9 +58,6 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
 
     started_ns = time.time_ns()
     stats: dict[str, os.stat_result] = {}
-    # A file's summary holds its resolved directory (``Cache.key`` hashes it too): a directory symlink re-pointed
-    # at hard links of the same files leaves every stat as it was, not what the run links to what.
-    resolved: dict[str, str] = {}
     files = []
     newest = 0
     for candidate in candidates:
@@ -71,11 +68,9 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
             return None
         mtime, ctime = info.st_mtime_ns, info.st_ctime_ns
         newest = max(newest, mtime, ctime)
-        if candidate.is_link():
-            place = os.path.realpath(where)
-        else:
-            directory = os.path.dirname(where)
-            place = resolved.get(directory) or resolved.setdefault(directory, os.path.realpath(directory))
+        # A file's summary holds its resolved directory (``Cache.key`` hashes it too): a directory symlink
+        # re-pointed at hard links of the same files leaves every stat as it was, not what the run links to what.
+        place = cache.resolved_directory(where, candidate.link)
         rules = rules_named(ruleset.for_file(where, kind), ruleset.project_rules(kind))
         files.append(
             (where, kind, candidate.explicit, place, rules, info.st_size, mtime, ctime, info.st_ino, info.st_dev)

@@ -739,11 +739,12 @@ def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
     for name in ("a.py", "b.py"):
         os.link(releases / "v1" / name, releases / "v2" / name)
     settings = Settings(root=tmp_path).with_enabled()
-    cache, ruleset = Cache(tmp_path / "cache", settings), RuleSet(settings)
+    ruleset = RuleSet(settings)
 
     def key(path: Path) -> run_memo.RunKey:
         candidates = [item for item in discover([path], settings) if isinstance(item, Candidate)]
-        found = run_memo.run_key(cache, candidates, ruleset, tmp_path, FixOptions())
+        # A cache per run, as each run opens one (it resolves each directory once).
+        found = run_memo.run_key(Cache(tmp_path / "cache", settings), candidates, ruleset, tmp_path, FixOptions())
         assert found is not None and candidates
         return found
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
+from stat import S_ISREG
 
 from aoti_lint.diagnostics import FileError
 from aoti_lint.engine import FileOutcome, FixOptions, process_source
@@ -48,6 +49,10 @@ def read_stamped(candidate: Candidate, cwd: Path) -> tuple[SourceFile | FileErro
     return make_source(candidate.path, shown, candidate.kind, data), info
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_READ_CHUNK = 1 << 20
+
+
 class NotRegularFile(Exception):
     pass
 
@@ -57,16 +62,24 @@ def read_regular_file(path: Path) -> bytes:
     return read_regular_file_stat(path)[0]
 
 
-def read_regular_file_stat(path: Path) -> tuple[bytes, os.stat_result]:
+def read_regular_file_stat(path: Path | str) -> tuple[bytes, os.stat_result]:
     """The file's bytes and the ``stat`` of the open file they were read from."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
+    # Plain descriptor calls: a file object (its buffer, its close) costs more than the read of a small file,
+    # and a large tree reads tens of thousands of them.
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not S_ISREG(info.st_mode):
             raise NotRegularFile
-        return handle.read(), info
+        # To the end, not to the size of the stat: a file may grow, and some report no size (/proc).
+        chunks = []
+        size = info.st_size + 1
+        while chunk := os.read(fd, size):
+            chunks.append(chunk)
+            size = _READ_CHUNK
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks), info
+    finally:
+        os.close(fd)
 
 
 def lint_file(

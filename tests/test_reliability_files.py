@@ -153,6 +153,27 @@ def test_ten_megabyte_file(tmp_path):
     assert result.stdout.split()[-2:] == ["0", "False"], result.stdout + result.stderr
 
 
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_a_file_whose_stat_has_no_size_is_read_to_its_end(cli, tmp_path):
+    """/proc files stat as regular files of size 0: the read goes on to the end, not to the stat's size."""
+    from aoti_lint.disk import read_regular_file_stat
+
+    data, info = read_regular_file_stat("/proc/self/status")
+    assert info.st_size == 0 and b"Name:" in data and data.endswith(b"\n")
+    (tmp_path / "status.py").symlink_to("/proc/self/status")  # holds no AOTI token: read, settled, no error
+    assert cli("--isolated", "--no-cache", ".", cwd=tmp_path).returncode == 0
+
+
+def test_files_bigger_than_a_read_are_read_whole(tmp_path):
+    from aoti_lint.disk import read_regular_file_stat
+
+    data = os.urandom(3 * (1 << 20) + 7)
+    (tmp_path / "big.py").write_bytes(data)
+    assert read_regular_file_stat(tmp_path / "big.py")[0] == data
+    (tmp_path / "empty.py").write_bytes(b"")
+    assert read_regular_file_stat(str(tmp_path / "empty.py"))[0] == b""
+
+
 @pytest.mark.parametrize("count", [500, pytest.param(20_000, marks=pytest.mark.slow)])
 def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch, count):
     """20,000 `x = ...` lines (500 in the fast suite) and one AOTI reference: libcst's qualified-name lookup

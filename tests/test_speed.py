@@ -17,6 +17,7 @@ from aoti_lint import cache as cache_module
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.engine import FixOptions
+from aoti_lint.file_context import FileContext
 from aoti_lint.lint import lint_paths
 from aoti_lint.runner import Execution
 from tests.conftest import REPO
@@ -756,3 +757,28 @@ def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
         after = key(link)
         assert sorted(before.stats.values()) == sorted(after.stats.values()), "the same files, the same stats"
         assert before.digest != after.digest
+
+
+def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
+    """The first look at the bytes scans for a few anchors, then for the tokens under the anchor found: a file
+    passes if and only if it holds one of the tokens, each alone, next to its anchor's other tokens or not."""
+    from aoti_lint.file_context import SCREEN_ANCHORS, _screen, anchored_tokens
+    from aoti_lint.rules import ALL_RULES
+
+    context = FileContext.of(ALL_RULES)
+    screen = _screen(context.rules, context.project_rules)
+    tokens = [token for anchor, held in screen.anchored for token in (held or (anchor,))]
+    assert len(screen.anchored) < len(tokens) / 2  # the point of it: fewer scans than tokens
+
+    def passes(data: bytes) -> bool:
+        return any(anchor in data and (not held or any(t in data for t in held)) for anchor, held in screen.anchored)
+
+    for token in tokens:
+        assert passes(b"x = " + token + b"\n"), token
+        # The token cut short keeps its anchor but no token: it does not pass (unless a shorter token is left).
+        cut = token[:-1]
+        assert passes(cut) == any(other in cut for other in tokens), token
+    assert not passes(b"".join(SCREEN_ANCHORS).replace(b"Meta", b"Met"))
+    # A token holding no anchor is its own anchor; one that is an anchor needs no second look.
+    assert anchored_tokens([b"aot_load", b"xyz", b"aot"]) == ((b"aot", ()), (b"xyz", ()))
+    assert anchored_tokens([b"aot_load", b"xyz"]) == ((b"aot", (b"aot_load",)), (b"xyz", ()))

@@ -500,10 +500,10 @@ def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
 
 def finding_from_json(item: Any, path: str) -> Finding:
     """The finding ``finding_to_json`` wrote, found in ``path``; raises on anything else."""
-    from aoti_lint.rules import RULES_BY_CODE
+    from aoti_lint.knowledge.rule_codes import RULE_CODES
 
     fix = item["fix"]
-    if _text(item["code"]) not in RULES_BY_CODE:
+    if _text(item["code"]) not in RULE_CODES:
         raise ValueError("unknown rule")
     start, end = _span(item["start"], item["end"])
     edits = []

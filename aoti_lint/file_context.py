@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aoti_lint.rules.base import ProjectRule, Rule
+from aoti_lint.rules.base import ProjectRule, Rule, rule_matches
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
@@ -46,11 +46,11 @@ class FileContext:
         screen = _screen(self.rules, self.project_rules)
         if not (
             any(anchor in data and (not tokens or any(t in data for t in tokens)) for anchor, tokens in screen.anchored)
-            or any(rule.could_match(data) for rule in screen.rules)
+            or any(rule_matches(rule, data) for rule in screen.rules)
             or any(rule.wants_summary(data) for rule in screen.project_rules)
         ):
             return False
-        return any(rule.could_match(data) for rule in self.rules) or any(
+        return any(rule_matches(rule, data) for rule in self.rules) or any(
             rule.wants_summary(data) for rule in self.project_rules
         )
 

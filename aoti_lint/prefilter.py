@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from aoti_lint.file_context import FileContext
-from aoti_lint.rules.base import ProjectRule, PythonRule, Rule
+from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, rule_matches
 from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 
 RuleType = TypeVar("RuleType", bound=type[Rule])
@@ -69,7 +69,7 @@ class Wanted:
 def by_bytes(data: bytes, context: FileContext) -> Wanted:
     """Stage one for a Python file: the rules whose tokens its bytes hold."""
     return Wanted(
-        [rule for rule in context.rules if issubclass(rule, PythonRule) and rule.could_match(data)],
+        [rule for rule in context.rules if issubclass(rule, PythonRule) and rule_matches(rule, data)],
         [rule for rule in context.project_rules if rule.wants_summary(data)],
     )
 

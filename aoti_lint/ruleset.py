@@ -11,8 +11,7 @@ from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError
 from aoti_lint.engine import FLOW_SUMMARY, MIGRATION_CODES
 from aoti_lint.file_context import FileContext
-from aoti_lint.rules import ALL_RULES, CrossDeviceLoad, Rule
-from aoti_lint.rules.base import ProjectRule
+from aoti_lint.rules.base import ProjectRule, Rule
 
 if TYPE_CHECKING:
     from aoti_lint.analysis.migration_flow import FileFlow
@@ -24,11 +23,12 @@ _NONE_IGNORED: frozenset[str] = frozenset()
 class RuleSet:
     """The enabled rules, and the per-file-ignores that switch some of them off for some paths."""
 
-    def __init__(self, settings: Settings, rules: Sequence[type[Rule]] = ALL_RULES) -> None:
+    def __init__(self, settings: Settings, rules: Sequence[type[Rule]] | None = None) -> None:
         from aoti_lint import selection
 
         self.settings = settings
-        self.rules = tuple(rule for rule in rules if rule.code in settings.enabled)
+        self._given = rules
+        self._rules: tuple[type[Rule], ...] | None = None
         self._per_file = []
         self._for_file: dict[tuple[str, frozenset[str]], tuple[type[Rule], ...]] = {}
         self._project_rules: dict[str, tuple[type[ProjectRule], ...]] = {}
@@ -54,6 +54,25 @@ class RuleSet:
                     groups.setdefault(resolved, []).append(pattern)
             self._per_file += [(spec(group), codes) for codes, group in groups.items()]
 
+    @property
+    def rules(self) -> tuple[type[Rule], ...]:
+        """The enabled rules (all of ``aoti_lint.rules`` unless others were given), imported on first use: a run
+        that reports from its memo needs only their codes (``rules_key``)."""
+        if self._rules is None:
+            if self._given is None:
+                from aoti_lint.rules import ALL_RULES
+
+                self._given = ALL_RULES
+            self._rules = tuple(rule for rule in self._given if rule.code in self.settings.enabled)
+        return self._rules
+
+    def rules_key(self, path: Path | str, kind: str) -> str:
+        """What the rules for the file at ``path`` depend on besides the settings and ``kind`` (both part of any
+        key the caller makes): the codes the per-file-ignores switch off for it. The rules are not imported."""
+        if not self._per_file:
+            return ""
+        return ",".join(sorted(self._ignored(path)))
+
     def project_rules(self, kind: str) -> tuple[type[ProjectRule], ...]:
         """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
         and the device-flow summary whenever the migration fixes are on (they are planned per artifact flow)."""
@@ -64,6 +83,8 @@ class RuleSet:
     def _project_rules_of(self, kind: str) -> tuple[type[ProjectRule], ...]:
         rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
         migrating = any(rule.code in MIGRATION_CODES for rule in self.rules)
+        from aoti_lint.rules import CrossDeviceLoad
+
         if migrating and kind in CrossDeviceLoad.file_kinds and not any(r.summary_key == FLOW_SUMMARY for r in rules):
             rules += (CrossDeviceLoad,)
         return rules
@@ -84,6 +105,9 @@ class RuleSet:
         if not self._per_file:
             # A warm run asks for every file of the tree: without per-file-ignores, no path to resolve.
             return self._rules_for(kind, _NONE_IGNORED)
+        return self._rules_for(kind, self._ignored(path))
+
+    def _ignored(self, path: Path | str) -> frozenset[str]:
         ignored: set[str] = set()
         path = Path(path)
         try:
@@ -93,7 +117,7 @@ class RuleSet:
         for spec, codes in self._per_file:
             if spec.match_file(rel) or spec.match_file(path.name):
                 ignored |= codes
-        return self._rules_for(kind, frozenset(ignored))
+        return frozenset(ignored)
 
     def _rules_for(self, kind: str, ignored: frozenset[str]) -> tuple[type[Rule], ...]:
         # One tuple per kind and set of ignored codes, the same object each time (callers key memos on it).

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aoti_lint.cache import MEMO_SUFFIX, finding_from_json, finding_to_json
-from aoti_lint.stamps import RACY_SECONDS, rules_named
+from aoti_lint.stamps import RACY_SECONDS
 
 if TYPE_CHECKING:
     from aoti_lint.cache import Cache
@@ -71,7 +71,9 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
         # A file's summary holds its resolved directory (``Cache.key`` hashes it too): a directory symlink
         # re-pointed at hard links of the same files leaves every stat as it was, not what the run links to what.
         place = cache.resolved_directory(where, candidate.link)
-        rules = rules_named(ruleset.for_file(where, kind), ruleset.project_rules(kind))
+        # The rules for the file: the settings' (in the memo's name) for its kind, less what the per-file-ignores
+        # switch off for its path. Named by their codes alone, they are not imported.
+        rules = ruleset.rules_key(where, kind)
         files.append(
             (where, kind, candidate.explicit, place, rules, info.st_size, mtime, ctime, info.st_ino, info.st_dev)
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from aoti_lint.rules import ALL_RULES
+from aoti_lint.knowledge.rule_codes import RULE_CODES
 
 
 class SelectorError(ValueError):
@@ -15,10 +15,10 @@ def expand(selector: str) -> set[str]:
     """The codes a selector names; raises SelectorError for one that names no rule."""
     token = selector.strip().upper()
     if token == "ALL":
-        return {rule.code for rule in ALL_RULES}
-    codes = {rule.code for rule in ALL_RULES if rule.code.startswith(token)}
+        return set(RULE_CODES)
+    codes = {code for code in RULE_CODES if code.startswith(token)}
     if not codes or not token:
-        known = [rule.code for rule in ALL_RULES] + ["ALL"]
+        known = [*RULE_CODES, "ALL"]
         import difflib  # only to word an error
 
         hint = difflib.get_close_matches(token, known, n=1)

@@ -782,3 +782,36 @@ def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
     # A token holding no anchor is its own anchor; one that is an anchor needs no second look.
     assert anchored_tokens([b"aot_load", b"xyz", b"aot"]) == ((b"aot", ()), (b"xyz", ()))
     assert anchored_tokens([b"aot_load", b"xyz"]) == ((b"aot", (b"aot_load",)), (b"xyz", ()))
+
+
+def test_the_rule_codes_are_the_registrys():
+    from aoti_lint.knowledge.rule_codes import RULE_CODES
+    from aoti_lint.rules import ALL_RULES
+
+    assert tuple(rule.code for rule in ALL_RULES) == RULE_CODES
+
+
+RULE_MODULES_PROBE = """
+import sys, time
+from types import SimpleNamespace
+
+from aoti_lint import run_memo, runner
+
+# Past the racy window of the files just written, as a run on a checkout is (see move_the_runs_clock_on).
+clock = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
+runner.time = run_memo.time = clock
+from aoti_lint.cli import main
+
+code = main(["--isolated", "--cache-dir", "cache", "-q", "--exit-zero", "src"])
+print(code, "aoti_lint.rules.deprecated_api" in sys.modules, "libcst" in sys.modules)
+"""
+
+
+def test_a_run_the_memo_answers_loads_no_rule(tmp_path):
+    """The rules are imported on first use: a warm run over unchanged files needs only their codes."""
+    stamped_tree(tmp_path / "src")
+    probe = [sys.executable, "-c", RULE_MODULES_PROBE]
+    runs = [subprocess.run(probe, cwd=tmp_path, capture_output=True, text=True, timeout=120) for _ in range(2)]
+    last_lines = [result.stdout.splitlines()[-1].split() for result in runs]
+    assert last_lines == [["0", "True", "True"], ["0", "False", "False"]], runs
+    assert list((tmp_path / "cache").glob("*.run"))

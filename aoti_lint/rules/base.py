@@ -56,6 +56,23 @@ def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
     return False
 
 
+# What each rule's test of the bytes last gave, for the bytes last asked about: stage one asks about each file up
+# to three times (the screen, whether any rule matches, which ones), and a rule's own test may run a dozen
+# regular expressions (AOTI202's key forms: some 150 ms over torch's sources, each time).
+_matched: list[Any] = [b"", {}]
+
+
+def rule_matches(rule: type[Rule], data: bytes) -> bool:
+    """``rule.could_match(data)``, asked once per rule for the same bytes."""
+    if _matched[0] is not data:
+        _matched[:] = [data, {}]
+    found: dict[type[Rule], bool] = _matched[1]
+    matched = found.get(rule)
+    if matched is None:
+        matched = found[rule] = rule.could_match(data)
+    return matched
+
+
 def call_argument(call: Any, position: int | None, keyword: str) -> Any:
     """The expression a libcst call passes as ``keyword`` or at ``position``; None if absent, or once a ``*``/``**``
     argument comes first (its position is then unknown)."""

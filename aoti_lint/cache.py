@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 from aoti_lint import __version__, plaindata
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
-from aoti_lint.engine import FileOutcome
 from aoti_lint.stamps import Stamps
 from aoti_lint.stamps import decode as decode_stamps
 from aoti_lint.stamps import encode as encode_stamps
 
 if TYPE_CHECKING:
     from aoti_lint.config import Settings
+    from aoti_lint.engine import FileOutcome
     from aoti_lint.rules import Rule
     from aoti_lint.source import SourceFile
 
@@ -491,6 +491,8 @@ def _span(start: Any, end: Any) -> tuple[Position, Position]:
 
 def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
     """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
+    from aoti_lint.engine import FileOutcome
+
     if not isinstance(entry, dict) or not isinstance(entry["findings"], list):
         raise ValueError("not an entry")
     findings = [finding_from_json(item, display_path) for item in entry["findings"]]

@@ -338,9 +338,9 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
         _error(str(exc))
         return EXIT_ERROR
 
-    from aoti_lint.engine import FixOptions
     from aoti_lint.lint import lint_paths
     from aoti_lint.report import FORMATS_WITH_EDITS
+    from aoti_lint.run_options import FixOptions
 
     fix = FixOptions(
         apply=bool(args.fix) or args.fix_only or args.diff,
@@ -364,7 +364,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
             return EXIT_CLEAN
         run, stdin_code = lint_stdin(stdin_code, args.stdin_filename, settings, cwd, fix)
     else:
-        from aoti_lint.runner import Execution
+        from aoti_lint.run_options import Execution
 
         cache_dir = None
         if not args.no_cache:

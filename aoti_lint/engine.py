@@ -18,7 +18,10 @@ from aoti_lint.file_context import FileContext
 from aoti_lint.prefilter import Wanted, by_bytes, by_code
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
+from aoti_lint.run_options import FixOptions
 from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
+
+__all__ = ["FixOptions"]  # defined with the run's other options; the engine is where its callers find it
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -51,15 +54,6 @@ class CheckResult:
     errors: list[FileError] = field(default_factory=list)
     parsed: bool = False
     project: ProjectPart | None = None
-
-
-@dataclass(frozen=True)
-class FixOptions:
-    apply: bool = False  # --fix, --fix-only, --diff
-    unsafe: bool = False  # --unsafe-fixes
-    write: bool = True  # False with --diff: compute, never write (the engine never writes; its callers do)
-    # Build every fix's edits even when none is applied (the output format prints them).
-    edits: bool = True
 
 
 @dataclass

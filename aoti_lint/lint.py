@@ -12,24 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding
-from aoti_lint.disk import make_source
-from aoti_lint.engine import FileOutcome, FixOptions, ProjectPart, over_limits, process_source
-from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate, MissingPath, discover
-from aoti_lint.project import (
-    check_project,
-    complete_summaries,
-    cpp_artifact_loads,
-    plan_migrations,
-    settle_flows,
-    unplaced,
-)
 from aoti_lint.ruleset import RuleSet
+from aoti_lint.run_options import Execution, FixOptions
 from aoti_lint.source import display_path, file_kind
 
 if TYPE_CHECKING:
     from aoti_lint.cache import Cache
-    from aoti_lint.runner import Execution, Workers
+    from aoti_lint.engine import FileOutcome, ProjectPart
+    from aoti_lint.run_memo import RunKey
+    from aoti_lint.runner import Workers
 
 
 @dataclass
@@ -63,48 +55,64 @@ def lint_paths(
     """Lint (and fix) the files under ``paths``; ``execution`` sets workers and cache (default: serial, none)."""
     from contextlib import nullcontext
 
-    from aoti_lint.runner import Execution, Workers, open_cache
-
     fix = fix or FixOptions()
     execution = execution or Execution()
     # One cache for the run's passes over the files: its stamps are read once and written once. A fixing run
-    # keeps off the cache, as it always did (fixes are never taken from it). One set of workers too, started by
-    # the first pass that has enough work for them.
-    cache = None if fix.apply else open_cache(execution, settings)
-    with cache or nullcontext(), Workers() as workers:
-        return _lint_paths(paths, settings, cwd, fix, execution, cache, workers)
+    # keeps off the cache, as it always did (fixes are never taken from it).
+    cache = None
+    if not fix.apply and execution.cache_dir is not None:
+        from aoti_lint.cache import Cache
+
+        cache = Cache(execution.cache_dir, settings)
+    with cache or nullcontext():
+        run = RunOutcome()
+        ruleset = RuleSet(settings)
+        run.errors.extend(ruleset.errors)
+        candidates: list[Candidate] = []
+        for item in discover(paths, settings):
+            if isinstance(item, MissingPath):
+                run.errors.append(FileError(display_path(item.path, cwd), item.message))
+            else:
+                candidates.append(item)
+        # A checking run over files whose stamps all match the memo of an earlier run reports what it found,
+        # before the engine, the rules or the worker pool are even imported.
+        memo = None
+        if cache is not None and cache.usable and not run.errors:
+            from aoti_lint import run_memo
+
+            memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)
+            recalled = run_memo.recall(cache, memo) if memo is not None else None
+            if recalled is not None:
+                run.findings, run.files_checked = recalled
+                return run
+        # One set of workers for the run's passes, started by the first pass that has enough work for them.
+        from aoti_lint.runner import Workers
+
+        with Workers() as workers:
+            return _lint_files(run, candidates, ruleset, cwd, fix, execution, cache, memo, workers)
 
 
-def _lint_paths(
-    paths: list[Path],
-    settings: Settings,
+def _lint_files(
+    run: RunOutcome,
+    candidates: list[Candidate],
+    ruleset: RuleSet,
     cwd: Path,
     fix: FixOptions,
     execution: Execution,
     cache: Cache | None,
+    memo: RunKey | None,
     workers: Workers,
 ) -> RunOutcome:
+    from aoti_lint.project import (
+        check_project,
+        complete_summaries,
+        cpp_artifact_loads,
+        plan_migrations,
+        settle_flows,
+        unplaced,
+    )
     from aoti_lint.runner import run_files
 
-    run = RunOutcome()
-    ruleset = RuleSet(settings)
-    run.errors.extend(ruleset.errors)
-    candidates: list[Candidate] = []
-    for item in discover(paths, settings):
-        if isinstance(item, MissingPath):
-            run.errors.append(FileError(display_path(item.path, cwd), item.message))
-        else:
-            candidates.append(item)
-    # A checking run over files whose stamps all match the memo of an earlier run reports what it found.
-    memo = None
-    if cache is not None and cache.usable and not run.errors:
-        from aoti_lint import run_memo
-
-        memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)
-        recalled = run_memo.recall(cache, memo) if memo is not None else None
-        if recalled is not None:
-            run.findings, run.files_checked = recalled
-            return run
     # First every file is read and summarised, nothing fixed: the migration is planned per artifact flow over
     # the whole run, then the files with something to fix (or whose findings the plan changes) are done again.
     # A checking run caches each file's outcome under its plan as well, so a warm run re-reads nothing.
@@ -203,6 +211,10 @@ def lint_stdin(
 ) -> tuple[RunOutcome, bytes]:
     """Lint code read from stdin as the file ``path`` would be (its kind, its per-file-ignores, its name in
     the report); nothing is written. Returns the run and the code after fixes."""
+    from aoti_lint.disk import make_source
+    from aoti_lint.engine import over_limits, process_source
+    from aoti_lint.file_context import FileContext
+
     run = RunOutcome()
     path = path or Path("-")
     absolute = path if path.is_absolute() else cwd / path

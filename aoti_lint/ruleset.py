@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError
-from aoti_lint.engine import FLOW_SUMMARY, MIGRATION_CODES
-from aoti_lint.file_context import FileContext
-from aoti_lint.rules.base import ProjectRule, Rule
 
 if TYPE_CHECKING:
     from aoti_lint.analysis.migration_flow import FileFlow
+    from aoti_lint.file_context import FileContext
+    from aoti_lint.rules.base import ProjectRule, Rule
 
 
 _NONE_IGNORED: frozenset[str] = frozenset()
@@ -81,10 +80,12 @@ class RuleSet:
         return self._project_rules[kind]
 
     def _project_rules_of(self, kind: str) -> tuple[type[ProjectRule], ...]:
+        from aoti_lint.engine import FLOW_SUMMARY, MIGRATION_CODES
+        from aoti_lint.rules import CrossDeviceLoad
+        from aoti_lint.rules.base import ProjectRule
+
         rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
         migrating = any(rule.code in MIGRATION_CODES for rule in self.rules)
-        from aoti_lint.rules import CrossDeviceLoad
-
         if migrating and kind in CrossDeviceLoad.file_kinds and not any(r.summary_key == FLOW_SUMMARY for r in rules):
             rules += (CrossDeviceLoad,)
         return rules
@@ -94,6 +95,8 @@ class RuleSet:
     ) -> FileContext:
         """Everything linting the file at ``path`` depends on besides its bytes (the project rules left aside
         when ``kind`` is not the kind of any)."""
+        from aoti_lint.file_context import FileContext
+
         return FileContext(
             self.for_file(path, kind),
             self.project_rules(kind),

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import FileError
 from aoti_lint.disk import lint_file, read_stamped
-from aoti_lint.engine import FileOutcome, FixOptions, needs_libcst, over_limits
+from aoti_lint.engine import FileOutcome, needs_libcst, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted, prefiltered
 from aoti_lint.ruleset import RuleSet
+from aoti_lint.run_options import Execution, FixOptions
 from aoti_lint.source import SourceFile, display_path
 from aoti_lint.stamps import CLEAN, rules_named
 
@@ -47,19 +48,6 @@ STAGE_SECONDS_PER_BYTE = 0.3e-6
 # A file past stage one this small has its later stages run here as soon as it is read, until workers run: they
 # cost less than sending it to a worker (a few milliseconds), and a file they settle never goes to one.
 INLINE_STAGE_BYTES = 32_000
-# Below this much estimated work, starting workers (each imports libcst: half a second) costs more than it saves.
-POOL_MIN_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class Execution:
-    """How a run spends the machine: worker processes and the cache."""
-
-    # None: one worker per core, or serial when pre-commit runs us (it parallelises hooks itself).
-    jobs: int | None = 1
-    # None: no cache.
-    cache_dir: Path | None = None
-    pool_min_seconds: float = POOL_MIN_SECONDS
 
 
 def available_cores() -> int:

@@ -12,6 +12,7 @@ PACKAGES = {"aoti_lint": ROOT / "aoti_lint", "aoti_lint.codemods": ROOT / "codem
 
 # The lint core as data flows through it, bottom first: a module may import those before it, never one after.
 CORE = (
+    "aoti_lint.run_options",
     "aoti_lint.diagnostics",
     "aoti_lint.source",
     "aoti_lint.code_index",

@@ -169,6 +169,15 @@ def check_source(
 
             result.project = ProjectPart(source.display_path, light, _project_codes(rules), python_suppressions(text))
             return result
+        if not build_edits:
+            answered = ast_findings(source, context, wanted)
+            if answered is not None:
+                if answered:
+                    from aoti_lint.suppressions import python_suppressions
+
+                    answered = python_suppressions(text).filter(answered)
+                result.findings.extend(answered)
+                return result
     from aoti_lint.parse import parse_module
 
     module = parse_module(source, text)
@@ -199,10 +208,48 @@ def check_source(
     return result
 
 
-def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted) -> bool:
+def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted, build_edits: bool = True) -> bool:
     """Whether ``check_source`` parses the file with libcst, given what ``prefilter.prefiltered`` found: not
-    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``)."""
-    return bool(wanted.rules) or context.flow is not None or _light_index(source.text, wanted.project_rules) is None
+    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``), nor, in a run that
+    builds no fix edits, when its rules answer from ``ast`` (``ast_findings``)."""
+    if wanted.rules:
+        return build_edits or ast_findings(source, context, wanted) is None
+    return context.flow is not None or _light_index(source.text, wanted.project_rules) is None
+
+
+_NO_AST_ANSWER = PythonRule.check_ast.__func__  # type: ignore[attr-defined]
+# The last file ``ast_findings`` answered for: the runner asks, then check_source asks again about the same text.
+_answered: list[Any] = [None, None, None]
+
+
+def ast_findings(source: SourceFile, context: FileContext, wanted: Wanted) -> list[Finding] | None:
+    """The findings of a Python file whose rules all answer from its ``ast`` index (``PythonRule.check_ast``),
+    before noqa comments; None when libcst must read it: some rule does not answer, project data is wanted,
+    or the run's migration plan concerns the file. Their fixes' edits are left deferred."""
+    if wanted.project_rules or context.flow is not None or source.kind != "python":
+        return None
+    if any(getattr(rule.check_ast, "__func__", None) is _NO_AST_ANSWER for rule in wanted.rules):
+        return None
+    text, key = source.text, (source.display_path, tuple(wanted.rules))
+    if _answered[0] is text and _answered[1] == key:
+        return _answered[2]
+    from aoti_lint.code_index import code_index
+
+    index = code_index(text)
+    found: list[Finding] | None = None
+    if index is not None and index.tree is not None:
+        found = []
+        for rule in wanted.rules:
+            try:
+                answer = rule.check_ast(index, source.display_path)
+            except Exception:  # a bug in the ast reading, or a tree too deep for it: libcst's traversal answers
+                answer = None
+            if answer is None:
+                found = None
+                break
+            found.extend(answer)
+    _answered[:] = [text, key, found]
+    return found
 
 
 def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | None:

@@ -257,7 +257,7 @@ def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
     # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work. Otherwise
     # (tokens only in strings or comments, `.so` mentions read from ast, undecodable bytes) it is settled here
     # without libcst, while the file's ast index is still at hand.
-    if wanted and needs_libcst(item.source, item.context, wanted):
+    if wanted and needs_libcst(item.source, item.context, wanted, stream.fix.apply or stream.fix.edits):
         stream.add(item, SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data))
         return True
     return False

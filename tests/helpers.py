@@ -23,14 +23,19 @@ from aoti_lint.source import SourceFile, file_kind
 
 
 def lint_text(
-    text: str, filename: str = "example.py", select: tuple[str, ...] = ("ALL",), rules=ALL_RULES, prefilter=True
+    text: str,
+    filename: str = "example.py",
+    select: tuple[str, ...] = ("ALL",),
+    rules=ALL_RULES,
+    prefilter=True,
+    build_edits=True,
 ):
     settings = Settings(root=Path("."), select=select).with_enabled()
     enabled = [rule for rule in rules if rule.code in settings.enabled]
     kind = file_kind(Path(filename)) or "python"
     enabled = [rule for rule in enabled if kind in rule.file_kinds]
     source = SourceFile(path=Path(filename), display_path=filename, kind=kind, data=text.encode("utf-8"))
-    result = check_source(source, FileContext.of(enabled), prefilter=prefilter)
+    result = check_source(source, FileContext.of(enabled), prefilter=prefilter, build_edits=build_edits)
     # Project rules see this one file as the whole project.
     findings, errors = check_project(enabled, [result.project] if result.project else [])
     result.findings.extend(findings)

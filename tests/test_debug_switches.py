@@ -381,3 +381,82 @@ def test_discovery_never_opens_a_named_pipe(cli, tmp_path):
     write(tmp_path, {"run.sh": "export CUDA_LAUNCH_BLOCKING=1\n"})
     result = cli(*SELECT, ".", cwd=tmp_path)
     assert result.stdout.startswith("run.sh:1:8: AOTI201"), result.stderr
+
+
+# AOTI201 read from ast: the forms it answers give what libcst's traversal gives; the others are left to libcst.
+
+ON = 'os.environ["TORCH_USE_CUDA_DSA"] = "1"\n'  # an on setting: the file passes every prefilter stage
+AST_ANSWERED = [
+    'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nos.environ.setdefault("TORCH_COMPILE_DEBUG", "1")\n',
+    'import os\n\nos.environ["TORCH_LOGS"] = "+dynamo,output_code"\nx = os.environ["CUDA_LAUNCH_BLOCKING"]\n',
+    'import os as o\n\no.environ["CUDA_LAUNCH_BLOCKING"] = "1"  # noqa: AOTI201\n',
+    'from os import environ\n\nenviron["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'from os import environ as env\n\nenv.setdefault("CUDA_LAUNCH_BLOCKING", "1")\n',
+    'import os.path\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\na = os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',  # two targets: no fix
+    'import os\n\nflag = os.environ.setdefault("CUDA_LAUNCH_BLOCKING", "1")\n',  # in an expression: no fix
+    'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "0"\nos.environ["TORCH_LOGS"] = ""\n' + ON,  # off: nothing
+    'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = flag\nos.environ["CUDA_LAUNCH_BLOCKING"] = 1\n' + ON,
+    'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"; x = 1\n',
+    'import os\n\nos.environ["CUDA_" "LAUNCH_BLOCKING"] = ("1")\n' + ON,
+    'import os\n\nv = os.environ.get("CUDA_LAUNCH_BLOCKING", "1")\nw = os.getenv("TORCH_LOGS")\n' + ON,
+    'import os\n\nclass T:\n    def setUp(self):\n        """é"""\n'
+    '        os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"\n',
+    'import os\n\nasync def f():\n    s = "ünïcödé"; os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\ndef f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = (\n        "1"\n    )\n',
+]
+LEFT_TO_LIBCST = [
+    'import os\n\nif debug:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nif ready:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nfor _ in range(2):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nos.environ.update({"CUDA_LAUNCH_BLOCKING": "1"})\n',
+    'import os\n\nos.environ.update(CUDA_LAUNCH_BLOCKING="1")\n',
+    'import os, subprocess\n\nsubprocess.run(cmd, env={**os.environ, "CUDA_LAUNCH_BLOCKING": "1"})\n',
+    'import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n',
+    'import os\n\nos = fake\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\ndef f(os):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'def f():\n    import os\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'try:\n    import os\nexcept ImportError:\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'from os import *\n\nenviron["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nif (os := fake):\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nos.environ[f"CUDA_LAUNCH_BLOCKING"] = "1"\nprint("CUDA_LAUNCH_BLOCKING")\n' + ON,
+    'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"]: str = "1"\n' + ON,
+]
+
+
+def _reading(text: str, edits: bool) -> list[tuple]:
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    result = check_source(source, FileContext.of([DebugEnvVar]), build_edits=edits)
+    fixes = [None if f.fix is None else (f.fix.applicability, f.fix.message, f.fix.has_edits) for f in result.findings]
+    return sorted(
+        (f.code, f.message, f.start.row, f.start.column, f.end.row, f.end.column, str(fix), f.noqa_row)
+        for f, fix in zip(result.findings, fixes, strict=True)
+    )
+
+
+@pytest.mark.parametrize("text", AST_ANSWERED + LEFT_TO_LIBCST)
+def test_the_ast_reading_gives_libcsts_findings_or_none(text, monkeypatch):
+    from aoti_lint import engine, parse
+    from aoti_lint.prefilter import prefiltered
+
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    context = FileContext.of([DebugEnvVar])
+    wanted = prefiltered(source, context)
+    answered = bool(wanted) and engine.ast_findings(source, context, wanted) is not None
+    assert answered == (text in AST_ANSWERED)
+    parsed: list[str] = []
+    original = parse.parse_module
+    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
+    fast = _reading(text, edits=False)
+    assert bool(parsed) != answered, "a file the ast reading answers is never parsed with libcst"
+    assert fast == _reading(text, edits=True)  # built with libcst, its fixes' edits too
+
+
+def test_a_cached_ast_answer_is_read_again_by_libcst_for_a_format_that_shows_edits(cli, tmp_path):
+    write(tmp_path, {"m.py": 'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'})
+    first = cli(*SELECT, "--cache-dir", "c", ".", cwd=tmp_path)
+    assert "m.py:3:12: AOTI201" in first.stdout
+    shown = json.loads(cli(*SELECT, "--cache-dir", "c", "--output-format", "json", ".", cwd=tmp_path).stdout)
+    assert [item["fix"]["edits"] != [] for item in shown] == [True]

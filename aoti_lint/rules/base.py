@@ -203,6 +203,13 @@ class PythonRule(Rule):
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
         return self.context.qualified_names(node)
 
+    @classmethod
+    def check_ast(cls, code: CodeIndex, path: str) -> list[Finding] | None:
+        """The rule's findings in the file at ``path`` from its ``ast`` index alone, for a run that shows no fix
+        edits: exactly those libcst's traversal reports, their fixes left ``deferred``; or None where libcst
+        must answer. A file whose every rule answers here is never parsed with libcst."""
+        return None
+
 
 class ProjectRule(Rule):
     """A rule over all the files of one run, e.g. a load in one file of an artifact compiled in another.

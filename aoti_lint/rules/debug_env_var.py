@@ -134,6 +134,12 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         return any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
 
     @classmethod
+    def check_ast(cls, code: Any, path: str) -> list[Finding] | None:
+        # The common forms only (`os.environ[K] = V`, `os.environ.setdefault(K, V)`, outside any `if`), see
+        # _AstSettings; libcst reads any other.
+        return _AstSettings(cls, code, path).findings()
+
+    @classmethod
     def tidy_after_fix(cls, text: str) -> str:
         """`import os` / `from os import environ` that the removed settings were the last users of."""
         if not _IMPORTS_OS.search(text):  # also keeps shell, YAML and .env files away from the Python parser
@@ -445,3 +451,192 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         ),
         Invalid("export TORCH_LOGS=+dynamo\n", filename="app.env", line=1, column=8),
     ]
+
+
+class _AstSettings:
+    """AOTI201 in Python read from ``ast``, for the forms whose report libcst's traversal settles alone: a
+    switch's name as the key of ``environ[K] = V`` (one target: the statement goes; more: no fix) or of
+    ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), where ``environ``
+    is bound by ``import os`` / ``from os import environ`` at module level and nowhere rebound, in a module,
+    class or function body outside any ``if`` (whose condition may make it deliberate). A switch's name read
+    (``environ[K]`` loaded, ``x.get(K)``) is passed over as libcst passes over it. Any other place a switch's
+    name takes (a dict key, a keyword, another call, another object) leaves the file to libcst: ``findings``
+    is then None. ``tests/test_debug_switches.py`` compares both readings."""
+
+    _BLOCKS = ("Module", "FunctionDef", "AsyncFunctionDef", "ClassDef")
+    # Calls whose own arguments libcst's visit never reports: not an environ method, no `putenv`, no `env=`.
+    _SETTING_METHODS = frozenset({"setdefault", "update", "putenv"})
+
+    def __init__(self, rule: type[DebugEnvVar], code: Any, path: str) -> None:
+        self.rule, self.code, self.path = rule, code, path
+        self.parents: dict[Any, Any] = {}
+        self.os_names: set[str] = set()
+        self.environ_names: set[str] = set()
+
+    def findings(self) -> list[Finding] | None:
+        import ast
+
+        tree = self.code.tree
+        if tree is None:
+            return None
+        candidates: list[Any] = []
+        bound: list[str] = []  # names bound anywhere other than by a module-level import of os
+        parents = self.parents
+        stack: list[Any] = [tree]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Constant:
+                if type(node.value) is str and node.value in SWITCHES_BY_ENV_VAR:
+                    candidates.append(node)
+                continue
+            if kind is ast.keyword and node.arg in SWITCHES_BY_ENV_VAR:
+                return None
+            if kind is ast.Name and type(node.ctx) is not ast.Load:
+                bound.append(node.id)
+            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                bound.append(node.name)
+            elif kind is ast.arg:
+                bound.append(node.arg)
+            elif kind in (ast.Global, ast.Nonlocal):
+                bound.extend(node.names)
+            elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:
+                bound.append(node.name)
+            elif kind is ast.MatchMapping and node.rest:
+                bound.append(node.rest)
+            elif (kind is ast.Import or kind is ast.ImportFrom) and not self._import(
+                node, parents.get(node) is tree, bound
+            ):
+                return None
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                stack.append(child)
+        if not candidates:
+            return []
+        if not (self.os_names or self.environ_names) or (self.os_names | self.environ_names) & set(bound):
+            return None
+        found = []
+        for constant in candidates:
+            verdict = self._setting(constant)
+            if verdict is None:
+                return None
+            if isinstance(verdict, Finding):
+                found.append(verdict)
+        return found
+
+    def _import(self, node: Any, at_module_level: bool, bound: list[str]) -> bool:
+        """Record what an import binds; False for one this reading does not follow (``from os import *``)."""
+        import ast
+
+        for alias in node.names:
+            if alias.name == "*":
+                return False
+            if type(node) is ast.Import:
+                name = alias.asname or alias.name.split(".", 1)[0]
+                is_os = alias.name == "os" or (alias.asname is None and alias.name.startswith("os."))
+                target = self.os_names
+            else:
+                name = alias.asname or alias.name
+                is_os = node.module == "os" and not node.level and alias.name == "environ"
+                target = self.environ_names
+            if is_os and at_module_level:
+                target.add(name)
+            else:
+                bound.append(name)
+        return True
+
+    def _is_environ(self, node: Any) -> bool:
+        import ast
+
+        if type(node) is ast.Name:
+            return node.id in self.environ_names
+        return (
+            type(node) is ast.Attribute
+            and node.attr == "environ"
+            and type(node.value) is ast.Name
+            and node.value.id in self.os_names
+        )
+
+    def _setting(self, key: Any) -> Finding | bool | None:
+        """The finding at a switch's name; False where libcst reports none; None where it is not known here."""
+        import ast
+
+        parent: Any = self.parents.get(key)
+        statement: Any
+        kind = type(parent)
+        if kind is ast.Subscript and parent.slice is key:
+            if type(parent.ctx) is ast.Load:
+                return False  # a read: only targets of an assignment are settings
+            statement = self.parents.get(parent)
+            if type(statement) is not ast.Assign or parent not in statement.targets:
+                return None
+            if not self._is_environ(parent.value) or not self._outside_any_if(statement):
+                return None
+            return self._report(key, statement.value, len(statement.targets) == 1)
+        if kind is not ast.Call or key not in parent.args:
+            return None
+        func = parent.func
+        if type(func) is not ast.Attribute:
+            return None
+        if func.attr not in self._SETTING_METHODS and not any(k.arg == "env" for k in parent.keywords):
+            return False  # `os.environ.get(K)`, `os.getenv(K, "1")`: libcst's visit of the call stops there
+        if func.attr != "setdefault" or not self._is_environ(func.value):
+            return None
+        if parent.keywords or len(parent.args) != 2 or parent.args[0] is not key:
+            return None
+        if any(type(arg) is ast.Starred for arg in parent.args):
+            return None
+        statement = parent
+        while not isinstance(statement, ast.stmt):
+            statement = self.parents.get(statement)
+            if statement is None:
+                return None
+        if not self._outside_any_if(statement):
+            return None
+        return self._report(key, parent.args[1], type(statement) is ast.Expr and statement.value is parent)
+
+    def _outside_any_if(self, statement: Any) -> bool:
+        """The statement sits in a module, class or function body, each directly in the one before (no `if`
+        around it, nor any other compound statement whose bodies libcst's removal treats apart)."""
+        node = statement
+        while True:
+            parent = self.parents.get(node)
+            if parent is None:
+                return type(node).__name__ == "Module"
+            if type(parent).__name__ not in self._BLOCKS or node not in parent.body:
+                return False
+            node = parent
+
+    def _report(self, key: Any, value: Any, removable: bool) -> Finding | bool:
+        import ast
+
+        from aoti_lint.diagnostics import Applicability, Fix, Position
+
+        name = key.value
+        switch = SWITCHES_BY_ENV_VAR[name]
+        if not (type(value) is ast.Constant and type(value.value) is str and switch.is_on_value(value.value)):
+            return False
+        lines = self._lines()
+        start = Position(key.lineno, len(lines[key.lineno - 1].encode()[: key.col_offset].decode()) + 1)
+        end_line = lines[key.end_lineno - 1].encode()
+        end = Position(key.end_lineno, len(end_line[: key.end_col_offset].decode()) + 1)
+        rule = self.rule
+        return Finding(
+            code=rule.code,
+            message=message(switch, name),
+            path=self.path,
+            start=start,
+            end=end,
+            severity=rule.severity,
+            # As `remove_fix` words it; its edits are built by libcst when a run shows or applies them.
+            fix=Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True) if removable else None,
+            url=rule.url(),
+        )
+
+    def _lines(self) -> list[str]:
+        lines = getattr(self, "_source_lines", None)
+        if lines is None:
+            from aoti_lint.pyast import source_lines
+
+            lines = self._source_lines = source_lines(self.code.text)
+        return lines

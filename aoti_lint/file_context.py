@@ -45,7 +45,7 @@ class FileContext:
         wants the file's data. A file that passes no rule here is settled without being decoded."""
         screen = _screen(self.rules, self.project_rules)
         if not (
-            any(anchor in data and (not tokens or any(t in data for t in tokens)) for anchor, tokens in screen.anchored)
+            screen.tokens_in(data)
             or any(rule_matches(rule, data) for rule in screen.rules)
             or any(rule.wants_summary(data) for rule in screen.project_rules)
         ):
@@ -72,6 +72,10 @@ class _Screen:
     anchored: tuple[tuple[bytes, tuple[bytes, ...]], ...]
     rules: tuple[type[Rule], ...]
     project_rules: tuple[type[ProjectRule], ...]
+
+    def tokens_in(self, data: bytes) -> bool:
+        """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it."""
+        return any(anchor in data and (not held or any(t in data for t in held)) for anchor, held in self.anchored)
 
 
 def anchored_tokens(tokens: Iterable[bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

@@ -67,10 +67,12 @@ class RuleSet:
 
     def rules_key(self, path: Path | str, kind: str) -> str:
         """What the rules for the file at ``path`` depend on besides the settings and ``kind`` (both part of any
-        key the caller makes): the codes the per-file-ignores switch off for it. The rules are not imported."""
+        key the caller makes): the codes the per-file-ignores switch off for it, and the codes of the rules this
+        set was given instead of the registry's. The registry's rules are not imported."""
+        given = "" if self._given is None else ",".join(sorted(rule.code for rule in self.rules))
         if not self._per_file:
-            return ""
-        return ",".join(sorted(self._ignored(path)))
+            return given
+        return f"{given};{','.join(sorted(self._ignored(path)))}"
 
     def project_rules(self, kind: str) -> tuple[type[ProjectRule], ...]:
         """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,

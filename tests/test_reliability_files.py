@@ -154,14 +154,12 @@ def test_ten_megabyte_file(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
-def test_a_file_whose_stat_has_no_size_is_read_to_its_end(cli, tmp_path):
+def test_a_file_whose_stat_has_no_size_is_read_to_its_end():
     """/proc files stat as regular files of size 0: the read goes on to the end, not to the stat's size."""
     from aoti_lint.disk import read_regular_file_stat
 
     data, info = read_regular_file_stat("/proc/self/status")
     assert info.st_size == 0 and b"Name:" in data and data.endswith(b"\n")
-    (tmp_path / "status.py").symlink_to("/proc/self/status")  # holds no AOTI token: read, settled, no error
-    assert cli("--isolated", "--no-cache", ".", cwd=tmp_path).returncode == 0
 
 
 def test_files_bigger_than_a_read_are_read_whole(tmp_path):

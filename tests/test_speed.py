@@ -764,24 +764,59 @@ def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
     passes if and only if it holds one of the tokens, each alone, next to its anchor's other tokens or not."""
     from aoti_lint.file_context import SCREEN_ANCHORS, _screen, anchored_tokens
     from aoti_lint.rules import ALL_RULES
+    from aoti_lint.rules.base import ProjectRule
 
     context = FileContext.of(ALL_RULES)
     screen = _screen(context.rules, context.project_rules)
-    tokens = [token for anchor, held in screen.anchored for token in (held or (anchor,))]
+    # The tokens: the longest of each trigger group of the rules matching on their groups alone.
+    tokens = {
+        max(group, key=len)
+        for rule in (*context.rules, *context.project_rules)
+        if rule not in screen.rules and rule not in screen.project_rules
+        for group in (rule.summary_triggers if issubclass(rule, ProjectRule) else rule.triggers)
+    }
+    assert tokens
     assert len(screen.anchored) < len(tokens) / 2  # the point of it: fewer scans than tokens
-
-    def passes(data: bytes) -> bool:
-        return any(anchor in data and (not held or any(t in data for t in held)) for anchor, held in screen.anchored)
-
     for token in tokens:
-        assert passes(b"x = " + token + b"\n"), token
+        assert screen.tokens_in(b"x = " + token + b"\n"), token
         # The token cut short keeps its anchor but no token: it does not pass (unless a shorter token is left).
         cut = token[:-1]
-        assert passes(cut) == any(other in cut for other in tokens), token
-    assert not passes(b"".join(SCREEN_ANCHORS).replace(b"Meta", b"Met"))
+        assert screen.tokens_in(cut) == any(other in cut for other in tokens), token
+    assert not screen.tokens_in(b" ".join(SCREEN_ANCHORS).replace(b"Meta", b"Met"))
     # A token holding no anchor is its own anchor; one that is an anchor needs no second look.
     assert anchored_tokens([b"aot_load", b"xyz", b"aot"]) == ((b"aot", ()), (b"xyz", ()))
     assert anchored_tokens([b"aot_load", b"xyz"]) == ((b"aot", (b"aot_load",)), (b"xyz", ()))
+
+
+def test_the_memo_key_covers_what_the_per_file_ignores_switch_off(tmp_path, later):
+    """A link re-pointed at a hard link of its file keeps every stat and directory: only the per-file-ignores,
+    which match the path the link resolves to, tell the two runs apart."""
+    (tmp_path / "src" / "a").mkdir(parents=True)
+    (tmp_path / "src" / "a" / "x.py").write_text(OLD_LOAD)
+    os.link(tmp_path / "src" / "a" / "x.py", tmp_path / "src" / "a" / "y.py")
+    (tmp_path / "src" / "link.py").symlink_to("a/x.py")
+    settings = replace(Settings(root=tmp_path), per_file_ignores=(("src/a/x.py", ("AOTI002",)),)).with_enabled()
+    execution = Execution(cache_dir=tmp_path / "cache")
+
+    def codes() -> list[str]:
+        return [
+            f.code for f in lint_paths([tmp_path / "src" / "link.py"], settings, tmp_path, None, execution).findings
+        ]
+
+    assert codes() == codes() == []
+    assert list((tmp_path / "cache").glob("*.run"))
+    (tmp_path / "src" / "link.py").unlink()
+    (tmp_path / "src" / "link.py").symlink_to("a/y.py")
+    assert codes() == ["AOTI002"]
+
+
+def test_rules_given_instead_of_the_registrys_are_part_of_the_memo_key(tmp_path):
+    from aoti_lint.rules import ALL_RULES
+    from aoti_lint.ruleset import RuleSet
+
+    settings = Settings(root=tmp_path).with_enabled()
+    keys = {RuleSet(settings, rules).rules_key("a.py", "python") for rules in (None, ALL_RULES, ALL_RULES[:3])}
+    assert len(keys) == 3
 
 
 def test_the_rule_codes_are_the_registrys():

@@ -586,18 +586,20 @@ def targets(trees: dict[str, Tree]) -> list[str]:
 
 def stage_counts(key: str, tree: Tree) -> list[str]:
     """How many files (and MB) each prefilter stage lets through, counted in this process with aoti-lint's own
-    stages. The last figure is the files that pass the ast stage: each pays for libcst, except those summarised
-    only for `.so` mentions, which are read from ast (``analysis/so_mentions.py``)."""
+    stages; then those of them that pay for libcst in a run that shows no fix edits (as the timed runs): not the
+    files summarised only for `.so` mentions (``analysis/so_mentions.py``), nor those whose rules all answer from
+    ast (``PythonRule.check_ast``)."""
     from aoti_lint.config import Settings
     from aoti_lint.disk import read_source
+    from aoti_lint.engine import needs_libcst
     from aoti_lint.files import Candidate, discover
-    from aoti_lint.prefilter import refine, refine_summaries
+    from aoti_lint.prefilter import prefiltered, refine, refine_summaries
     from aoti_lint.rules.base import PythonRule
     from aoti_lint.ruleset import RuleSet
     from aoti_lint.source import PYTHON_KINDS
 
     ruleset = RuleSet(Settings(root=tree.path).with_enabled())
-    counts = {"read": [0, 0], "bytes (stage one)": [0, 0], "text": [0, 0], "ast": [0, 0]}
+    counts = {"read": [0, 0], "bytes (stage one)": [0, 0], "text": [0, 0], "ast": [0, 0], "libcst": [0, 0]}
     for candidate in discover([tree.path], ruleset.settings):
         if not isinstance(candidate, Candidate):
             continue
@@ -619,13 +621,17 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
         if source.kind not in PYTHON_KINDS:
             add("text")
             add("ast")
-            continue
+            continue  # text rules: no libcst
         text = source.text
         python = [rule for rule in rules if issubclass(rule, PythonRule)]
         if [r for r in python if r.could_match_python(text)] or [r for r in summaries if r.wants_summary_python(text)]:
             add("text")
         if refine(text, python) or refine_summaries(text, summaries):
             add("ast")
+            context = ruleset.context(source.path, source.kind)
+            wanted = prefiltered(source, context)
+            if wanted and needs_libcst(source, context, wanted, build_edits=False):
+                add("libcst")
     cells = ", ".join(f"{stage} {n} ({size / 1e6:.1f} MB)" for stage, (n, size) in counts.items())
     return [f"- ({key}) files read / passing each stage: {cells}"]
 
@@ -664,11 +670,15 @@ def write_results(
         "value a name holds from the function's own parameters and single assignments "
         "(`aoti_lint/local_bindings.py`); libcst analyses the scopes of the module only for a name bound "
         "otherwise. Node positions come from one code generation that counts characters "
-        "(`aoti_lint/node_positions.py`). A warm run opens no file whose stat (size, mtime, ctime, inode) is "
-        "the one the cache recorded with its verdict (`aoti_lint/stamps.py`, as ruff does): it stats the files, "
+        "(`aoti_lint/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
+        "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`); a file whose rules all "
+        "answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. A warm run "
+        "opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its verdict "
+        "(`aoti_lint/stamps.py`, as ruff does): it stats the files, "
         "loads the entries of those with findings or project data, and counts every file as checked. When "
         "every file's stamp is the one an earlier run over the same files recorded, that run's memo answers "
-        "alone (`aoti_lint/run_memo.py`): the unchanged warm rows; the rows with one file edited go file by "
+        "alone (`aoti_lint/run_memo.py`), without importing the rules, the engine or the worker pool: the "
+        "unchanged warm rows and the one clean file; the rows with one file edited go file by "
         "file. With more than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
         "(`aoti_lint/runner.py`).",

@@ -423,6 +423,16 @@ LEFT_TO_LIBCST = [
     'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nos.environ[f"CUDA_LAUNCH_BLOCKING"] = "1"\nprint("CUDA_LAUNCH_BLOCKING")\n' + ON,
     'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"]: str = "1"\n' + ON,
+    # Where the two readings would differ (found by a differential fuzzer): a call in an `if` test, a bare
+    # `environ` read above its import, a form feed before the key, a name in another Unicode spelling, a tree
+    # deeper than libcst's traversal goes.
+    'import os\nif os.environ.setdefault("TORCH_COMPILE_DEBUG", "1"):\n    pass\n',
+    'environ["CUDA_LAUNCH_BLOCKING"] = "1"\nfrom os import environ\n',
+    'import os\n\x0cos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\uff4f\uff53.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
+    'import os\nos.\uff45nviron["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
+    'import os\nos.environ.\uff53etdefault("CUDA_LAUNCH_BLOCKING", "1")\n' + ON,
+    'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\nx = ' + "+".join(["1"] * 600) + "\n",
 ]
 
 
@@ -460,3 +470,38 @@ def test_a_cached_ast_answer_is_read_again_by_libcst_for_a_format_that_shows_edi
     assert "m.py:3:12: AOTI201" in first.stdout
     shown = json.loads(cli(*SELECT, "--cache-dir", "c", "--output-format", "json", ".", cwd=tmp_path).stdout)
     assert [item["fix"]["edits"] != [] for item in shown] == [True]
+
+
+@pytest.mark.parametrize(("count", "seed"), [(400, 1), pytest.param(6000, 7, marks=pytest.mark.slow)])
+def test_the_two_readings_agree_on_generated_settings(count, seed):
+    """A differential sweep: for every generated text, what a run without fix edits reports (the ast reading
+    where it answers) is what libcst's traversal reports, with AOTI201 alone and with every rule."""
+    from aoti_lint import engine
+    from aoti_lint.prefilter import prefiltered
+    from aoti_lint.rules import ALL_RULES
+    from tests.ast_reading_texts import texts
+
+    def shown(result) -> tuple[list, list]:
+        findings = sorted(
+            (f.code, f.message, f.start.row, f.start.column, f.end.row, f.end.column, f.noqa_row, str(_fix(f.fix)))
+            for f in result.findings
+        )
+        return findings, sorted(error.message for error in result.errors)
+
+    answered = 0
+    for text in texts(count, seed):
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for context in (FileContext.of([DebugEnvVar]), FileContext.of(ALL_RULES)):
+            source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+            wanted = prefiltered(source, context)
+            answered += bool(wanted) and engine.ast_findings(source, context, wanted) is not None
+            fast = check_source(source, context, build_edits=False)
+            assert shown(fast) == shown(check_source(source, context, build_edits=True)), text
+    assert answered > count / 10, "the sweep must reach the ast reading"
+
+
+def _fix(fix) -> object:
+    return None if fix is None else (fix.applicability, fix.message, fix.has_edits)

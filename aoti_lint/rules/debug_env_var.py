@@ -461,9 +461,16 @@ class _AstSettings:
     class or function body outside any ``if`` (whose condition may make it deliberate). A switch's name read
     (``environ[K]`` loaded, ``x.get(K)``) is passed over as libcst passes over it. Any other place a switch's
     name takes (a dict key, a keyword, another call, another object) leaves the file to libcst: ``findings``
-    is then None. ``tests/test_debug_switches.py`` compares both readings."""
+    is then None. So do what the two readings would tell apart: a bare ``environ`` used above its import (libcst
+    drops a later binding of a name read before it), a name spelled in other Unicode than its `ast` form
+    (``ast`` normalises it, libcst does not), a form feed before the key on its line (libcst's columns start
+    after it), a call in a compound statement's header, and a tree deeper than libcst's traversal goes.
+    ``tests/test_debug_switches.py`` compares both readings."""
 
     _BLOCKS = ("Module", "FunctionDef", "AsyncFunctionDef", "ClassDef")
+    # Past this depth libcst's recursive traversal may stop with a RecursionError (the file is then reported as
+    # too deeply nested, without findings); leave such a tree to it.
+    _MAX_DEPTH = 100
     # Calls whose own arguments libcst's visit never reports: not an environ method, no `putenv`, no `env=`.
     _SETTING_METHODS = frozenset({"setdefault", "update", "putenv"})
 
@@ -472,6 +479,8 @@ class _AstSettings:
         self.parents: dict[Any, Any] = {}
         self.os_names: set[str] = set()
         self.environ_names: set[str] = set()
+        # The last line of the module-level import binding each bare `environ` name.
+        self.environ_imported_at: dict[str, int] = {}
 
     def findings(self) -> list[Finding] | None:
         import ast
@@ -482,9 +491,11 @@ class _AstSettings:
         candidates: list[Any] = []
         bound: list[str] = []  # names bound anywhere other than by a module-level import of os
         parents = self.parents
-        stack: list[Any] = [tree]
+        stack: list[tuple[Any, int]] = [(tree, 0)]
         while stack:
-            node = stack.pop()
+            node, depth = stack.pop()
+            if depth > self._MAX_DEPTH:
+                return None
             kind = type(node)
             if kind is ast.Constant:
                 if type(node.value) is str and node.value in SWITCHES_BY_ENV_VAR:
@@ -510,7 +521,7 @@ class _AstSettings:
                 return None
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
-                stack.append(child)
+                stack.append((child, depth + 1))
         if not candidates:
             return []
         if not (self.os_names or self.environ_names) or (self.os_names | self.environ_names) & set(bound):
@@ -539,23 +550,40 @@ class _AstSettings:
                 name = alias.asname or alias.name
                 is_os = node.module == "os" and not node.level and alias.name == "environ"
                 target = self.environ_names
-            if is_os and at_module_level:
+            if is_os and at_module_level and self._ascii(alias):
                 target.add(name)
+                if target is self.environ_names:
+                    self.environ_imported_at[name] = node.end_lineno
             else:
                 bound.append(name)
         return True
 
-    def _is_environ(self, node: Any) -> bool:
+    def _is_environ(self, node: Any) -> bool | None:
+        """Whether the node is ``os.environ`` as libcst resolves it; None where the two readings may differ."""
         import ast
 
         if type(node) is ast.Name:
-            return node.id in self.environ_names
-        return (
+            if node.id not in self.environ_names:
+                return False
+            # libcst reads a module-level name before its binding as unbound; in a function it is read later.
+            return None if node.lineno <= self.environ_imported_at[node.id] else self._ascii(node) or None
+        if not (
             type(node) is ast.Attribute
             and node.attr == "environ"
             and type(node.value) is ast.Name
             and node.value.id in self.os_names
-        )
+        ):
+            return False
+        return self._ascii(node) or None
+
+    def _ascii(self, node: Any) -> bool:
+        """Whether the node's source is ASCII: ``ast`` gives identifiers in NFKC form (a fullwidth `os` is
+        `os`), libcst as written, and the names this reading follows are ASCII in their NFKC form."""
+        if self.code.text.isascii():
+            return True
+        from aoti_lint.pyast import source_segment
+
+        return source_segment(self._lines(), node).isascii()
 
     def _setting(self, key: Any) -> Finding | bool | None:
         """The finding at a switch's name; False where libcst reports none; None where it is not known here."""
@@ -571,7 +599,7 @@ class _AstSettings:
             if type(statement) is not ast.Assign or parent not in statement.targets:
                 return None
             if not self._is_environ(parent.value) or not self._outside_any_if(statement):
-                return None
+                return None  # another object than `os.environ` (libcst resolves what it is), or inside an `if`
             return self._report(key, statement.value, len(statement.targets) == 1)
         if kind is not ast.Call or key not in parent.args:
             return None
@@ -580,7 +608,7 @@ class _AstSettings:
             return None
         if func.attr not in self._SETTING_METHODS and not any(k.arg == "env" for k in parent.keywords):
             return False  # `os.environ.get(K)`, `os.getenv(K, "1")`: libcst's visit of the call stops there
-        if func.attr != "setdefault" or not self._is_environ(func.value):
+        if func.attr != "setdefault" or not self._ascii(func) or not self._is_environ(func.value):
             return None
         if parent.keywords or len(parent.args) != 2 or parent.args[0] is not key:
             return None
@@ -591,6 +619,9 @@ class _AstSettings:
             statement = self.parents.get(statement)
             if statement is None:
                 return None
+        # In a compound statement's header (an `if` test, a decorator, a default) libcst's state differs.
+        if type(statement) not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return):
+            return None
         if not self._outside_any_if(statement):
             return None
         return self._report(key, parent.args[1], type(statement) is ast.Expr and statement.value is parent)
@@ -607,7 +638,7 @@ class _AstSettings:
                 return False
             node = parent
 
-    def _report(self, key: Any, value: Any, removable: bool) -> Finding | bool:
+    def _report(self, key: Any, value: Any, removable: bool) -> Finding | bool | None:
         import ast
 
         from aoti_lint.diagnostics import Applicability, Fix, Position
@@ -617,9 +648,12 @@ class _AstSettings:
         if not (type(value) is ast.Constant and type(value.value) is str and switch.is_on_value(value.value)):
             return False
         lines = self._lines()
-        start = Position(key.lineno, len(lines[key.lineno - 1].encode()[: key.col_offset].decode()) + 1)
-        end_line = lines[key.end_lineno - 1].encode()
-        end = Position(key.end_lineno, len(end_line[: key.end_col_offset].decode()) + 1)
+        before_start = lines[key.lineno - 1].encode()[: key.col_offset].decode()
+        before_end = lines[key.end_lineno - 1].encode()[: key.end_col_offset].decode()
+        if "\f" in before_start or "\f" in before_end:
+            return None  # libcst counts a line's columns from after its last form feed
+        start = Position(key.lineno, len(before_start) + 1)
+        end = Position(key.end_lineno, len(before_end) + 1)
         rule = self.rule
         return Finding(
             code=rule.code,

@@ -172,11 +172,9 @@ def check_source(
         if not build_edits:
             answered = ast_findings(source, context, wanted)
             if answered is not None:
-                if answered:
-                    from aoti_lint.suppressions import python_suppressions
+                from aoti_lint.suppressions import python_filter
 
-                    answered = python_suppressions(text).filter(answered)
-                result.findings.extend(answered)
+                result.findings.extend(python_filter(text, answered))
                 return result
     from aoti_lint.parse import parse_module
 
@@ -197,13 +195,17 @@ def check_source(
     except Exception as exc:  # a bug in a rule must not stop the run
         result.errors.append(internal_error(source, exc))
         return result
-    if findings or summaries:
+    if summaries:
         from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only when needed
 
+        # The project pass filters its own findings in this file: every comment is read.
         suppressions = python_suppressions(text)
         findings = suppressions.filter(findings)
-        if summaries:
-            result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), suppressions)
+        result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), suppressions)
+    elif findings:
+        from aoti_lint.suppressions import python_filter
+
+        findings = python_filter(text, findings)
     result.findings.extend(findings)
     return result
 

@@ -77,6 +77,27 @@ def python_suppressions(text: str) -> Suppressions:
     return result
 
 
+# Python's line ends, as its tokenizer and parser count rows (a lone "\r" ends a line too).
+_PYTHON_LINE_END = re.compile(r"\r\n?|\n")
+
+
+def python_filter(text: str, findings: list[Finding]) -> list[Finding]:
+    """The findings the text's noqa comments leave (``python_suppressions(text).filter``), tokenizing the text
+    only when a comment may apply: a file-level one, or a line one on some finding's row. torch's sources hold
+    `# noqa` in most large files, and tokenizing one costs more than its `ast` parse."""
+    if not findings or _NOQA.search(text) is None:
+        return findings
+    if FILE_NOQA.search(text) is None:
+        rows, row, position = set(), 1, 0
+        for match in _NOQA.finditer(text):
+            row += len(_PYTHON_LINE_END.findall(text, position, match.start()))
+            position = match.start()
+            rows.add(row)
+        if not any((finding.noqa_row or finding.start.row) in rows for finding in findings):
+            return findings
+    return python_suppressions(text).filter(findings)
+
+
 def hash_comment_suppressions(text: str) -> Suppressions:
     """Trailing ``#`` comments of line-based files (shell, Dockerfile, YAML, .env)."""
     result = Suppressions()

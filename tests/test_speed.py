@@ -852,3 +852,26 @@ def test_a_run_the_memo_answers_loads_no_rule_engine_or_pool(tmp_path):
     last_lines = [result.stdout.splitlines()[-1].split() for result in runs]
     assert last_lines == [["0", "True", "True", "True", "True"], ["0", "False", "False", "False", "False"]], runs
     assert list((tmp_path / "cache").glob("*.run"))
+
+
+def test_noqa_comments_are_tokenized_only_where_one_may_apply(monkeypatch):
+    """A file's comments are read with the tokenizer (a `# noqa` in a string is none) only when a noqa may
+    suppress a finding: on its row, or file-level; torch's sources hold `# noqa` in most large files."""
+    from aoti_lint import suppressions
+
+    calls: list[int] = []
+    original = suppressions.python_suppressions
+    monkeypatch.setattr(suppressions, "python_suppressions", lambda text: calls.append(1) or original(text))
+    head = "import os\nimport sys  # noqa: F401\r"
+    cases = {
+        head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n': (["AOTI201"], 0),
+        head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"  # noqa\n': ([], 1),
+        head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"; s = "# noqa"\n': (["AOTI201"], 1),
+        "# aoti-lint: noqa: AOTI201\n" + head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n': ([], 1),
+        head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n# noqa\n': (["AOTI201"], 0),
+    }
+    for text, (codes, tokenized) in cases.items():
+        calls.clear()
+        for edits in (False, True):  # read from ast, then by libcst
+            assert [f.code for f in lint_text(text, build_edits=edits).findings] == codes, text
+        assert len(calls) == 2 * tokenized, text

@@ -678,8 +678,9 @@ def write_results(
         "loads the entries of those with findings or project data, and counts every file as checked. When "
         "every file's stamp is the one an earlier run over the same files recorded, that run's memo answers "
         "alone (`aoti_lint/run_memo.py`), without importing the rules, the engine or the worker pool: the "
-        "unchanged warm rows and the one clean file; the rows with one file edited go file by "
-        "file. With more than one job, files go to the workers as soon as there is enough work for them, "
+        "unchanged warm rows; the rows with one file edited go file by file, as does the one clean file "
+        "(written just before it is timed, it is too young for a stamp: each of its runs reads it). With more "
+        "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
         "(`aoti_lint/runner.py`).",
         "",

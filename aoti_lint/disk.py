@@ -49,7 +49,8 @@ def read_stamped(candidate: Candidate, cwd: Path) -> tuple[SourceFile | FileErro
     return make_source(candidate.path, shown, candidate.kind, data), info
 
 
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+# Never wait on a FIFO; on Windows, read bytes as they are (a descriptor opens in text mode there by default).
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _READ_CHUNK = 1 << 20
 
 
@@ -66,7 +67,7 @@ def read_regular_file_stat(path: Path | str) -> tuple[bytes, os.stat_result]:
     """The file's bytes and the ``stat`` of the open file they were read from."""
     # Plain descriptor calls: a file object (its buffer, its close) costs more than the read of a small file,
     # and a large tree reads tens of thousands of them.
-    fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+    fd = os.open(path, _READ_FLAGS)
     try:
         info = os.fstat(fd)
         if not S_ISREG(info.st_mode):

@@ -405,6 +405,10 @@ AST_ANSWERED = [
     '        os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"\n',
     'import os\n\nasync def f():\n    s = "ünïcödé"; os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\ndef f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = (\n        "1"\n    )\n',
+    # The module's own bindings, as aoti_lint.imported_names reads them: an import in a `try` binds at module
+    # level; a dict of the module is no environ, so its settings are none.
+    'try:\n    import os\nexcept ImportError:\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
 ]
 LEFT_TO_LIBCST = [
     'import os\n\nif debug:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
@@ -417,10 +421,8 @@ LEFT_TO_LIBCST = [
     'import os\n\nos = fake\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\ndef f(os):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'def f():\n    import os\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'try:\n    import os\nexcept ImportError:\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'from os import *\n\nenviron["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nif (os := fake):\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nos.environ[f"CUDA_LAUNCH_BLOCKING"] = "1"\nprint("CUDA_LAUNCH_BLOCKING")\n' + ON,
     'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"]: str = "1"\n' + ON,
     # Where the two readings would differ (found by a differential fuzzer): a call in an `if` test, a bare

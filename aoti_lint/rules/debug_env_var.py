@@ -456,16 +456,16 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
 class _AstSettings:
     """AOTI201 in Python read from ``ast``, for the forms whose report libcst's traversal settles alone: a
     switch's name as the key of ``environ[K] = V`` (one target: the statement goes; more: no fix) or of
-    ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), where ``environ``
-    is bound by ``import os`` / ``from os import environ`` at module level and nowhere rebound, in a module,
-    class or function body outside any ``if`` (whose condition may make it deliberate). A switch's name read
-    (``environ[K]`` loaded, ``x.get(K)``) is passed over as libcst passes over it. Any other place a switch's
-    name takes (a dict key, a keyword, another call, another object) leaves the file to libcst: ``findings``
-    is then None. So do what the two readings would tell apart: a bare ``environ`` used above its import (libcst
-    drops a later binding of a name read before it), a name spelled in other Unicode than its `ast` form
-    (``ast`` normalises it, libcst does not), a form feed before the key on its line (libcst's columns start
-    after it), a call in a compound statement's header, and a tree deeper than libcst's traversal goes.
-    ``tests/test_debug_switches.py`` compares both readings."""
+    ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), in a module, class
+    or function body outside any ``if`` (whose condition may make it deliberate). What ``environ`` is comes from
+    the module's own bindings as ``aoti_lint.imported_names`` reads them from ``ast``, the very answer the rule's
+    ``qualified_names`` gives libcst's traversal. A switch's name read (``environ[K]`` loaded, ``x.get(K)``) is
+    passed over as libcst passes over it. Any other place a switch's name takes (a dict key, a keyword, another
+    call) leaves the file to libcst: ``findings`` is then None. So do what the two readings would tell apart: a
+    name bound otherwise than by the module's statements (libcst's scopes answer it), a name spelled in other
+    Unicode than its `ast` form (``ast`` normalises it, libcst does not), a form feed before the key on its line
+    (libcst's columns start after it), a call in a compound statement's header, and a tree deeper than libcst's
+    traversal goes. ``tests/test_debug_switches.py`` compares both readings."""
 
     _BLOCKS = ("Module", "FunctionDef", "AsyncFunctionDef", "ClassDef")
     # Past this depth libcst's recursive traversal may stop with a RecursionError (the file is then reported as
@@ -477,19 +477,17 @@ class _AstSettings:
     def __init__(self, rule: type[DebugEnvVar], code: Any, path: str) -> None:
         self.rule, self.code, self.path = rule, code, path
         self.parents: dict[Any, Any] = {}
-        self.os_names: set[str] = set()
-        self.environ_names: set[str] = set()
-        # The last line of the module-level import binding each bare `environ` name.
-        self.environ_imported_at: dict[str, int] = {}
+        self.imported: Any = None
 
     def findings(self) -> list[Finding] | None:
         import ast
+
+        from aoti_lint.imported_names import read
 
         tree = self.code.tree
         if tree is None:
             return None
         candidates: list[Any] = []
-        bound: list[str] = []  # names bound anywhere other than by a module-level import of os
         parents = self.parents
         stack: list[tuple[Any, int]] = [(tree, 0)]
         while stack:
@@ -503,28 +501,13 @@ class _AstSettings:
                 continue
             if kind is ast.keyword and node.arg in SWITCHES_BY_ENV_VAR:
                 return None
-            if kind is ast.Name and type(node.ctx) is not ast.Load:
-                bound.append(node.id)
-            elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                bound.append(node.name)
-            elif kind is ast.arg:
-                bound.append(node.arg)
-            elif kind in (ast.Global, ast.Nonlocal):
-                bound.extend(node.names)
-            elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:
-                bound.append(node.name)
-            elif kind is ast.MatchMapping and node.rest:
-                bound.append(node.rest)
-            elif (kind is ast.Import or kind is ast.ImportFrom) and not self._import(
-                node, parents.get(node) is tree, bound
-            ):
-                return None
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
                 stack.append((child, depth + 1))
         if not candidates:
             return []
-        if not (self.os_names or self.environ_names) or (self.os_names | self.environ_names) & set(bound):
+        self.imported = read(tree)
+        if self.imported is None:  # a star import: any name may be bound by it
             return None
         found = []
         for constant in candidates:
@@ -535,46 +518,23 @@ class _AstSettings:
                 found.append(verdict)
         return found
 
-    def _import(self, node: Any, at_module_level: bool, bound: list[str]) -> bool:
-        """Record what an import binds; False for one this reading does not follow (``from os import *``)."""
-        import ast
-
-        for alias in node.names:
-            if alias.name == "*":
-                return False
-            if type(node) is ast.Import:
-                name = alias.asname or alias.name.split(".", 1)[0]
-                is_os = alias.name == "os" or (alias.asname is None and alias.name.startswith("os."))
-                target = self.os_names
-            else:
-                name = alias.asname or alias.name
-                is_os = node.module == "os" and not node.level and alias.name == "environ"
-                target = self.environ_names
-            if is_os and at_module_level and self._ascii(alias):
-                target.add(name)
-                if target is self.environ_names:
-                    self.environ_imported_at[name] = node.end_lineno
-            else:
-                bound.append(name)
-        return True
-
     def _is_environ(self, node: Any) -> bool | None:
-        """Whether the node is ``os.environ`` as libcst resolves it; None where the two readings may differ."""
+        """Whether the node is ``os.environ`` as libcst resolves it; None where ``ast`` cannot tell."""
         import ast
 
-        if type(node) is ast.Name:
-            if node.id not in self.environ_names:
-                return False
-            # libcst reads a module-level name before its binding as unbound; in a function it is read later.
-            return None if node.lineno <= self.environ_imported_at[node.id] else self._ascii(node) or None
-        if not (
-            type(node) is ast.Attribute
-            and node.attr == "environ"
-            and type(node.value) is ast.Name
-            and node.value.id in self.os_names
-        ):
-            return False
-        return self._ascii(node) or None
+        if not self._ascii(node):
+            return None
+        parts = []
+        while type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        dotted = ".".join([node.id, *reversed(parts)])
+        if not parts and dotted in self.imported.unnamed_spellings:
+            return None  # as ``QualifiedNames`` does: libcst may name no node so spelled
+        names = self.imported.qualified(dotted)
+        return None if names is None else ENVIRON in names
 
     def _ascii(self, node: Any) -> bool:
         """Whether the node's source is ASCII: ``ast`` gives identifiers in NFKC form (a fullwidth `os` is
@@ -598,8 +558,11 @@ class _AstSettings:
             statement = self.parents.get(parent)
             if type(statement) is not ast.Assign or parent not in statement.targets:
                 return None
-            if not self._is_environ(parent.value) or not self._outside_any_if(statement):
-                return None  # another object than `os.environ` (libcst resolves what it is), or inside an `if`
+            environ = self._is_environ(parent.value)
+            if not environ:
+                return environ  # another object than `os.environ`: no report; or not known here
+            if not self._outside_any_if(statement):
+                return None
             return self._report(key, statement.value, len(statement.targets) == 1)
         if kind is not ast.Call or key not in parent.args:
             return None
@@ -608,9 +571,12 @@ class _AstSettings:
             return None
         if func.attr not in self._SETTING_METHODS and not any(k.arg == "env" for k in parent.keywords):
             return False  # `os.environ.get(K)`, `os.getenv(K, "1")`: libcst's visit of the call stops there
-        if func.attr != "setdefault" or not self._ascii(func) or not self._is_environ(func.value):
+        if func.attr != "setdefault" or not self._ascii(func) or parent.keywords:
             return None
-        if parent.keywords or len(parent.args) != 2 or parent.args[0] is not key:
+        environ = self._is_environ(func.value)
+        if not environ:
+            return environ  # `x.setdefault(K, V)` on another object: no report; or not known here
+        if len(parent.args) != 2 or parent.args[0] is not key:
             return None
         if any(type(arg) is ast.Starred for arg in parent.args):
             return None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -543,7 +544,7 @@ class _AstSettings:
             return True
         from aoti_lint.pyast import source_segment
 
-        return source_segment(self._lines(), node).isascii()
+        return source_segment(self._lines, node).isascii()
 
     def _setting(self, key: Any) -> Finding | bool | None:
         """The finding at a switch's name; False where libcst reports none; None where it is not known here."""
@@ -613,7 +614,7 @@ class _AstSettings:
         switch = SWITCHES_BY_ENV_VAR[name]
         if not (type(value) is ast.Constant and type(value.value) is str and switch.is_on_value(value.value)):
             return False
-        lines = self._lines()
+        lines = self._lines
         before_start = lines[key.lineno - 1].encode()[: key.col_offset].decode()
         before_end = lines[key.end_lineno - 1].encode()[: key.end_col_offset].decode()
         if "\f" in before_start or "\f" in before_end:
@@ -633,10 +634,8 @@ class _AstSettings:
             url=rule.url(),
         )
 
+    @functools.cached_property
     def _lines(self) -> list[str]:
-        lines = getattr(self, "_source_lines", None)
-        if lines is None:
-            from aoti_lint.pyast import source_lines
+        from aoti_lint.pyast import source_lines
 
-            lines = self._source_lines = source_lines(self.code.text)
-        return lines
+        return source_lines(self.code.text)

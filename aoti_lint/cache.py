@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from aoti_lint.config import Settings
     from aoti_lint.engine import FileOutcome
     from aoti_lint.rules import Rule
+    from aoti_lint.run_options import Execution
     from aoti_lint.source import SourceFile
 
 CACHE_DIR_NAME = ".aoti_lint_cache"
@@ -75,7 +76,7 @@ def supported() -> bool:
 
 
 class Cache:
-    """The cache directory as one run uses it: opened per run (``runner.open_cache``), which reads its stamps
+    """The cache directory as one run uses it: opened per run (``open_cache``), which reads its stamps
     once, resolves each directory once, and writes the stamps back when it is closed."""
 
     def __init__(self, directory: Path, settings: Settings) -> None:
@@ -358,6 +359,11 @@ def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=dir_fd)
         raise
+
+
+def open_cache(execution: Execution, settings: Settings) -> Cache | None:
+    """The run's cache, or None when it has no cache directory."""
+    return None if execution.cache_dir is None else Cache(execution.cache_dir, settings)
 
 
 def _run_fingerprint(settings: Settings) -> bytes:

@@ -410,7 +410,7 @@ def process_source(
     """
     flow = context.flow
     outcome = FileOutcome(path=source.display_path, checked=True)
-    result = check_source(source, context, build_edits=fix.apply or fix.edits, prefiltered=prefiltered)
+    result = check_source(source, context, build_edits=fix.builds_edits, prefiltered=prefiltered)
     shown = source
     groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
     if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):

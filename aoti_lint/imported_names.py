@@ -97,6 +97,14 @@ class ImportedNames:
     # Every `as` name of an import, at any depth: the only names whose qualified names end otherwise.
     import_aliases: frozenset[str] = frozenset()
 
+    def names_of(self, dotted: str, bare: bool) -> set[str] | None:
+        """libcst's qualified names for a name (``bare``) or an attribute chain spelled ``dotted``; None where
+        they are not known from the module's statements, or libcst may name no node so spelled (a bare name
+        spelled as an attribute's last part or a keyword somewhere)."""
+        if bare and dotted in self.unnamed_spellings:
+            return None
+        return self.qualified(dotted)
+
     def qualified(self, full_name: str) -> set[str] | None:
         """libcst's qualified names for a node spelled ``full_name`` in a place its scope analysis visits;
         None when the name's first part is bound other than by the module's own statements."""
@@ -356,10 +364,10 @@ class QualifiedNames:
         if imported is None:
             return None
         dotted = dotted_name(node)
-        if dotted is None or (type(node).__name__ == "Name" and dotted in imported.unnamed_spellings):
+        if dotted is None:
             return None
         if self._unnamed_parts is None:
             self._unnamed_parts = unnamed_parts(self._wrapper.module)
         if id(node) in self._unnamed_parts:
             return None
-        return imported.qualified(dotted)
+        return imported.names_of(dotted, bare=type(node).__name__ == "Name")

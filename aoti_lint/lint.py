@@ -61,9 +61,9 @@ def lint_paths(
     # keeps off the cache, as it always did (fixes are never taken from it).
     cache = None
     if not fix.apply and execution.cache_dir is not None:
-        from aoti_lint.cache import Cache
+        from aoti_lint.cache import open_cache
 
-        cache = Cache(execution.cache_dir, settings)
+        cache = open_cache(execution, settings)
     with cache or nullcontext():
         run = RunOutcome()
         ruleset = RuleSet(settings)

@@ -19,6 +19,11 @@ class FixOptions:
     # Build every fix's edits even when none is applied (the output format prints them).
     edits: bool = True
 
+    @property
+    def builds_edits(self) -> bool:
+        """Whether the run builds its fixes' edits: to apply them, or because the output shows them."""
+        return self.apply or self.edits
+
 
 @dataclass(frozen=True)
 class Execution:

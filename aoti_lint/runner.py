@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
-    from aoti_lint.config import Settings
     from aoti_lint.stamps import Stamps
 
 # Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
@@ -89,7 +88,7 @@ def run_files(
 ) -> list[FileOutcome]:
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
     per display path (``project.plan_migrations``); ``shared_cache``: the cache of ``execution.cache_dir``
-    opened by the caller for several calls (``open_cache``), left open; ``stats``: path -> the stat the
+    opened by the caller for several calls (``cache.open_cache``), left open; ``stats``: path -> the stat the
     caller took of it before reading any file (``run_memo.run_key``), for the stamps to compare (never to
     record: a file read is stamped with the stat it was read with); ``shared_workers``: the caller's worker
     processes (``Workers``, entered by the caller, which stops them), left running."""
@@ -101,7 +100,12 @@ def run_files(
     # stage): sent to a pool as soon as there is enough of them to pay for one.
     workers = shared_workers or Workers()
     stream = _Stream(fix, execution, workers)
-    cache = None if execution.cache_dir is None else shared_cache or open_cache(execution, ruleset.settings)
+    if execution.cache_dir is None:
+        cache = None
+    else:
+        from aoti_lint.cache import open_cache
+
+        cache = shared_cache or open_cache(execution, ruleset.settings)
     # Before any file is read: a file modified since may keep its stamp only if it is older than this.
     started_ns = time.time_ns()
     stamps = cache.stamps() if cache else None
@@ -242,14 +246,6 @@ def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
     return False
 
 
-def open_cache(execution: Execution, settings: Settings) -> Cache | None:
-    if execution.cache_dir is None:
-        return None
-    from aoti_lint.cache import Cache
-
-    return Cache(execution.cache_dir, settings)
-
-
 def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
     """Run the file's later prefilter stages in this process; True when they leave it for libcst (it is then in
     the stream), False when it is to be settled here (``item.wanted`` set for ``lint_file``)."""
@@ -257,7 +253,7 @@ def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
     # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work. Otherwise
     # (tokens only in strings or comments, `.so` mentions read from ast, undecodable bytes) it is settled here
     # without libcst, while the file's ast index is still at hand.
-    if wanted and needs_libcst(item.source, item.context, wanted, stream.fix.apply or stream.fix.edits):
+    if wanted and needs_libcst(item.source, item.context, wanted, stream.fix.builds_edits):
         stream.add(item, SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data))
         return True
     return False

@@ -531,10 +531,7 @@ class _AstSettings:
             node = node.value
         if type(node) is not ast.Name:
             return None
-        dotted = ".".join([node.id, *reversed(parts)])
-        if not parts and dotted in self.imported.unnamed_spellings:
-            return None  # as ``QualifiedNames`` does: libcst may name no node so spelled
-        names = self.imported.qualified(dotted)
+        names = self.imported.names_of(".".join([node.id, *reversed(parts)]), bare=not parts)
         return None if names is None else ENVIRON in names
 
     def _ascii(self, node: Any) -> bool:
@@ -608,7 +605,7 @@ class _AstSettings:
     def _report(self, key: Any, value: Any, removable: bool) -> Finding | bool | None:
         import ast
 
-        from aoti_lint.diagnostics import Applicability, Fix, Position
+        from aoti_lint.diagnostics import Position
 
         name = key.value
         switch = SWITCHES_BY_ENV_VAR[name]
@@ -629,8 +626,7 @@ class _AstSettings:
             start=start,
             end=end,
             severity=rule.severity,
-            # As `remove_fix` words it; its edits are built by libcst when a run shows or applies them.
-            fix=Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True) if removable else None,
+            fix=remove_fix(name, (), deferred=True) if removable else None,
             url=rule.url(),
         )
 

@@ -67,7 +67,10 @@ def sets_one_key(call: Any) -> bool:
     return arg.keyword is not None or (isinstance(arg.value, cst.Dict) and len(arg.value.elements) == 1)
 
 
-def remove_fix(name: str, edits: Sequence[Edit]) -> Fix | None:
+def remove_fix(name: str, edits: Sequence[Edit], deferred: bool = False) -> Fix | None:
+    """The fix removing a setting; ``deferred``: its edits are left for libcst to build when a run needs them."""
+    if deferred:
+        return Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True)
     return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits)) if edits else None
 
 

@@ -283,7 +283,9 @@ class MigrationPlan:
         for load in self.loads.values():
             path = load.arguments.get("so_path")
             path = path.value if path is not None else None
-            if isinstance(path, cst.Name):
+            if isinstance(path, cst.Call) and id(path.func) in self.compiles:
+                load.producer = self.compiles[id(path.func)]  # `aot_load(aot_compile(...), device)`
+            elif isinstance(path, cst.Name):
                 value = self.single_value(path)
                 if isinstance(value, cst.Call) and id(value.func) in self.compiles:
                     load.producer = self.compiles[id(value.func)]
@@ -353,7 +355,8 @@ class MigrationPlan:
             uses = self.references(bound[0])
             if uses is None or any(id(use) not in consumer_paths for use in uses):
                 verdict.lower(Applicability.UNSAFE, escapes)
-        elif not isinstance(self.parent(site.call), cst.Expr):
+        elif not isinstance(self.parent(site.call), cst.Expr) and id(site.call) not in consumer_paths:
+            # The `.so` path is the call's value: it escapes unless a load of this module reads it right there.
             verdict.lower(Applicability.UNSAFE, escapes)
         literal = string_value(suffix_literal(site.so_path))
         if site.so_path is not None and literal is None:

@@ -244,6 +244,20 @@ class DeprecatedAotCompile(DeprecatedReference):
         ),
         Invalid(
             """
+            from torch._export import aot_compile, aot_load
+
+            aot_load(aot_compile(m, (x,)), "cpu")
+            """,
+            line=3,
+            column=10,
+            fixed="""
+            import torch
+
+            torch._inductor.aoti_load_package(torch._inductor.aoti_compile_and_package(torch.export.export(m, (x,))))
+            """,
+        ),
+        Invalid(
+            """
             import torch._export as te
 
             te.aot_compile(model, (x,))

@@ -1,14 +1,15 @@
-"""Python texts for the differential sweep of AOTI201's two readings (``ast`` and libcst, see
-``tests/test_debug_switches.py``): settings of debug variables in every import form, receiver, key spelling,
-value, place, line ending and rebinding the readings could tell apart. Written as a fuzzer in review; kept so that
-each new form the ``ast`` reading takes on is swept too."""
+"""Python texts for the differential sweeps of the two readings of AOTI201 (``texts``) and AOTI202
+(``config_texts``), ``ast`` and libcst (see ``tests/test_debug_switches.py``): settings of debug variables and
+config keys in every import form, receiver, key spelling, value, place, line ending and rebinding the readings
+could tell apart. Written as a fuzzer in review; kept so that each new form an ``ast`` reading takes on is swept
+too."""
 
 # ruff: noqa: RUF001, RUF005, UP031
 from __future__ import annotations
 
 import random
 
-from aoti_lint.knowledge.debug_switches import SWITCHES_BY_ENV_VAR
+from aoti_lint.knowledge.debug_switches import SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
 
 SWITCHES = list(SWITCHES_BY_ENV_VAR)
 R = random.Random(0)
@@ -344,3 +345,150 @@ def gen():
     if nl != "\n":
         text = text.replace("\n", nl)
     return text
+
+
+# AOTI202: assignments to torch._inductor.config keys.
+
+CONFIG_IMPORTS = {  # an import, and the receivers it binds to torch._inductor.config
+    "import torch._inductor.config as cfg": ["cfg"],
+    "import torch._inductor.config as config": ["config"],
+    "from torch._inductor import config": ["config"],
+    "from torch._inductor import config as c": ["c"],
+    "import torch._inductor.config": ["torch._inductor.config"],
+    "import torch": ["torch._inductor.config"],
+    "import torch as t": ["t._inductor.config"],
+    "from torch import _inductor": ["_inductor.config"],
+    "import torch._inductor as ind": ["ind.config"],
+    "import torch._inductor.config as cfg, os": ["cfg"],
+}
+CONFIG_OTHER_IMPORTS = [
+    "import torch._dynamo.config as cfg",
+    "from torch._inductor import utils as config",
+    "from torch._inductor.config import *",
+    "from . import config",
+    "import other as torch",
+    "from torch._inductor.config import aot_inductor",
+    "from torch._inductor.config import patch",
+    "import torch._inductor.config as \uff43fg",
+]
+CONFIG_KEYS = [*SWITCHES_BY_CONFIG_KEY, "max_autotune", "aot_inductor.output_path", "debug_dir", "trace"]
+CONFIG_VALUES = [
+    *["True", "1", '"1"', "2", "0x1", "'yes'", "(True)", '"a" "b"', "True  # on", "(\n    True\n)"],
+    *["False", "0", '"0"', "None", "flag", "-1", "1.0", "b'1'", '""', "not False", "f'1'", "...", "1j"],
+]
+CONFIG_RECEIVERS = [
+    "x",
+    "self.config",
+    "(cfg)",
+    "cfg .aot_inductor",
+    "cfg.\\\n  debug",
+    "\uff43fg",
+    "config.aot_inductor",
+]
+CONFIG_REBIND = [
+    "cfg = None",
+    "config = {}",
+    "def g(cfg): pass",
+    "for config in x: pass",
+    "def g():\n    global cfg",
+    "del config",
+    "torch = None",
+    "c = 3",
+    "import other as cfg",
+    "def g():\n    import torch._inductor.config as cfg",
+    "try:\n    import torch._inductor.config as cfg\nexcept ImportError:\n    cfg = None",
+    "class config: pass",
+    "(cfg := 1)",
+    "[config for config in y]",
+    "if TYPE_CHECKING:\n    import torch._inductor.config as cfg",
+]
+CONFIG_READERS = [  # a patch or a dict passed to a compile: libcst reads the file
+    "config.patch(debug=True)",
+    "@cfg.patch(debug=True)\ndef f(): pass",
+    "torch.compile(m, options={'debug': True})",
+    "opts = {'debug': True}\naoti_compile_and_package(ep, inductor_configs=opts)",
+    "with cfg.patch('trace.enabled', True): pass",
+    "patch = 1",
+    "x = {'debug': True}",
+]
+CONFIG_PLACES = [
+    "{}",
+    "{}",
+    "{}",
+    "def f():\n{4}",
+    "async def f():\n{4}",
+    "class C:\n{4}",
+    "def f():\n    def g():\n{8}",
+    "class C:\n    def m(self):\n{8}",
+    "@dec\ndef f():\n{4}",
+    "if x:\n{4}",
+    "if debug:\n{4}",
+    "with x:\n{4}",
+    "for i in x:\n{4}",
+    "try:\n{4}\nexcept E:\n    pass",
+    "match x:\n    case 1:\n{8}",
+    "def f():\n    if debug:\n        pass\n{4}",
+    "x = 1; {}",
+    "def f(): {}",
+    "if debug: {}",
+]
+
+
+def _config_setting(receivers: list[str]) -> str:
+    receiver = R.choice(receivers) if R.random() < 0.75 else R.choice(CONFIG_RECEIVERS)
+    target = f"{receiver}.{R.choice(CONFIG_KEYS)}"
+    value = R.choice(CONFIG_VALUES)
+    form = R.randrange(10)
+    if form == 0:
+        return f"a = {target} = {value}"
+    if form == 1:
+        return f"{target} = {target.replace('.', '.aot_inductor.', 1) if R.random() < 0.5 else 'b'} = {value}"
+    if form == 2:
+        return f"{target} += {value}"
+    if form == 3:
+        return f"{target}: bool = {value}"
+    if form == 4:
+        return f"{target} = \\\n    {value}"
+    return f"{target} = {value}"
+
+
+def _config_place(statement: str) -> str:
+    place = R.choice(CONFIG_PLACES)
+    if "\n" in statement and not place.startswith(
+        ("{", "def", "async", "class", "@", "if x:\n", "try", "with", "for", "match")
+    ):
+        place = "{}"
+    for width in (4, 8):
+        pad = "\t" * (width // 4) if R.random() < 0.1 else " " * width
+        place = place.replace("{%d}" % width, "\n".join(pad + line if line else line for line in statement.split("\n")))
+    return place.replace("{}", statement)
+
+
+def config_text() -> str:
+    """One module setting config keys (a few in the forms the ast reading answers, the rest anything else)."""
+    imports = [R.choice(list(CONFIG_IMPORTS))]
+    receivers = CONFIG_IMPORTS[imports[0]]
+    if R.random() < 0.3:
+        imports.append(R.choice(CONFIG_OTHER_IMPORTS + list(CONFIG_IMPORTS)))
+    body = []
+    for _ in range(R.randint(1, 3)):
+        statement, prefix = _config_place(_config_setting(receivers)), R.choice(PREFIX0)
+        compound = statement.startswith(("if ", "def ", "class ", "async ", "with ", "for ", "try", "match ", "@"))
+        body.append(prefix + statement if prefix == "\x0c" or not compound else statement)
+    if R.random() < 0.2:
+        body.insert(R.randrange(len(body) + 1), R.choice(CONFIG_REBIND))
+    if R.random() < 0.15:
+        body.append(R.choice(CONFIG_READERS))
+    if R.random() < 0.1:
+        body.append(R.choice(["# noqa: AOTI202", "x = 1  # noqa"]))
+    if R.random() < 0.1:  # the import after the use
+        imports, body = [], body + imports
+    text = "\n".join([*imports, "", *body]) + R.choice(["\n", "\n", ""])
+    newline = R.choice(["\n"] * 6 + ["\r\n", "\r"])
+    return text.replace("\n", newline) if newline != "\n" else text
+
+
+def config_texts(count: int, seed: int) -> list[str]:
+    """``count`` generated AOTI202 texts, the same for the same seed."""
+    R.seed(seed)
+    return [config_text() for _ in range(count)]

@@ -438,9 +438,46 @@ LEFT_TO_LIBCST = [
 ]
 
 
-def _reading(text: str, edits: bool) -> list[tuple]:
+# AOTI202 read from ast: assignments to a key, in a file where nothing can take a config dict or patch a key.
+
+CONFIG_ON = "import torch._inductor.config as cfg\ncfg.nan_asserts = True\n"
+CONFIG_AST_ANSWERED = [
+    CONFIG_ON,
+    "import torch._inductor.config as cfg\n\ncfg.aot_inductor.debug_compile = True\ncfg.debug = 1\n",
+    "from torch._inductor import config\n\nconfig.trace.enabled = '1'  # noqa: AOTI202\n",
+    "import torch\n\ntorch._inductor.config.debug = True; x = 1\n",
+    "import torch._inductor.config\n\ndef f():\n    torch._inductor.config.nan_asserts = True\n",
+    "from torch._inductor import config as c\n\nclass T:\n    def setUp(self):\n        c.debug = True\n",
+    "import torch._inductor.config as cfg\n\na = cfg.debug = True\n",  # two targets: no fix
+    "import torch._inductor.config as cfg\n\ncfg.debug = False\ncfg.trace.enabled = flag\n" + CONFIG_ON,  # off
+    "import torch._inductor.config as cfg\n\ncfg.max_autotune = True\nx.debug = True\n" + CONFIG_ON,
+    "import torch._dynamo.config as cfg\n\ncfg.debug = True\nimport torch._inductor.config\n",  # not inductor
+    "import torch._inductor.config as cfg\n\ncfg.debug += 1\ncfg.nan_asserts: bool = True\n" + CONFIG_ON,
+    # Bound to the config and to another module (a fallback import): the config's key, as libcst reads it.
+    "try:\n    import torch._inductor.config as cfg\nexcept ImportError:\n    import other as cfg\ncfg.debug = True\n",
+]
+CONFIG_LEFT_TO_LIBCST = [
+    "import torch._inductor.config as cfg\n\nif debug:\n    cfg.debug = True\n",
+    "import torch._inductor.config as cfg\n\nwith ctx:\n    cfg.debug = True\n",
+    "import torch._inductor.config as cfg\n\ncfg.patch(debug=True)\n" + CONFIG_ON,
+    "import torch._inductor.config as cfg\n\ntorch.compile(m, options={'debug': True})\n" + CONFIG_ON,
+    "import torch._inductor.config as cfg\n\ndef f(cfg):\n    cfg.debug = True\n",
+    "def f():\n    import torch._inductor.config as cfg\n    cfg.debug = True\n",
+    "from torch._inductor.config import *\nimport torch._inductor.config as cfg\ncfg.debug = True\n",
+    "import torch._inductor.config as cfg\n\n(cfg).debug = True\n",
+    "import torch._inductor.config as cfg\n\ncfg.aot_inductor .debug_compile = True\n",
+    "import torch._inductor.config as cfg\n\x0ccfg.debug = True\n",
+    "import torch._inductor.config as \uff43fg\n\uff43fg.debug = True\n",
+    "import torch._inductor.config as cfg\ncfg.debug = True\nx = " + "+".join(["1"] * 600) + "\n",
+]
+READINGS = [(DebugEnvVar, text, text in AST_ANSWERED) for text in AST_ANSWERED + LEFT_TO_LIBCST] + [
+    (DebugInductorConfig, text, text in CONFIG_AST_ANSWERED) for text in CONFIG_AST_ANSWERED + CONFIG_LEFT_TO_LIBCST
+]
+
+
+def _reading(rule, text: str, edits: bool) -> list[tuple]:
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
-    result = check_source(source, FileContext.of([DebugEnvVar]), build_edits=edits)
+    result = check_source(source, FileContext.of([rule]), build_edits=edits)
     fixes = [None if f.fix is None else (f.fix.applicability, f.fix.message, f.fix.has_edits) for f in result.findings]
     return sorted(
         (f.code, f.message, f.start.row, f.start.column, f.end.row, f.end.column, str(fix), f.noqa_row)
@@ -448,22 +485,27 @@ def _reading(text: str, edits: bool) -> list[tuple]:
     )
 
 
-@pytest.mark.parametrize("text", AST_ANSWERED + LEFT_TO_LIBCST)
-def test_the_ast_reading_gives_libcsts_findings_or_none(text, monkeypatch):
+@pytest.mark.parametrize(
+    ("rule", "text", "answers"), READINGS, ids=[f"{r.code}-{i}" for i, (r, *_) in enumerate(READINGS)]
+)
+def test_the_ast_reading_gives_libcsts_findings_or_none(rule, text, answers, monkeypatch):
     from aoti_lint import engine, parse
     from aoti_lint.prefilter import prefiltered
 
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
-    context = FileContext.of([DebugEnvVar])
+    context = FileContext.of([rule])
     wanted = prefiltered(source, context)
-    answered = bool(wanted) and engine.ast_findings(source, context, wanted) is not None
-    assert answered == (text in AST_ANSWERED)
+    assert wanted, "every case passes the prefilter"
+    answered = engine.ast_findings(source, context, wanted) is not None
+    assert answered == answers
     parsed: list[str] = []
     original = parse.parse_module
     monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
-    fast = _reading(text, edits=False)
+    fast = _reading(rule, text, edits=False)
     assert bool(parsed) != answered, "a file the ast reading answers is never parsed with libcst"
-    assert fast == _reading(text, edits=True)  # built with libcst, its fixes' edits too
+    assert fast == _reading(rule, text, edits=True)  # built with libcst, its fixes' edits too
+    if text in (ON, CONFIG_ON):
+        assert fast, "the case reports"
 
 
 def test_a_cached_ast_answer_is_read_again_by_libcst_for_a_format_that_shows_edits(cli, tmp_path):
@@ -474,14 +516,25 @@ def test_a_cached_ast_answer_is_read_again_by_libcst_for_a_format_that_shows_edi
     assert [item["fix"]["edits"] != [] for item in shown] == [True]
 
 
-@pytest.mark.parametrize(("count", "seed"), [(400, 1), pytest.param(6000, 7, marks=pytest.mark.slow)])
-def test_the_two_readings_agree_on_generated_settings(count, seed):
+@pytest.mark.parametrize(
+    ("rule", "count", "seed"),
+    [
+        (DebugEnvVar, 400, 1),
+        (DebugInductorConfig, 400, 1),
+        pytest.param(DebugEnvVar, 6000, 7, marks=pytest.mark.slow),
+        pytest.param(DebugInductorConfig, 6000, 7, marks=pytest.mark.slow),
+    ],
+    ids=["AOTI201", "AOTI202", "AOTI201-full", "AOTI202-full"],
+)
+def test_the_two_readings_agree_on_generated_settings(rule, count, seed):
     """A differential sweep: for every generated text, what a run without fix edits reports (the ast reading
-    where it answers) is what libcst's traversal reports, with AOTI201 alone and with every rule."""
+    where it answers) is what libcst's traversal reports, with the rule alone and with every rule."""
     from aoti_lint import engine
     from aoti_lint.prefilter import prefiltered
     from aoti_lint.rules import ALL_RULES
-    from tests.ast_reading_texts import texts
+    from tests.ast_reading_texts import config_texts, texts
+
+    generated = texts(count, seed) if rule is DebugEnvVar else config_texts(count, seed)
 
     def shown(result) -> tuple[list, list]:
         findings = sorted(
@@ -491,12 +544,12 @@ def test_the_two_readings_agree_on_generated_settings(count, seed):
         return findings, sorted(error.message for error in result.errors)
 
     answered = 0
-    for text in texts(count, seed):
+    for text in generated:
         try:
             ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        for context in (FileContext.of([DebugEnvVar]), FileContext.of(ALL_RULES)):
+        for context in (FileContext.of([rule]), FileContext.of(ALL_RULES)):
             source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
             wanted = prefiltered(source, context)
             answered += bool(wanted) and engine.ast_findings(source, context, wanted) is not None

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,6 +16,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import cst
+from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 from aoti_lint.source import PYTHON_KINDS
 
@@ -454,7 +454,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     ]
 
 
-class _AstSettings:
+class _AstSettings(AstReading):
     """AOTI201 in Python read from ``ast``, for the forms whose report libcst's traversal settles alone: a
     switch's name as the key of ``environ[K] = V`` (one target: the statement goes; more: no fix) or of
     ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), in a module, class
@@ -466,49 +466,28 @@ class _AstSettings:
     name bound otherwise than by the module's statements (libcst's scopes answer it), a name spelled in other
     Unicode than its `ast` form (``ast`` normalises it, libcst does not), a form feed before the key on its line
     (libcst's columns start after it), a call in a compound statement's header, and a tree deeper than libcst's
-    traversal goes. ``tests/test_debug_switches.py`` compares both readings."""
+    traversal goes (``AstReading``). ``tests/test_debug_switches.py`` compares both readings."""
 
-    _BLOCKS = ("Module", "FunctionDef", "AsyncFunctionDef", "ClassDef")
-    # Past this depth libcst's recursive traversal may stop with a RecursionError (the file is then reported as
-    # too deeply nested, without findings); leave such a tree to it.
-    _MAX_DEPTH = 100
     # Calls whose own arguments libcst's visit never reports: not an environ method, no `putenv`, no `env=`.
     _SETTING_METHODS = frozenset({"setdefault", "update", "putenv"})
-
-    def __init__(self, rule: type[DebugEnvVar], code: Any, path: str) -> None:
-        self.rule, self.code, self.path = rule, code, path
-        self.parents: dict[Any, Any] = {}
-        self.imported: Any = None
 
     def findings(self) -> list[Finding] | None:
         import ast
 
-        from aoti_lint.imported_names import read
-
-        tree = self.code.tree
-        if tree is None:
+        nodes = self.nodes()
+        if nodes is None:
             return None
         candidates: list[Any] = []
-        parents = self.parents
-        stack: list[tuple[Any, int]] = [(tree, 0)]
-        while stack:
-            node, depth = stack.pop()
-            if depth > self._MAX_DEPTH:
-                return None
+        for node in nodes:
             kind = type(node)
             if kind is ast.Constant:
                 if type(node.value) is str and node.value in SWITCHES_BY_ENV_VAR:
                     candidates.append(node)
-                continue
-            if kind is ast.keyword and node.arg in SWITCHES_BY_ENV_VAR:
+            elif kind is ast.keyword and node.arg in SWITCHES_BY_ENV_VAR:
                 return None
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
-                stack.append((child, depth + 1))
         if not candidates:
             return []
-        self.imported = read(tree)
-        if self.imported is None:  # a star import: any name may be bound by it
+        if not self.read_imports():
             return None
         found = []
         for constant in candidates:
@@ -521,34 +500,14 @@ class _AstSettings:
 
     def _is_environ(self, node: Any) -> bool | None:
         """Whether the node is ``os.environ`` as libcst resolves it; None where ``ast`` cannot tell."""
-        import ast
-
-        if not self._ascii(node):
-            return None
-        parts = []
-        while type(node) is ast.Attribute:
-            parts.append(node.attr)
-            node = node.value
-        if type(node) is not ast.Name:
-            return None
-        names = self.imported.names_of(".".join([node.id, *reversed(parts)]), bare=not parts)
+        names = self.qualified_names(node)
         return None if names is None else ENVIRON in names
-
-    def _ascii(self, node: Any) -> bool:
-        """Whether the node's source is ASCII: ``ast`` gives identifiers in NFKC form (a fullwidth `os` is
-        `os`), libcst as written, and the names this reading follows are ASCII in their NFKC form."""
-        if self.code.text.isascii():
-            return True
-        from aoti_lint.pyast import source_segment
-
-        return source_segment(self._lines, node).isascii()
 
     def _setting(self, key: Any) -> Finding | bool | None:
         """The finding at a switch's name; False where libcst reports none; None where it is not known here."""
         import ast
 
         parent: Any = self.parents.get(key)
-        statement: Any
         kind = type(parent)
         if kind is ast.Subscript and parent.slice is key:
             if type(parent.ctx) is ast.Load:
@@ -559,7 +518,7 @@ class _AstSettings:
             environ = self._is_environ(parent.value)
             if not environ:
                 return environ  # another object than `os.environ`: no report; or not known here
-            if not self._outside_any_if(statement):
+            if not self.outside_any_if(statement):
                 return None
             return self._report(key, statement.value, len(statement.targets) == 1)
         if kind is not ast.Call or key not in parent.args:
@@ -569,7 +528,7 @@ class _AstSettings:
             return None
         if func.attr not in self._SETTING_METHODS and not any(k.arg == "env" for k in parent.keywords):
             return False  # `os.environ.get(K)`, `os.getenv(K, "1")`: libcst's visit of the call stops there
-        if func.attr != "setdefault" or not self._ascii(func) or parent.keywords:
+        if func.attr != "setdefault" or not self.ascii(func) or parent.keywords:
             return None
         environ = self._is_environ(func.value)
         if not environ:
@@ -578,60 +537,19 @@ class _AstSettings:
             return None
         if any(type(arg) is ast.Starred for arg in parent.args):
             return None
-        statement = parent
-        while not isinstance(statement, ast.stmt):
-            statement = self.parents.get(statement)
-            if statement is None:
-                return None
+        statement = self.statement_of(parent)
         # In a compound statement's header (an `if` test, a decorator, a default) libcst's state differs.
         if type(statement) not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return):
             return None
-        if not self._outside_any_if(statement):
+        if not self.outside_any_if(statement):
             return None
         return self._report(key, parent.args[1], type(statement) is ast.Expr and statement.value is parent)
 
-    def _outside_any_if(self, statement: Any) -> bool:
-        """The statement sits in a module, class or function body, each directly in the one before (no `if`
-        around it, nor any other compound statement whose bodies libcst's removal treats apart)."""
-        node = statement
-        while True:
-            parent = self.parents.get(node)
-            if parent is None:
-                return type(node).__name__ == "Module"
-            if type(parent).__name__ not in self._BLOCKS or node not in parent.body:
-                return False
-            node = parent
-
     def _report(self, key: Any, value: Any, removable: bool) -> Finding | bool | None:
         import ast
-
-        from aoti_lint.diagnostics import Position
 
         name = key.value
         switch = SWITCHES_BY_ENV_VAR[name]
         if not (type(value) is ast.Constant and type(value.value) is str and switch.is_on_value(value.value)):
             return False
-        lines = self._lines
-        before_start = lines[key.lineno - 1].encode()[: key.col_offset].decode()
-        before_end = lines[key.end_lineno - 1].encode()[: key.end_col_offset].decode()
-        if "\f" in before_start or "\f" in before_end:
-            return None  # libcst counts a line's columns from after its last form feed
-        start = Position(key.lineno, len(before_start) + 1)
-        end = Position(key.end_lineno, len(before_end) + 1)
-        rule = self.rule
-        return Finding(
-            code=rule.code,
-            message=message(switch, name),
-            path=self.path,
-            start=start,
-            end=end,
-            severity=rule.severity,
-            fix=remove_fix(name, (), deferred=True) if removable else None,
-            url=rule.url(),
-        )
-
-    @functools.cached_property
-    def _lines(self) -> list[str]:
-        from aoti_lint.pyast import source_lines
-
-        return source_lines(self.code.text)
+        return self.finding(key, message(switch, name), remove_fix(name, (), deferred=True) if removable else None)

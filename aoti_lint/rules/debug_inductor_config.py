@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from aoti_lint.diagnostics import Edit, Position
+from aoti_lint.diagnostics import Edit, Finding, Position
 from aoti_lint.knowledge.debug_switches import (
     CONFIG_DICT_KEYWORDS,
     INDUCTOR_CONFIG,
@@ -18,6 +18,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import cst
+from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, Valid, tokens_match
 
 if TYPE_CHECKING:
@@ -148,6 +149,12 @@ class DebugInductorConfig(PythonSwitchRule):
             if switch is not None and switch.is_on_value(value):
                 return True
         return False
+
+    @classmethod
+    def check_ast(cls, code: Any, path: str) -> list[Finding] | None:
+        # Assignments to a key (`config.debug = True`) only, in a file where nothing can take a config dict or
+        # patch a key (see _AstConfigWrites); libcst reads any other.
+        return _AstConfigWrites(cls, code, path).findings()
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -467,3 +474,76 @@ class _Scope:
     entries: dict[str, list[tuple[Any, str, Any, tuple[Edit, ...], bool]]] = field(default_factory=dict)
     # Names passed as a compile call's config dict, and whether every such call is deliberate.
     uses: dict[str, bool] = field(default_factory=dict)
+
+
+class _AstConfigWrites(AstReading):
+    """AOTI202 read from ``ast`` for files whose only possible reports are assignments to a key through
+    ``torch._inductor.config`` (``cfg.aot_inductor.debug_compile = True``, ``a = config.debug = 1``): no call in
+    the file passes ``inductor_configs=`` / ``options=`` (which may take a dict of keys, or a name holding one)
+    and no callee may be ``patch`` (by its last name or an imported one), the very test of ``could_match_code``;
+    otherwise ``findings`` is None and libcst reads the file. A key assigned with one target is reported with the
+    fix that removes the statement (its edits deferred), with more targets without a fix, as libcst's traversal
+    reports it. It is read from ``ast`` only in a module, class or function body outside any ``if`` (whose
+    condition may make it deliberate), with the target spelled as a plain dotted name whose root the module's own
+    statements bind (``AstReading.qualified_names``), and the same holds for the rest as for AOTI201's reading
+    (``debug_env_var._AstSettings``). ``tests/test_debug_switches.py`` compares both readings."""
+
+    def findings(self) -> list[Finding] | None:
+        import ast
+
+        code = self.code
+        reached = code.called | {name for _, name in code.imported_names}
+        if code.keywords & _DICT_KEYWORDS or "patch" in reached:
+            return None
+        nodes = self.nodes()
+        if nodes is None:
+            return None
+        candidates = [
+            (node, target)
+            for node in nodes
+            if type(node) is ast.Assign
+            for target in node.targets
+            if type(target) is ast.Attribute and target.attr in _SWITCHES_BY_LAST_NAME
+        ]
+        if not candidates:
+            return []
+        if not self.read_imports():
+            return None
+        found = []
+        for statement, target in candidates:
+            verdict = self._write(statement, target)
+            if verdict is None:
+                return None
+            if isinstance(verdict, Finding):
+                found.append(verdict)
+        return found
+
+    def _write(self, statement: Any, target: Any) -> Finding | bool | None:
+        """The finding at an assigned key; False where libcst reports none; None where it is not known here."""
+        from aoti_lint.code_index import literal
+        from aoti_lint.pyast import source_segment
+
+        names = self.qualified_names(target)
+        if names is None:
+            return None
+        prefix = INDUCTOR_CONFIG + "."
+        keys = {name[len(prefix) :] for name in names if name.startswith(prefix)}
+        if not keys:
+            return False  # not the config: libcst resolves it to no key either
+        if len(keys) > 1:
+            return None  # libcst takes the first of its set: which one is not known here
+        (key,) = keys
+        switch = SWITCHES_BY_CONFIG_KEY.get(key)
+        value = literal(statement.value)
+        if switch is None or not (value is None or isinstance(value, (str, int))):
+            return False  # not a debug key, or a value that is not a literal (``literal``: another object)
+        # libcst's range of a target in parentheses or split over lines is not the one `ast` gives.
+        spelled = source_segment(self.lines, target)
+        if not spelled.replace(".", "").replace("_", "").isalnum():
+            return None
+        if not self.outside_any_if(statement):
+            return None
+        if not switch.is_on_value(value):
+            return False
+        fix = remove_fix(key, (), deferred=True) if len(statement.targets) == 1 else None
+        return self.finding(target, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix)

@@ -1,0 +1,126 @@
+"""What the rules' ``ast`` readings (``PythonRule.check_ast``) share: the tree's parents, the places a reading
+settles alone, names as libcst resolves them, and findings at libcst's positions.
+
+A reading answers only where its answer is the one the rule's libcst traversal gives, and returns None
+anywhere the two could differ; ``tests/test_debug_switches.py`` compares both readings on generated texts.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from aoti_lint.diagnostics import Finding, Fix, Position
+
+
+class AstReading:
+    """One rule's reading of one module's ``ast`` tree (``code``: its ``aoti_lint.code_index.CodeIndex``)."""
+
+    # Statements in these bodies, each directly in the one before, are outside any `if` (whose condition may
+    # make a setting deliberate) and any other compound statement whose bodies libcst's removal treats apart.
+    _BLOCKS = ("Module", "FunctionDef", "AsyncFunctionDef", "ClassDef")
+    # Past this depth libcst's recursive traversal may stop with a RecursionError (the file is then reported as
+    # too deeply nested, without findings); such a tree is left to it.
+    _MAX_DEPTH = 100
+
+    def __init__(self, rule: Any, code: Any, path: str) -> None:
+        self.rule, self.code, self.path = rule, code, path
+        self.parents: dict[Any, Any] = {}
+        self.imported: Any = None
+
+    def nodes(self) -> list[Any] | None:
+        """Every node of the tree, each child's parent recorded; None without a tree or past the depth."""
+        import ast
+
+        tree = self.code.tree
+        if tree is None:
+            return None
+        found: list[Any] = []
+        parents = self.parents
+        stack: list[tuple[Any, int]] = [(tree, 0)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > self._MAX_DEPTH:
+                return None
+            found.append(node)
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+                stack.append((child, depth + 1))
+        return found
+
+    def read_imports(self) -> bool:
+        """The module's bindings (``aoti_lint.imported_names``); False after a star import: any name may be
+        bound by it."""
+        from aoti_lint.imported_names import read
+
+        self.imported = read(self.code.tree)
+        return self.imported is not None
+
+    def qualified_names(self, node: Any) -> set[str] | None:
+        """libcst's qualified names for a name or an attribute chain on a name, from the module's own bindings
+        (the answer the rule's ``qualified_names`` gives libcst's traversal); None where ``ast`` cannot tell."""
+        import ast
+
+        if not self.ascii(node):
+            return None
+        parts = []
+        while type(node) is ast.Attribute:
+            parts.append(node.attr)
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        return self.imported.names_of(".".join([node.id, *reversed(parts)]), bare=not parts)
+
+    def ascii(self, node: Any) -> bool:
+        """Whether the node's source is ASCII: ``ast`` gives identifiers in NFKC form (a fullwidth `os` is
+        `os`), libcst as written, and the names the readings follow are ASCII in their NFKC form."""
+        if self.code.text.isascii():
+            return True
+        from aoti_lint.pyast import source_segment
+
+        return source_segment(self.lines, node).isascii()
+
+    def outside_any_if(self, statement: Any) -> bool:
+        """The statement sits in a module, class or function body, each directly in the one before."""
+        node = statement
+        while True:
+            parent = self.parents.get(node)
+            if parent is None:
+                return type(node).__name__ == "Module"
+            if type(parent).__name__ not in self._BLOCKS or node not in parent.body:
+                return False
+            node = parent
+
+    def statement_of(self, node: Any) -> Any:
+        """The statement holding the node, or None."""
+        import ast
+
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.parents.get(node)
+        return node
+
+    def finding(self, node: Any, message: str, fix: Fix | None) -> Finding | None:
+        """The rule's finding at the node, at libcst's positions (columns in characters); None where a form
+        feed comes before it on its line (libcst counts a line's columns from after its last form feed)."""
+        lines = self.lines
+        before_start = lines[node.lineno - 1].encode()[: node.col_offset].decode()
+        before_end = lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode()
+        if "\f" in before_start or "\f" in before_end:
+            return None
+        rule = self.rule
+        return Finding(
+            code=rule.code,
+            message=message,
+            path=self.path,
+            start=Position(node.lineno, len(before_start) + 1),
+            end=Position(node.end_lineno, len(before_end) + 1),
+            severity=rule.severity,
+            fix=fix,
+            url=rule.url(),
+        )
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        from aoti_lint.pyast import source_lines
+
+        return source_lines(self.code.text)

@@ -411,6 +411,31 @@ def test_kernel_words_are_words():
         assert could_hold_kernel_text(line)
 
 
+def test_kernel_words_are_found_as_the_word_pattern_finds_them():
+    """The scan (one pattern per name, the word's start tested apart) answers as `\\b(?:...)\\b` does, Unicode
+    word characters included, on generated texts."""
+    import random
+    import re
+
+    words = re.compile(r"\b(?:register_fake|impl_abstract|impl)\b")
+
+    def reference(text: str) -> bool:
+        for match in words.finditer(text):
+            start = match.start()
+            newline = text.rfind("\n", 0, start)
+            line = text[max(newline, text.rfind("\r", newline + 1, start)) + 1 : start]
+            if "#" not in line or "'" in line or '"' in line:
+                return True
+        return False
+
+    atoms = ["impl", "register_fake", "impl_abstract", "simple", "_impl", "impl_", "é", "Ǆ", "٣", "x", " ", "#"]
+    atoms += ["'", '"', "\n", "\r", "\r\n", ".", "(", "1", "implimpl"]
+    generated = random.Random(0)
+    texts = ["".join(generated.choice(atoms) for _ in range(generated.randint(1, 12))) for _ in range(20_000)]
+    assert any(reference(text) for text in texts) and not all(reference(text) for text in texts)
+    assert [could_hold_kernel_text.__wrapped__(text) for text in texts] == [reference(text) for text in texts]
+
+
 def test_a_kernel_after_a_hash_inside_a_string_is_kept():
     text = 'import torch\n\nlib = torch.library.Library("a", "IMPL", "Meta")\n\n\ndef k(x):\n'
     text += '    return x if x.shape[0] > 8 else x\n\n\nSEP = "#"; lib.impl("b", k)\n'

@@ -151,7 +151,7 @@ class ModuleFacts:
             start = self.positions[name].start
             reads = self._locals.references(name.value, start.line, start.column)
             if reads is not NOT_KNOWN:
-                nodes = [self._names_by_position.get(read) for read in reads]  # type: ignore[attr-defined]
+                nodes = [self._name_at(read) for read in reads]  # type: ignore[attr-defined]
                 if all(node is not None and node.value == name.value for node in nodes):
                     return nodes  # type: ignore[return-value]  # checked above
         return self._references_from_scopes(name)
@@ -218,7 +218,7 @@ class ModuleFacts:
         answer = self._locals.single_assignment(name.value, start.line, start.column)
         if answer is NOT_KNOWN or answer is None:
             return answer
-        target = self._names_by_position.get(answer)  # type: ignore[call-overload]  # a (line, column)
+        target = self._name_at(answer)  # type: ignore[arg-type]  # a (line, column)
         assign_target = self.parent(target) if target is not None else None
         statement = self.parent(assign_target) if assign_target is not None else None
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
@@ -236,7 +236,7 @@ class ModuleFacts:
             return self._lone_parameter_from_scopes(name)
         if answer is None:
             return None
-        parameter_name = self._names_by_position.get(answer)  # type: ignore[call-overload]  # a (line, column)
+        parameter_name = self._name_at(answer)  # type: ignore[arg-type]  # a (line, column)
         parameter = self.parent(parameter_name) if parameter_name is not None else None
         return parameter if isinstance(parameter, cst.Param) else self._lone_parameter_from_scopes(name)
 
@@ -257,10 +257,14 @@ class ModuleFacts:
         return None
 
     @functools.cached_property
-    def _names_by_position(self) -> dict[tuple[int, int], cst.Name]:
-        positions = self.positions
-        names = (node for node in self._walk[1] if type(node) is cst.Name)
-        return {(start.line, start.column): node for node in names for start in (positions[node].start,)}
+    def _names_by_offset(self) -> dict[int, cst.Name]:
+        offsets = self.positions.offsets
+        return {offsets(node)[0]: node for node in self._walk[1] if type(node) is cst.Name}
+
+    def _name_at(self, position: tuple[int, int]) -> cst.Name | None:
+        """The name starting at libcst's (line, column): looked up by its offset, without building a position
+        for every name of the module."""
+        return self._names_by_offset.get(self.positions.offset_at(*position))
 
     def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
         arg = self.parent(node)

@@ -1,13 +1,12 @@
 """Facts about one module that several rules and the codemod need: names, parents, single assignments.
 
 Built once per file and shared through the rule context, each part on first use: qualified names
-(``aoti_lint.imported_names``), libcst's scopes, and parents (``parent_map``); imported only when a file is
-parsed.
+(``aoti_lint.imported_names``), libcst's scopes, and the nodes' positions, parents and visiting order
+(``aoti_lint.node_positions``); imported only when a file is parsed.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Mapping
 from typing import TypeVar
@@ -22,41 +21,12 @@ from aoti_lint.node_positions import NodePositions
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
 
-# The fields of each node type, in declaration order: a node's children are the nodes among their values.
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
 
 def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    """Every node's parent, as libcst's ``ParentNodeProvider`` gives it, read from the nodes' dataclass fields
-    instead of a visitor traversal: a tenth of the time (tests/test_parent_map.py compares the two)."""
-    return walk(module)[0]
-
-
-def walk(module: cst.Module) -> tuple[dict[cst.CSTNode, cst.CSTNode], list[cst.CSTNode]]:
-    """Every node's parent (``parent_map``) and every node, in no particular order, from one walk."""
-    node_type = cst.CSTNode
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [module]
-    nodes: list[cst.CSTNode] = []
-    pop, push, keep = stack.pop, stack.append, nodes.append
-    while stack:
-        node = pop()
-        keep(node)
-        kind = type(node)
-        names = _FIELDS.get(kind)
-        if names is None:
-            names = _FIELDS[kind] = tuple(field.name for field in dataclasses.fields(kind))
-        for name in names:
-            value = getattr(node, name)
-            if isinstance(value, node_type):
-                parents[value] = node
-                push(value)
-            elif type(value) is tuple or type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        parents[item] = node
-                        push(item)
-    return parents, nodes
+    """Every node's parent, as libcst's ``ParentNodeProvider`` gives it, recorded by the code generation that
+    places the nodes (``NodePositions``) instead of a visitor traversal (tests/test_parent_map.py compares the
+    two)."""
+    return NodePositions(module).parents
 
 
 class ModuleFacts:
@@ -88,49 +58,25 @@ class ModuleFacts:
         return self._wrapper.resolve(ScopeProvider)
 
     @functools.cached_property
-    def _walk(self) -> tuple[dict[cst.CSTNode, cst.CSTNode], list[cst.CSTNode]]:
-        return walk(self.module)
-
-    @functools.cached_property
     def positions(self) -> NodePositions:
         """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.node_positions``)."""
         return NodePositions(self.module)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self._walk[0].get(node)
+        return self.positions.parents.get(node)
 
     def nodes(self, *kinds: type[_Node]) -> tuple[_Node, ...]:
-        """The module's nodes of exactly these types, in the order a libcst visitor meets them: one walk of
-        the fields shared by every question, where each visitor pass costs as much as the parse."""
+        """The module's nodes of exactly these types, in the order a libcst visitor meets them (the code
+        generation's), shared by every question, where each visitor pass costs as much as the parse."""
         if kinds not in self._nodes_by_kind:
-            offsets = self.positions.inclusive_offsets
-            # A visitor meets a node before the nodes inside it: the earlier start, then the larger range (the
-            # range with the owned whitespace: a def's decorators lie within it). The walk lists each node
-            # before the nodes inside it and the sort is stable: among equal ranges (a statement and its only
-            # expression) the outer comes first.
-            found = [node for node in self._walk[1] if type(node) in kinds]
-            found.sort(key=lambda node: (offsets(node)[0], -offsets(node)[1]))
-            self._nodes_by_kind[kinds] = tuple(found)  # shared by every caller: not to be changed
+            found = tuple(node for entering, node in self.positions.events if entering and type(node) in kinds)
+            self._nodes_by_kind[kinds] = found  # shared by every caller: not to be changed
         return self._nodes_by_kind[kinds]  # type: ignore[return-value]  # filtered by type above
 
-    def visits(self, kinds: frozenset[type[cst.CSTNode]]) -> list[tuple[bool, cst.CSTNode]] | None:
+    def visits(self, kinds: frozenset[type[cst.CSTNode]]) -> list[tuple[bool, cst.CSTNode]]:
         """(True, node) as a libcst visitor would visit each node of these types, (False, node) as it would
-        leave it; from the one walk, without the visitor's rebuilding of every node on the way. None when some
-        such node other than the module is empty: where it lies among the others is then not known."""
-        offsets = self.positions.inclusive_offsets
-        # Ranges of a tree's nodes nest or do not meet: a node ends before the first one outside it starts.
-        events: list[tuple[bool, cst.CSTNode]] = []
-        open_nodes: list[tuple[cst.CSTNode, int, int]] = []
-        for node in self.nodes(*kinds):
-            start, end = offsets(node)
-            if start == end and node is not self.module:
-                return None
-            while open_nodes and not (open_nodes[-1][1] <= start and end <= open_nodes[-1][2]):
-                events.append((False, open_nodes.pop()[0]))
-            events.append((True, node))
-            open_nodes.append((node, start, end))
-        events.extend((False, node) for node, _, _ in reversed(open_nodes))
-        return events
+        leave it: the code generation's events, without the visitor's rebuilding of every node on the way."""
+        return [event for event in self.positions.events if type(event[1]) in kinds]
 
     def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
         """The simple name a call's result is assigned to, and the statement, when it is ``name = call``."""
@@ -259,7 +205,7 @@ class ModuleFacts:
     @functools.cached_property
     def _names_by_offset(self) -> dict[int, cst.Name]:
         offsets = self.positions.offsets
-        return {offsets(node)[0]: node for node in self._walk[1] if type(node) is cst.Name}
+        return {offsets(node)[0]: node for node in self.nodes(cst.Name)}
 
     def _name_at(self, position: tuple[int, int]) -> cst.Name | None:
         """The name starting at libcst's (line, column): looked up by its offset, without building a position

@@ -1,10 +1,13 @@
-"""Where each libcst node lies: libcst's ``PositionProvider`` answers, at a third of its cost.
+"""Where each libcst node lies, its parent, and the order a libcst visitor meets it: one code generation.
 
-``PositionProvider`` generates the module's code and, for every token, splits it on newlines and builds a
+libcst's ``PositionProvider`` generates the module's code and, for every token, splits it on newlines and builds a
 ``CodePosition`` pair for every node. On a 80 kB module that is 0.4 s, four times the code generation itself.
 The state below counts characters instead and keeps two offsets per node; lines and columns are worked out
-only for the nodes asked about, from the generated text. ``tests/test_node_positions.py`` compares every node
-of the fixtures with ``PositionProvider``.
+only for the nodes asked about, from the generated text. The same pass records each node's parent (the node
+whose code holds it) and, as each node's code starts and ends, the events a visitor makes: code is generated
+in the order libcst's traversal visits. ``tests/test_node_positions.py`` compares every node of the fixtures with
+``PositionProvider``, ``tests/test_parent_map.py`` the parents with ``ParentNodeProvider`` and the events with
+libcst's batched traversal.
 """
 
 from __future__ import annotations
@@ -33,14 +36,17 @@ def _offset_state_class() -> type:
     class OffsetState(CodegenState):  # libcst's private base, the one PositionProvider extends
         """Code generation that records each node's (start, end) character offsets, syntactic as libcst's."""
 
-        __slots__ = ("inclusive", "offset", "offsets", "stack")
+        __slots__ = ("events", "inclusive", "offset", "offsets", "owners", "parents", "stack")
 
         def __init__(self, default_indent: str, default_newline: str) -> None:
             super().__init__(default_indent=default_indent, default_newline=default_newline)
             self.offset = 0
             self.stack: list[int] = []
+            self.owners: list[CSTNode] = []
             self.offsets: dict[CSTNode, tuple[int, int]] = {}
             self.inclusive: dict[CSTNode, tuple[int, int]] = {}
+            self.parents: dict[CSTNode, CSTNode] = {}
+            self.events: list[tuple[bool, CSTNode]] = []
 
         def add_indent_tokens(self) -> None:
             self.tokens.extend(self.indent_tokens)
@@ -53,9 +59,16 @@ def _offset_state_class() -> type:
 
         def before_codegen(self, node: CSTNode) -> None:
             self.stack.append(self.offset)
+            owners = self.owners
+            if owners:
+                self.parents[node] = owners[-1]
+            owners.append(node)
+            self.events.append((True, node))
 
         def after_codegen(self, node: CSTNode) -> None:
             start = self.stack.pop()
+            self.owners.pop()
+            self.events.append((False, node))
             self.inclusive[node] = (start, self.offset)
             # A syntactic position recorded inside the node's own code generation stands (as in libcst).
             if node not in self.offsets:
@@ -84,13 +97,17 @@ def _offset_state_class() -> type:
 
 
 class NodePositions(Mapping["CSTNode", "CodeRange"]):
-    """The syntactic ``CodeRange`` of every node of ``module`` (one code generation, on creation)."""
+    """The syntactic ``CodeRange`` of every node of ``module`` (one code generation, on creation), with
+    ``parents`` (every node's but the module's) and ``events`` ((True, node) where a visitor visits the node,
+    (False, node) where it leaves it, in the order it does)."""
 
     def __init__(self, module: Module) -> None:
         state = _offset_state_class()(module.default_indent, module.default_newline)
         module._codegen(state)
         self._offsets: dict[CSTNode, tuple[int, int]] = state.offsets
         self._inclusive: dict[CSTNode, tuple[int, int]] = state.inclusive
+        self.parents: dict[CSTNode, CSTNode] = state.parents
+        self.events: list[tuple[bool, CSTNode]] = state.events
         text = "".join(state.tokens)
         self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
 

@@ -124,7 +124,6 @@ def test_visits_come_in_the_order_libcst_batched_traversal_makes_them():
     for path, module in libcst_modules(paths):
         facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
         visits = facts.visits(VISITED)
-        assert visits is not None, path
         expected = _batched_events(module, VISITED)
         assert [(entering, id(node)) for entering, node in visits] == expected, path
         checked += 1
@@ -132,14 +131,17 @@ def test_visits_come_in_the_order_libcst_batched_traversal_makes_them():
     assert checked > 100 and events > 50_000
 
 
-def test_an_empty_node_among_the_visited_kinds_leaves_the_order_to_libcst():
-    module = cst.parse_module("def f():\n    pass\n")
-    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
-    assert facts.visits(frozenset({cst.Parameters, cst.Name})) is None
-    assert facts.visits(frozenset({cst.Name, cst.FunctionDef})) is not None
+def test_an_empty_node_among_the_visited_kinds_comes_where_libcst_visits_it():
+    # Nodes without code (the parameters of `def f()`, an empty module) have no range of their own to order by:
+    # their code generation still starts and ends where libcst's traversal visits and leaves them.
+    kinds = frozenset({cst.Parameters, cst.Name, cst.Module, cst.Expr})
+    for text in ("def f():\n    pass\n", "", "# c\n", "def f(): pass\nlambda: 0\nx\n", "class A:\n    def g(): ...\n"):
+        module = cst.parse_module(text)
+        facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+        assert [(entering, id(node)) for entering, node in facts.visits(kinds)] == _batched_events(module, kinds)
 
 
-def test_a_rule_visiting_an_empty_node_or_an_attribute_gets_libcst_traversal_with_the_same_events():
+def test_a_rule_visiting_an_empty_node_or_an_attribute_gets_the_events_of_libcst_traversal():
     from aoti_lint.engine import check_source
     from aoti_lint.file_context import FileContext
     from aoti_lint.rules.base import PythonRule
@@ -158,7 +160,7 @@ def test_a_rule_visiting_an_empty_node_or_an_attribute_gets_libcst_traversal_wit
         summary = "records what it is shown"
         triggers = ((b"def",),)
 
-        def visit_Parameters(self, node):  # empty in `def f()`: its place among the others is not known
+        def visit_Parameters(self, node):  # empty in `def f()`
             seen.append((True, "Parameters"))
 
         def visit_Name(self, node):

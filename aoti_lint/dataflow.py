@@ -26,7 +26,8 @@ def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     """Every node's parent, as libcst's ``ParentNodeProvider`` gives it, recorded by the code generation that
     places the nodes (``NodePositions``) instead of a visitor traversal (tests/test_parent_map.py compares the
     two)."""
-    return NodePositions(module).parents
+    positions = NodePositions(module)
+    return {node: parent for node in positions if (parent := positions.parent(node)) is not None}
 
 
 class ModuleFacts:
@@ -63,7 +64,7 @@ class ModuleFacts:
         return NodePositions(self.module)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.positions.parents.get(node)
+        return self.positions.parent(node)
 
     def nodes(self, *kinds: type[_Node]) -> tuple[_Node, ...]:
         """The module's nodes of exactly these types, in the order a libcst visitor meets them (the code

@@ -16,8 +16,7 @@ import bisect
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint.lazy import metadata
 
@@ -29,12 +28,37 @@ if TYPE_CHECKING:
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
+class _SyntacticPosition:
+    """``OffsetState.record_syntactic_position``: what libcst's generator-based context manager does there, as a
+    plain one (it is entered for most nodes of a module)."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(self, state: Any, node: CSTNode, start_node: CSTNode | None, end_node: CSTNode | None) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+
+    def __enter__(self) -> None:
+        self.start = self.state.offset
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        start, end = self.start, state.offset
+        if self.start_node is not None:
+            start = state.offsets[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.offsets[id(self.end_node)][1]
+        state.offsets[id(self.node)] = (start, end)
+
+
 @functools.cache
 def _offset_state_class() -> type:
     from libcst._nodes.internal import CodegenState
 
     class OffsetState(CodegenState):  # libcst's private base, the one PositionProvider extends
-        """Code generation that records each node's (start, end) character offsets, syntactic as libcst's."""
+        """Code generation that records each node's (start, end) character offsets, syntactic as libcst's.
+
+        The tables are keyed by ``id(node)``: a node's ``__hash__`` is a Python method, called on every lookup.
+        """
 
         __slots__ = ("events", "inclusive", "offset", "offsets", "owners", "parents", "stack")
 
@@ -43,9 +67,9 @@ def _offset_state_class() -> type:
             self.offset = 0
             self.stack: list[int] = []
             self.owners: list[CSTNode] = []
-            self.offsets: dict[CSTNode, tuple[int, int]] = {}
-            self.inclusive: dict[CSTNode, tuple[int, int]] = {}
-            self.parents: dict[CSTNode, CSTNode] = {}
+            self.offsets: dict[int, tuple[int, int]] = {}
+            self.inclusive: dict[int, tuple[int, int]] = {}
+            self.parents: dict[int, CSTNode] = {}
             self.events: list[tuple[bool, CSTNode]] = []
 
         def add_indent_tokens(self) -> None:
@@ -61,7 +85,7 @@ def _offset_state_class() -> type:
             self.stack.append(self.offset)
             owners = self.owners
             if owners:
-                self.parents[node] = owners[-1]
+                self.parents[id(node)] = owners[-1]
             owners.append(node)
             self.events.append((True, node))
 
@@ -69,44 +93,37 @@ def _offset_state_class() -> type:
             start = self.stack.pop()
             self.owners.pop()
             self.events.append((False, node))
-            self.inclusive[node] = (start, self.offset)
+            key = id(node)
+            self.inclusive[key] = (start, self.offset)
             # A syntactic position recorded inside the node's own code generation stands (as in libcst).
-            if node not in self.offsets:
-                self.offsets[node] = (start, self.offset)
+            if key not in self.offsets:
+                self.offsets[key] = (start, self.offset)
 
         def pop_trailing_newline(self) -> None:
             # The text is kept whole: offsets past the last newline still need its line (libcst counts it too).
             pass
 
-        @contextmanager
-        def record_syntactic_position(
+        # libcst only enters what this returns: any context manager does.
+        def record_syntactic_position(  # type: ignore[override]
             self, node: CSTNode, *, start_node: CSTNode | None = None, end_node: CSTNode | None = None
-        ) -> Iterator[None]:
-            start = self.offset
-            try:
-                yield
-            finally:
-                end = self.offset
-                if start_node is not None:
-                    start = self.offsets[start_node][0]
-                if end_node is not None:
-                    end = self.offsets[end_node][1]
-                self.offsets[node] = (start, end)
+        ) -> _SyntacticPosition:
+            return _SyntacticPosition(self, node, start_node, end_node)
 
     return OffsetState
 
 
 class NodePositions(Mapping["CSTNode", "CodeRange"]):
     """The syntactic ``CodeRange`` of every node of ``module`` (one code generation, on creation), with
-    ``parents`` (every node's but the module's) and ``events`` ((True, node) where a visitor visits the node,
-    (False, node) where it leaves it, in the order it does)."""
+    each node's ``parent`` and the ``events`` ((True, node) where a visitor visits the node, (False, node) where
+    it leaves it, in the order it does)."""
 
     def __init__(self, module: Module) -> None:
         state = _offset_state_class()(module.default_indent, module.default_newline)
         module._codegen(state)
-        self._offsets: dict[CSTNode, tuple[int, int]] = state.offsets
-        self._inclusive: dict[CSTNode, tuple[int, int]] = state.inclusive
-        self.parents: dict[CSTNode, CSTNode] = state.parents
+        self._module = module  # the tables are keyed by the ids of its nodes: they live as long as it does
+        self._offsets: dict[int, tuple[int, int]] = state.offsets
+        self._inclusive: dict[int, tuple[int, int]] = state.inclusive
+        self._parents: dict[int, CSTNode] = state.parents
         self.events: list[tuple[bool, CSTNode]] = state.events
         text = "".join(state.tokens)
         self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
@@ -121,19 +138,23 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
 
     def offsets(self, node: CSTNode) -> tuple[int, int]:
         """The node's (start, end) offsets in characters from the start of the module."""
-        return self._offsets[node]
+        return self._offsets[id(node)]
 
     def inclusive_offsets(self, node: CSTNode) -> tuple[int, int]:
         """The node's offsets with the whitespace it owns (libcst's ``WhitespaceInclusivePositionProvider``):
         its children's always lie within, as its decorators do not within a def's syntactic range."""
-        return self._inclusive[node]
+        return self._inclusive[id(node)]
+
+    def parent(self, node: CSTNode) -> CSTNode | None:
+        """The node whose code holds the node's (libcst's ``ParentNodeProvider``); None for the module."""
+        return self._parents.get(id(node))
 
     def __getitem__(self, node: CSTNode) -> CodeRange:
-        start, end = self._offsets[node]
+        start, end = self._offsets[id(node)]
         return metadata.CodeRange(self._position(start), self._position(end))
 
     def __iter__(self) -> Iterator[CSTNode]:
-        return iter(self._offsets)
+        return (node for entering, node in self.events if entering)
 
     def __len__(self) -> int:
         return len(self._offsets)

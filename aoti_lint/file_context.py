@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aoti_lint.rules.base import ProjectRule, Rule, rule_matches
+from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, rule_matches
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
@@ -55,14 +55,6 @@ class FileContext:
         )
 
 
-# Substrings shared by many trigger tokens: a file without one (nine in ten) is settled by one scan for it, not
-# one per token under it. Each scan of the bytes costs about the same whatever the token (some 25 ms over
-# torch's 49 MB): 33 tokens under 6 anchors and 6 tokens of their own cost 12 scans, not 33. An anchor
-# costs a second look only at the files that hold it (about one in ten of torch's for each). A token holding
-# none of them is its own anchor, so the screen stays exactly as sound as the tokens.
-SCREEN_ANCHORS = (b"aot", b"AOT", b"TORCH", b"Meta", b"meta", b".so")
-
-
 @dataclass(frozen=True)
 class _Screen:
     """A cheaper first look at the bytes: ``anchored``, pairs of an anchor and the tokens holding it (empty:
@@ -75,7 +67,10 @@ class _Screen:
 
     def tokens_in(self, data: bytes) -> bool:
         """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it."""
-        return any(anchor in data and (not held or any(t in data for t in held)) for anchor, held in self.anchored)
+        return any(
+            holds(data, anchor) and (not held or any(holds(data, token) for token in held))
+            for anchor, held in self.anchored
+        )
 
 
 def anchored_tokens(tokens: Iterable[bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:

@@ -762,9 +762,9 @@ def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
 def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
     """The first look at the bytes scans for a few anchors, then for the tokens under the anchor found: a file
     passes if and only if it holds one of the tokens, each alone, next to its anchor's other tokens or not."""
-    from aoti_lint.file_context import SCREEN_ANCHORS, _screen, anchored_tokens
+    from aoti_lint.file_context import _screen, anchored_tokens
     from aoti_lint.rules import ALL_RULES
-    from aoti_lint.rules.base import ProjectRule
+    from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule
 
     context = FileContext.of(ALL_RULES)
     screen = _screen(context.rules, context.project_rules)
@@ -786,6 +786,23 @@ def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
     # A token holding no anchor is its own anchor; one that is an anchor needs no second look.
     assert anchored_tokens([b"aot_load", b"xyz", b"aot"]) == ((b"aot", ()), (b"xyz", ()))
     assert anchored_tokens([b"aot_load", b"xyz"]) == ((b"aot", (b"aot_load",)), (b"xyz", ()))
+
+
+def test_a_token_is_held_exactly_when_the_bytes_hold_it_whatever_its_anchor_says():
+    """``holds`` answers ``token in data``: a token whose anchor is absent is absent, without a search."""
+    import random
+
+    from aoti_lint.rules import ALL_RULES
+    from aoti_lint.rules.base import SCREEN_ANCHORS, holds
+
+    tokens = {token for rule in ALL_RULES for group in rule.triggers for token in group}
+    pieces = [*tokens, *SCREEN_ANCHORS, b"ao", b"t", b"AO", b"ME", b"ta", b".s", b"o", b" ", b"_"]
+    generated = random.Random(3)
+    for _ in range(3000):
+        data = b"".join(generated.choice(pieces) for _ in range(generated.randint(0, 6)))
+        for token in generated.sample(sorted(tokens), 12):
+            assert holds(data, token) == (token in data), (data, token)
+    assert any(anchor in token and anchor != token for token in tokens for anchor in SCREEN_ANCHORS)
 
 
 def test_the_memo_key_covers_what_the_per_file_ignores_switch_off(tmp_path, later):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from aoti_lint.code_index import CodeIndex
+    from aoti_lint.rules.base import PythonContext
     from aoti_lint.suppressions import Suppressions
 
 
@@ -185,7 +186,7 @@ def check_source(
         return result
     result.parsed = True
     try:
-        findings, summaries = _check_python(source, module, wanted, context, text)
+        findings, summaries, python_context = _check_python(source, module, wanted, context, text)
         for finding in findings:
             if finding.fix is not None:
                 finding.fix = finding.fix.settled(build_edits)
@@ -196,16 +197,16 @@ def check_source(
         result.errors.append(internal_error(source, exc))
         return result
     if summaries:
-        from aoti_lint.suppressions import python_suppressions  # tokenize and regexes: only when needed
+        from aoti_lint.suppressions import parsed_suppressions
 
         # The project pass filters its own findings in this file: every comment is read.
-        suppressions = python_suppressions(text)
+        suppressions = parsed_suppressions(python_context)
         findings = suppressions.filter(findings)
         result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), suppressions)
     elif findings:
-        from aoti_lint.suppressions import python_filter
+        from aoti_lint.suppressions import parsed_suppressions, python_filter
 
-        findings = python_filter(text, findings)
+        findings = python_filter(text, findings, lambda _: parsed_suppressions(python_context))
     result.findings.extend(findings)
     return result
 
@@ -305,7 +306,7 @@ def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> CheckRes
 
 def _check_python(
     source: SourceFile, module: cst.Module, wanted: Wanted, context: FileContext, text: str
-) -> tuple[list[Finding], dict[str, object]]:
+) -> tuple[list[Finding], dict[str, object], PythonContext]:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
@@ -336,7 +337,7 @@ def _check_python(
     for project_rule in wanted.project_rules:
         if project_rule.summary_key not in summaries:
             summaries[project_rule.summary_key] = project_rule.summarize(python_context)
-    return python_context.findings, summaries
+    return python_context.findings, summaries, python_context
 
 
 def _batched_rules(methods: dict[str, list[Any]]) -> Any:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aoti_lint.diagnostics import Finding
 
@@ -77,14 +78,39 @@ def python_suppressions(text: str) -> Suppressions:
     return result
 
 
+def module_suppressions(text: str, facts: Any) -> Suppressions:
+    """``python_suppressions`` of a text libcst has parsed, read from the module's ``Comment`` nodes (every
+    comment of the text, at the rows its tokenizer gives them) instead of tokenizing it again;
+    ``facts``: the module's ``aoti_lint.dataflow.ModuleFacts``."""
+    import libcst as cst
+
+    result = Suppressions()
+    if _NOQA.search(text) is None:
+        return result
+    positions = facts.positions
+    for comment in facts.nodes(cst.Comment):
+        if _NOQA.search(comment.value) is not None:
+            result.add_comment(positions[comment].start.line, comment.value)
+    return result
+
+
+def parsed_suppressions(context: Any) -> Suppressions:
+    """``module_suppressions`` of the module a rule context (``rules.base.PythonContext``) holds, read once
+    per file for the rules, the flow summary and the engine."""
+    return context.memo("noqa-comments", lambda: module_suppressions(context.source.text, context.facts()))
+
+
 # Python's line ends, as its tokenizer and parser count rows (a lone "\r" ends a line too).
 _PYTHON_LINE_END = re.compile(r"\r\n?|\n")
 
 
-def python_filter(text: str, findings: list[Finding]) -> list[Finding]:
-    """The findings the text's noqa comments leave (``python_suppressions(text).filter``), tokenizing the text
-    only when a comment may apply: a file-level one, or a line one on some finding's row. torch's sources hold
-    `# noqa` in most large files, and tokenizing one costs more than its `ast` parse."""
+def python_filter(
+    text: str, findings: list[Finding], read: Callable[[str], Suppressions] | None = None
+) -> list[Finding]:
+    """The findings the text's noqa comments leave (``python_suppressions(text).filter``, or ``read(text)``'s
+    where the comments are known otherwise), read only when a comment may apply: a file-level one, or a line
+    one on some finding's row. torch's sources hold `# noqa` in most large files, and tokenizing one costs more
+    than its `ast` parse."""
     if not findings or _NOQA.search(text) is None:
         return findings
     if FILE_NOQA.search(text) is None:
@@ -95,7 +121,7 @@ def python_filter(text: str, findings: list[Finding]) -> list[Finding]:
             rows.add(row)
         if not any((finding.noqa_row or finding.start.row) in rows for finding in findings):
             return findings
-    return python_suppressions(text).filter(findings)
+    return (read or python_suppressions)(text).filter(findings)
 
 
 def hash_comment_suppressions(text: str) -> Suppressions:

@@ -871,14 +871,49 @@ def test_a_run_the_memo_answers_loads_no_rule_engine_or_pool(tmp_path):
     assert list((tmp_path / "cache").glob("*.run"))
 
 
-def test_noqa_comments_are_tokenized_only_where_one_may_apply(monkeypatch):
-    """A file's comments are read with the tokenizer (a `# noqa` in a string is none) only when a noqa may
-    suppress a finding: on its row, or file-level; torch's sources hold `# noqa` in most large files."""
+NOQA_TEXTS = [
+    'x = 1  # noqa\ny = "# noqa: AOTI001"  # NOQA: AOTI002, AOTI201\n',
+    'a = ("s"  # noqa: AOTI001\n     "t")\nb = """\n# noqa\n"""  # noqa: AOTI003\n',
+    'f"{x:#x} # noqa"  # noqa:AOTI202\r\nz = 1 \\\n  # noqa\n',
+    "# aoti-lint: noqa: AOTI101\nx = 1\r# noqa # noqa: AOTI002\r",
+    "# aoti-lint: noqa\n",
+    "def f():\n    pass\n    # noqa: AOTI001\n# trailing\n\x0c# noqa\n",
+    "x = [\n    1,  # noqa: AOTI001\n    # noqa: AOTI002\n]\n",
+]
+
+
+def test_noqa_comments_read_from_libcst_are_the_tokenizers():
+    """``module_suppressions`` (libcst's comment nodes) gives what tokenizing the text gives, on every fixture."""
+    import textwrap
+
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from aoti_lint.dataflow import ModuleFacts
+    from aoti_lint.suppressions import module_suppressions, python_suppressions
+    from tests.helpers import libcst_modules
+
+    texts = [textwrap.dedent(text) for text in NOQA_TEXTS]
+    texts += [module.code for _, module in libcst_modules(sorted((REPO / "tests" / "fixtures").rglob("*.py")))]
+    with_noqa = 0
+    for text in texts:
+        facts = ModuleFacts(MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True))
+        expected = python_suppressions(text)
+        assert module_suppressions(text, facts) == expected, text
+        with_noqa += bool(expected.lines or expected.file_all or expected.file_codes)
+    assert with_noqa >= len(NOQA_TEXTS)
+
+
+def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):
+    """A file's comments are read (with the tokenizer, or from libcst's comment nodes where it parsed the file: a
+    `# noqa` in a string is none) only when a noqa may suppress a finding: on its row, or file-level; torch's
+    sources hold `# noqa` in most large files."""
     from aoti_lint import suppressions
 
     calls: list[int] = []
-    original = suppressions.python_suppressions
+    original, from_module = suppressions.python_suppressions, suppressions.module_suppressions
     monkeypatch.setattr(suppressions, "python_suppressions", lambda text: calls.append(1) or original(text))
+    monkeypatch.setattr(suppressions, "module_suppressions", lambda *a: calls.append(1) or from_module(*a))
     head = "import os\nimport sys  # noqa: F401\r"
     cases = {
         head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n': (["AOTI201"], 0),

@@ -122,12 +122,11 @@ class ModuleFlow(SiteReader):
 
         # The verdicts as if every path constant could be rewritten: whether it can is the project's question.
         context = self.context
-        plan = MigrationPlan(context.facts(), context.target_torch, lift_paths=True)
-        suppressions = None
-        if "noqa" in context.source.text:
-            from aoti_lint.suppressions import python_suppressions
+        from aoti_lint.diagnostics import Finding, Position
+        from aoti_lint.suppressions import parsed_suppressions
 
-            suppressions = python_suppressions(context.source.text)
+        plan = MigrationPlan(context.facts(), context.target_torch, lift_paths=True)
+        suppressions = parsed_suppressions(context)
         sites = []
         for site in plan.sites:
             position = self.positions[site.reference].start
@@ -139,13 +138,9 @@ class ModuleFlow(SiteReader):
                 path = site.arguments["so_path"].value if "so_path" in site.arguments else None
             if index is None:
                 continue
-            suppressed = False
-            if suppressions is not None:
-                from aoti_lint.diagnostics import Finding, Position
-
-                at = Position(position.line, position.column + 1)
-                code = "AOTI001" if site.kind == "compile" else "AOTI002"
-                suppressed = suppressions.suppresses(Finding(code, "", context.source.display_path, at, at))
+            at = Position(position.line, position.column + 1)
+            code = "AOTI001" if site.kind == "compile" else "AOTI002"
+            suppressed = suppressions.suppresses(Finding(code, "", context.source.display_path, at, at))
             sites.append(
                 MigrationSite(
                     kind=site.kind,

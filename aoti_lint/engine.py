@@ -327,7 +327,7 @@ def _check_python(
     if methods:
         kinds = {getattr(cst, name.split("_", 1)[1], None) for name in methods}
         events = None if None in kinds else python_context.facts().visits(frozenset(kinds))  # type: ignore[arg-type]
-        if events is None:  # an attribute's visitor (visit_Call_func): libcst's traversal
+        if events is None:  # an attribute's visitor (visit_Call_func), whitespace: libcst's traversal
             wrapper.visit_batched([_batched_rules(methods)])
         else:
             for entering, node in events:

@@ -345,6 +345,10 @@ class MigrationPlan:
                     f"the load that reads its artifact cannot be migrated: {load.verdict.reason}",
                 )
                 return
+            if load.verdict.applicability is Applicability.UNSAFE:
+                # Migrated alone (a safe-only --fix without the run's plan: stdin, the codemod command), the
+                # compile would hand the old loader a package: the pair is as safe as its weaker side.
+                verdict.lower(Applicability.UNSAFE, load.verdict.reason)
         escapes = "its artifact is now a `.pt2` package; code outside this module that reads the `.so` must change"
         if site.package_call is not None:
             verdict.lower(Applicability.UNSAFE, escapes)

@@ -68,6 +68,20 @@ def test_fix_writes_the_code_to_stdout_and_the_report_to_stderr(cli, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_safe_fix_never_migrates_a_compile_without_the_load_that_reads_its_artifact(cli, tmp_path):
+    """Without the run's plan (stdin), each fix stands alone: a compile whose load's fix is unsafe (the device is
+    a variable) must not be migrated by a safe-only run, or the old loader gets a package (found in review)."""
+    code = (
+        "from torch._export import aot_compile, aot_load\n\n\ndef f(model, x, dev):\n"
+        "    return aot_load(aot_compile(model, (x,)), dev)(x)\n\n\ndef g(model, x, dev):\n"
+        "    so = aot_compile(model, (x,))\n    return aot_load(so, dev)(x)\n"
+    )
+    safe = cli("--fix", "-", "--stdin-filename", "a.py", cwd=tmp_path, stdin=code)
+    assert safe.stdout == code and "4 hidden fixes" in safe.stderr, safe.stderr
+    unsafe = cli("--fix", "--unsafe-fixes", "-", "--stdin-filename", "a.py", cwd=tmp_path, stdin=code)
+    assert "aot_load" not in unsafe.stdout and "aot_compile(" not in unsafe.stdout, unsafe.stdout
+
+
 def test_fix_with_nothing_to_fix_echoes_the_code(cli, tmp_path):
     result = cli("--fix", "-", "--stdin-filename", "a.py", cwd=tmp_path, stdin="x = 1\n")
     assert (result.returncode, result.stdout, result.stderr) == (0, "x = 1\n", "All checks passed!\n")

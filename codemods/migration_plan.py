@@ -104,8 +104,9 @@ class MigrationPlan:
     def _collect(self) -> None:
         short_names = {AOT_COMPILE.short_name, AOT_LOAD.short_name}
         for node in self.facts.nodes(cst.Call):
-            # Syntax first: a method of a parameter would have libcst resolve the scopes of the module.
-            if not self.facts.may_name(node.func, short_names):
+            # Syntax first: a method of a parameter would have libcst resolve the scopes of the module. libcst
+            # names a call after its callee: `aot_load(so, "cpu")(x)` runs the loaded model, it loads nothing.
+            if isinstance(node.func, cst.Call) or not self.facts.may_name(node.func, short_names):
                 continue
             names = self.names(node.func)
             for symbol, table, positional, keywords, site_type in (

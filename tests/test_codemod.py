@@ -161,3 +161,23 @@ def test_libcst_tool_runs_the_same_codemod(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert target.read_text() == expected
+
+
+def test_a_call_of_the_loaded_model_is_no_load_site():
+    """libcst names a call after its callee, so `aot_load(so, "cpu")(x)` is named `aot_load` too: it runs the
+    loaded model and must not count as a load (found in review), in the plan nor in the flow summary."""
+    from libcst.metadata import MetadataWrapper
+
+    from aoti_lint.analysis.module_reader import ModuleReader
+    from aoti_lint.codemods.migration_plan import MigrationPlan
+    from aoti_lint.dataflow import ModuleFacts
+    from aoti_lint.rules.base import PythonContext
+    from aoti_lint.source import SourceFile
+
+    text = 'from torch._export import aot_compile, aot_load\n\nout = aot_load(aot_compile(m, (x,)), "cpu")(x)\n'
+    module = cst.parse_module(text)
+    plan = MigrationPlan(ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True)), (2, 8))
+    assert [site.kind for site in plan.sites] == ["load", "compile"]
+    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
+    reader = ModuleReader(PythonContext(source, module, MetadataWrapper(module, unsafe_skip_copy=True), text=text))
+    assert (len(reader.compile_calls), len(reader.load_calls)) == (1, 1)

@@ -81,8 +81,9 @@ class ModuleReader:
         self.load_calls: list[Any] = []
         self.setter_calls: list[Any] = []
         for call in self.calls:
-            # Syntax first: a method of a parameter would have libcst resolve the scopes of the module.
-            if not self.facts.may_name(call.func, _SITE_SHORT_NAMES):
+            # Syntax first: a method of a parameter would have libcst resolve the scopes of the module. libcst
+            # names a call after its callee: `aoti_load_package(p)(x)` runs the loaded model, it loads nothing.
+            if type(call.func) is cst.Call or not self.facts.may_name(call.func, _SITE_SHORT_NAMES):
                 continue
             names = self.names(call.func)
             if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE_OLD}):

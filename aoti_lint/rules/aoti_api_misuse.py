@@ -145,6 +145,14 @@ class AotiApiMisuse(PythonRule):
             so = torch._export.aot_load("model.so", "cpu")
             """
         ),
+        Valid(
+            """
+            import torch
+
+            # The keyword goes to the loaded model's call, not to `aoti_load_package`.
+            out = torch._inductor.aoti_load_package("model.pt2")(x, device="cuda")
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -256,8 +264,9 @@ class AotiApiMisuse(PythonRule):
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
 
     def visit_Call(self, node: cst.Call) -> None:
-        # The callee's last name first: the first qualified_names call resolves every name of the module.
-        if not self.context.may_resolve_to(node.func, CALLEE_NAMES):
+        # The callee's last name first: the first qualified_names call resolves every name of the module. libcst
+        # names a call after its callee: `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API.
+        if isinstance(node.func, cst.Call) or not self.context.may_resolve_to(node.func, CALLEE_NAMES):
             return
         names = self.qualified_names(node.func)
         if not names:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from aoti_lint.pyast import walk
 
 _UNKNOWN = object()
+NOT_A_LITERAL = _UNKNOWN  # what ``literal`` gives for anything else than a literal
 
 
 def literal(node: ast.AST) -> object:
@@ -39,7 +40,8 @@ class CodeIndex:
     identifiers: frozenset[str] = frozenset()
     # The file suffixes string constants end with (".pt2", ".so", ...): artifact paths.
     string_suffixes: frozenset[str] = frozenset()
-    # The last name of every callee (``f`` in ``f(...)`` and ``a.b.f(...)``).
+    # The last name of every callee as libcst names it (``f`` in ``f(...)``, ``a.b.f(...)``, and in ``f(x)(y)`` and
+    # ``f[0](y)``: libcst names a call after its callee and a subscript after its value).
     called: frozenset[str] = frozenset()
     # The suffixes of string constants in module-level assignments to a name (``PACKAGE = "out/model.pt2"``),
     # conditional values aside.
@@ -59,6 +61,9 @@ class CodeIndex:
     literal_settings: frozenset[tuple[str, object]] = frozenset()
     # (root name, last attribute, value) of ``root.a.b = V`` with a literal V.
     attribute_writes: frozenset[tuple[str, str, object]] = frozenset()
+    # Every last name a call may be named by: the callees', and those an import binds (``from m import f as g``
+    # makes a call of ``g`` one of ``m.f``; ``import a.b as c`` one of ``a.b``).
+    reached: frozenset[str] = frozenset()
     # The tree and text themselves, for a stage that needs more than names (``kernel_prefilter``).
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
     text: str = field(default="", compare=False, repr=False)
@@ -111,6 +116,8 @@ def code_index(text: str) -> CodeIndex | None:
                 suffixes.add(value[value.rindex(".") :])
         elif kind is Call:
             callee = node.func  # type: ignore[attr-defined]
+            while type(callee) is Call or type(callee) is ast.Subscript:
+                callee = callee.func if type(callee) is Call else callee.value  # type: ignore[union-attr]
             if type(callee) is Name:
                 called.add(callee.id)
             elif type(callee) is Attribute:
@@ -187,6 +194,7 @@ def code_index(text: str) -> CodeIndex | None:
         frozenset(bound),
         frozenset(settings),
         frozenset(writes),
+        frozenset(called | {name for _, name in names} | {module.rsplit(".", 1)[-1] for module in modules}),
         tree,
         text,
     )

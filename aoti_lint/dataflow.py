@@ -66,7 +66,7 @@ class ModuleFacts:
     @functools.cached_property
     def positions(self) -> NodePositions:
         """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.node_positions``)."""
-        return NodePositions(self.module)
+        return NodePositions(self.module, self._names.text)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.positions.parent(node)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from aoti_lint.diagnostics import Edit, FileError, Finding
 from aoti_lint.file_context import FileContext
+from aoti_lint.node_positions import NotReproduced
 from aoti_lint.prefilter import Wanted, by_bytes, by_code
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
@@ -193,6 +194,9 @@ def check_source(
     except RecursionError:
         result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
         return result
+    except NotReproduced as exc:
+        result.errors.append(FileError(source.display_path, f"not checked: {exc}; positions and fixes would be off"))
+        return result
     except Exception as exc:  # a bug in a rule must not stop the run
         result.errors.append(internal_error(source, exc))
         return result
@@ -276,7 +280,7 @@ def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type
         return None
     from aoti_lint.analysis.so_mentions import light_summary
 
-    callees = index.called | {name for _, name in index.imported_names}
+    callees = index.reached
     summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(callees))
     return None if summary is None else {FLOW_SUMMARY: summary}
 

@@ -113,12 +113,34 @@ def _offset_state_class() -> type:
     return OffsetState
 
 
+# Blank and comment lines ending a text, and its last line end (the code generated here keeps a last line end
+# the text may lack: libcst's own generation pops it, ``OffsetState.pop_trailing_newline``).
+_TRAILING = re.compile(r"(?:(?:\r\n|\r|\n)[ \t]*(?:#[^\r\n]*)?)*\Z")
+
+
+# Form feeds, with the blanks before them on their line (libcst drops ` \f` that starts a line).
+_FORM_FEEDS = re.compile(r"[ \t\f]*\f")
+
+
+def _comparable(text: str) -> str:
+    """The text as far as libcst's code generation keeps it where it moves no row: it drops form feeds and the
+    blanks before them (a line's columns then count from after them, as ``PositionProvider``'s do), a last lone
+    ``\\r``, and at times the blank and comment lines that end a text without a last line end."""
+    return _TRAILING.sub("", _FORM_FEEDS.sub("", text))
+
+
+class NotReproduced(Exception):
+    """libcst's code generation does not give back the text it parsed (libcst 1.9 drops a line holding only a
+    backslash): its positions are not the text's, and fixes built on them would edit the wrong lines."""
+
+
 class NodePositions(Mapping["CSTNode", "CodeRange"]):
     """The syntactic ``CodeRange`` of every node of ``module`` (one code generation, on creation), with
     each node's ``parent`` and the ``events`` ((True, node) where a visitor visits the node, (False, node) where
     it leaves it, in the order it does)."""
 
-    def __init__(self, module: Module) -> None:
+    def __init__(self, module: Module, text: str | None = None) -> None:
+        """``text``: what libcst parsed into ``module``; ``NotReproduced`` when its code generation differs."""
         state = _offset_state_class()(module.default_indent, module.default_newline)
         module._codegen(state)
         self._module = module  # the tables are keyed by the ids of its nodes: they live as long as it does
@@ -126,8 +148,21 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
         self._inclusive: dict[int, tuple[int, int]] = state.inclusive
         self._parents: dict[int, CSTNode] = state.parents
         self.events: list[tuple[bool, CSTNode]] = state.events
-        text = "".join(state.tokens)
-        self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
+        code = "".join(state.tokens)
+        # Whether the generated code is the text itself: then every comment is a node (``suppressions``).
+        self.reproduces = text is None or code == text
+        if text is not None and not self.reproduces and _comparable(code) != _comparable(text):
+            given, read = _comparable(text), _comparable(code)
+            pairs = enumerate(zip(read, given, strict=False))
+            differ = next((i for i, (a, b) in pairs if a != b), min(len(read), len(given)))
+            row = len(_NEWLINE.findall(given, 0, differ)) + 1
+            lines = _NEWLINE.split(given)
+            continuation = row <= len(lines) and lines[row - 1].strip(" \t") == "\\"
+            why = "it holds only a `\\` line continuation, which libcst drops"
+            if not continuation:
+                why = "libcst gives back other text"
+            raise NotReproduced(f"libcst does not read line {row} as Python does ({why})")
+        self._line_starts = [0, *(match.end() for match in _NEWLINE.finditer(code))]
 
     def _position(self, offset: int) -> CodePosition:
         line = bisect.bisect_right(self._line_starts, offset)

@@ -88,6 +88,8 @@ def module_suppressions(text: str, facts: Any) -> Suppressions:
     if _NOQA.search(text) is None:
         return result
     positions = facts.positions
+    if not positions.reproduces:  # libcst dropped some of the text, comments perhaps: the tokenizer reads it all
+        return python_suppressions(text)
     for comment in facts.nodes(cst.Comment):
         if _NOQA.search(comment.value) is not None:
             result.add_comment(positions[comment].start.line, comment.value)

@@ -469,6 +469,16 @@ CONFIG_LEFT_TO_LIBCST = [
     "import torch._inductor.config as cfg\n\x0ccfg.debug = True\n",
     "import torch._inductor.config as \uff43fg\n\uff43fg.debug = True\n",
     "import torch._inductor.config as cfg\ncfg.debug = True\nx = " + "+".join(["1"] * 600) + "\n",
+    # Found in review: a `patch` named through a subscript or a module alias; texts libcst reads otherwise than
+    # Python (a line holding only a backslash, a continuation ending the file, a parenthesised annotated target,
+    # `\N{...}` in an f-string); a tree whose nesting libcst's traversal may not get through.
+    CONFIG_ON + "cfg.patch[0](nan_asserts=True)\n",
+    "import torch._inductor.config as cfg\nimport torch._inductor.config.patch as p\ncfg.debug = True\np(debug=1)\n",
+    "import torch._inductor.config as cfg\n\\\ncfg.debug = True\n",
+    "import torch._inductor.config as cfg\ncfg.nan_asserts = True\\\r\n",
+    CONFIG_ON + "(x): int = 1\n",
+    CONFIG_ON + "x = f'{x:\\N{DIGIT ONE}}'\n",
+    CONFIG_ON + "x = " + "a[" * 60 + "0" + "]" * 60 + "\n",
 ]
 READINGS = [(DebugEnvVar, text, text in AST_ANSWERED) for text in AST_ANSWERED + LEFT_TO_LIBCST] + [
     (DebugInductorConfig, text, text in CONFIG_AST_ANSWERED) for text in CONFIG_AST_ANSWERED + CONFIG_LEFT_TO_LIBCST

@@ -91,6 +91,9 @@ TRICKY_FORMS = {
         ["AOTI202"],
     ),
     "relative-config-silent": ("from . import config\nconfig.debug = True\n", []),
+    # libcst names a call through a module alias or a subscript after it: the ast stage must keep them (review).
+    "patch-module-alias": ("import torch._inductor.config.patch as p\np(nan_asserts=True)\n", ["AOTI202"]),
+    "patch-subscript": ("import torch._inductor.config as cfg\ncfg.patch[0](nan_asserts=True)\n", ["AOTI202"]),
     "off-values-silent": (
         'import os\nimport torch._inductor.config as cfg\nos.environ["CUDA_LAUNCH_BLOCKING"] = "0"\n'
         "cfg.debug = False\ncfg.nan_asserts = None\n",

@@ -258,7 +258,7 @@ class AotiApiMisuse(PythonRule):
     def could_match_code(cls, code: Any) -> bool:
         # Every check is on a call of the API, reached by its name or by a name imported from it; the config
         # dict checks need the dict passed by keyword.
-        reached = code.called | {name for _, name in code.imported_names}
+        reached = code.reached
         if reached & _CALLED_FOR_THEMSELVES:
             return True
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)

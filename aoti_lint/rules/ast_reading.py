@@ -8,9 +8,15 @@ anywhere the two could differ; ``tests/test_debug_switches.py`` compares both re
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from aoti_lint.diagnostics import Finding, Fix, Position
+
+# Texts that libcst 1.9 reads otherwise than Python does (found by differential fuzzing in review): a line holding
+# only a backslash (its code generation drops it: positions move), a backslash continuation ending the text (it
+# cannot parse it). libcst's answer for them (an error, AOTI000) is the one to give.
+_MISREAD_BY_LIBCST = re.compile(r"(?:^|[\r\n])[ \t\f]*\\(?:\r\n|\r|\n)|\\(?:\r\n|\r|\n)?\Z")
 
 
 class AstReading:
@@ -20,29 +26,42 @@ class AstReading:
     # make a setting deliberate) and any other compound statement whose bodies libcst's removal treats apart.
     _BLOCKS = ("Module", "FunctionDef", "AsyncFunctionDef", "ClassDef")
     # Past this depth libcst's recursive traversal may stop with a RecursionError (the file is then reported as
-    # too deeply nested, without findings); such a tree is left to it.
-    _MAX_DEPTH = 100
+    # too deeply nested, without findings); such a tree is left to it. An `ast` level may be three of libcst's
+    # (a subscript), and its traversal stops near 96 nested subscripts: half that is left to it.
+    _MAX_DEPTH = 48
 
     def __init__(self, rule: Any, code: Any, path: str) -> None:
         self.rule, self.code, self.path = rule, code, path
         self.parents: dict[Any, Any] = {}
         self.imported: Any = None
+        # The statements directly in a module's, class's or function's body (``outside_compound_statements``).
+        self._in_body: set[int] = set()
 
     def nodes(self) -> list[Any] | None:
-        """Every node of the tree, each child's parent recorded; None without a tree or past the depth."""
+        """Every node of the tree, each child's parent recorded; None without a tree, past the depth, or for a
+        text libcst reads otherwise than Python does: ``_MISREAD_BY_LIBCST``, a parenthesised annotated target
+        (``(x): int``) and ``\\N{...}`` in an f-string, which libcst 1.9 cannot parse."""
         import ast
 
-        tree = self.code.tree
-        if tree is None:
+        tree, text = self.code.tree, self.code.text
+        if tree is None or _MISREAD_BY_LIBCST.search(text):
             return None
+        named_escapes = "\\N{" in text
         found: list[Any] = []
-        parents = self.parents
+        parents, in_body = self.parents, self._in_body
         stack: list[tuple[Any, int]] = [(tree, 0)]
         while stack:
             node, depth = stack.pop()
             if depth > self._MAX_DEPTH:
                 return None
+            kind = type(node)
+            if kind is ast.AnnAssign and (node.target.lineno, node.target.col_offset) != (node.lineno, node.col_offset):
+                return None
+            if kind is ast.JoinedStr and named_escapes:
+                return None
             found.append(node)
+            if kind.__name__ in self._BLOCKS:
+                in_body.update(id(statement) for statement in node.body)
             for child in ast.iter_child_nodes(node):
                 parents[child] = node
                 stack.append((child, depth + 1))
@@ -80,14 +99,14 @@ class AstReading:
 
         return source_segment(self.lines, node).isascii()
 
-    def outside_any_if(self, statement: Any) -> bool:
+    def outside_compound_statements(self, statement: Any) -> bool:
         """The statement sits in a module, class or function body, each directly in the one before."""
         node = statement
         while True:
             parent = self.parents.get(node)
             if parent is None:
                 return type(node).__name__ == "Module"
-            if type(parent).__name__ not in self._BLOCKS or node not in parent.body:
+            if type(parent).__name__ not in self._BLOCKS or id(node) not in self._in_body:
                 return False
             node = parent
 

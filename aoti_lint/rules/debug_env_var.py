@@ -518,7 +518,7 @@ class _AstSettings(AstReading):
             environ = self._is_environ(parent.value)
             if not environ:
                 return environ  # another object than `os.environ`: no report; or not known here
-            if not self.outside_any_if(statement):
+            if not self.outside_compound_statements(statement):
                 return None
             return self._report(key, statement.value, len(statement.targets) == 1)
         if kind is not ast.Call or key not in parent.args:
@@ -541,7 +541,7 @@ class _AstSettings(AstReading):
         # In a compound statement's header (an `if` test, a decorator, a default) libcst's state differs.
         if type(statement) not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return):
             return None
-        if not self.outside_any_if(statement):
+        if not self.outside_compound_statements(statement):
             return None
         return self._report(key, parent.args[1], type(statement) is ast.Expr and statement.value is parent)
 

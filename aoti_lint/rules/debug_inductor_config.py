@@ -139,7 +139,7 @@ class DebugInductorConfig(PythonSwitchRule):
             switches = _SWITCHES_BY_LAST_NAME.get(attr, ())
             if root in code.import_bound and any(switch.is_on_value(value) for switch in switches):
                 return True
-        reached = code.called | {name for _, name in code.imported_names}
+        reached = code.reached
         compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
         passes_dict = bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values())) and bool(reached & compilers)
         if not (passes_dict or "patch" in reached):
@@ -492,7 +492,7 @@ class _AstConfigWrites(AstReading):
         import ast
 
         code = self.code
-        reached = code.called | {name for _, name in code.imported_names}
+        reached = code.reached
         if code.keywords & _DICT_KEYWORDS or "patch" in reached:
             return None
         nodes = self.nodes()
@@ -520,7 +520,7 @@ class _AstConfigWrites(AstReading):
 
     def _write(self, statement: Any, target: Any) -> Finding | bool | None:
         """The finding at an assigned key; False where libcst reports none; None where it is not known here."""
-        from aoti_lint.code_index import literal
+        from aoti_lint.code_index import NOT_A_LITERAL, literal
         from aoti_lint.pyast import source_segment
 
         names = self.qualified_names(target)
@@ -535,15 +535,15 @@ class _AstConfigWrites(AstReading):
         (key,) = keys
         switch = SWITCHES_BY_CONFIG_KEY.get(key)
         value = literal(statement.value)
-        if switch is None or not (value is None or isinstance(value, (str, int))):
-            return False  # not a debug key, or a value that is not a literal (``literal``: another object)
+        if switch is None or value is NOT_A_LITERAL:
+            return False  # not a debug key, or a value that is not a literal
         # libcst's range of a target in parentheses or split over lines is not the one `ast` gives.
         spelled = source_segment(self.lines, target)
-        if not spelled.replace(".", "").replace("_", "").isalnum():
+        if not (spelled.isascii() and spelled.replace(".", "").replace("_", "").isalnum()):
             return None
-        if not self.outside_any_if(statement):
+        if not self.outside_compound_statements(statement):
             return None
-        if not switch.is_on_value(value):
+        if not switch.is_on_value(value):  # type: ignore[arg-type]  # a literal: checked above
             return False
         fix = remove_fix(key, (), deferred=True) if len(statement.targets) == 1 else None
         return self.finding(target, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix)

@@ -66,6 +66,7 @@ class DeviceFlowRule(ProjectRule):
     @staticmethod
     def _has_sites(code: Any) -> bool:
         imported = {name for module, name in code.imported_names if not module.startswith(".")}
+        imported |= {module.rsplit(".", 1)[-1] for module in code.imported_modules}  # `import a.f as g`: `g()`
         return bool((code.called | imported) & SUMMARY_IDENTIFIERS) or bool(
             code.module_string_suffixes & set(ARTIFACT_SUFFIXES)
         )

@@ -116,6 +116,13 @@ class MigrationPlan:
                 if symbol.qualified_name not in names:
                     continue
                 verdict = Verdict(Applicability.SAFE)
+                if self.target_torch < symbol.replacement_since:
+                    since = ".".join(map(str, symbol.replacement_since))
+                    verdict.lower(
+                        Applicability.DISPLAY_ONLY,
+                        f"`{symbol.replacement}` needs torch {since}; `target-torch` is "
+                        f"{'.'.join(map(str, self.target_torch))}",
+                    )
                 if names != {symbol.qualified_name}:
                     verdict.lower(
                         Applicability.DISPLAY_ONLY,

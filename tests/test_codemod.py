@@ -181,3 +181,18 @@ def test_a_call_of_the_loaded_model_is_no_load_site():
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
     reader = ModuleReader(PythonContext(source, module, MetadataWrapper(module, unsafe_skip_copy=True), text=text))
     assert (len(reader.compile_calls), len(reader.load_calls)) == (1, 1)
+
+
+def test_no_fix_below_the_torch_that_has_the_new_api(cli, tmp_path):
+    """`target-torch` below 2.6 (torch 2.5 has no `aoti_compile_and_package`): the calls are reported, and no fix
+    rewrites them to an API the code's torch lacks (found in review)."""
+    code = 'import torch\n\nso = torch._export.aot_compile(model, (x,))\nr = torch._export.aot_load(so, "cpu")\n'
+    (tmp_path / "m.py").write_text(code)
+    fixed = cli("--isolated", "--target-torch", "2.5", "--fix", "--unsafe-fixes", "m.py", cwd=tmp_path)
+    assert fixed.returncode == 1 and (tmp_path / "m.py").read_text() == code, fixed.stdout + fixed.stderr
+    listed = cli("--isolated", "--target-torch", "2.5", "--output-format", "json", "m.py", cwd=tmp_path)
+    shown = json.loads(listed.stdout)
+    assert [item["code"] for item in shown] == ["AOTI001", "AOTI002"]
+    for item in shown:
+        assert item["fix"]["applicability"] == "display-only" and "needs torch 2.6" in item["fix"]["message"], item
+    assert cli("--isolated", "--fix", "m.py", cwd=tmp_path).returncode == 0  # at the default 2.6 the fix applies

@@ -150,7 +150,8 @@ class DeprecatedAotCompile(DeprecatedReference):
     a string names it where the fix cannot follow, AOTI101 reports a load), none does and each message
     names the other sites. Calls with no faithful equivalent (`disable_constraint_solver=True`,
     `same_signature=False`, a callable `torch.export.export` does not take) are reported with a message
-    saying what to do by hand; see `docs/migration.md`.
+    saying what to do by hand; see `docs/migration.md`. With `target-torch` below 2.6 (torch 2.5 has neither
+    new function) no call gets a fix.
     """
 
     code = "AOTI001"

@@ -197,6 +197,11 @@ class ModuleFacts:
         parameter = self.parent(parameter_name) if parameter_name is not None else None
         return parameter if isinstance(parameter, cst.Param) else self._lone_parameter_from_scopes(name)
 
+    def binds_only_a_module(self, name: str, module: str) -> bool:
+        """Whether every binding of ``name`` in the module, in any scope, imports ``module``
+        (``local_bindings.FunctionLocals.binds_only_a_module``); False where ``ast`` cannot read the text."""
+        return self._locals is not None and self._locals.binds_only_a_module(name, module)
+
     def may_be_import(self, name: cst.Name) -> bool:
         """Whether libcst's scope of the read ``name`` may hold one import alone for it (False when its function
         binds the name only as a parameter or by plain assignments)."""

@@ -59,6 +59,10 @@ class FunctionLocals:
         # outside functions, named by `global`/`nonlocal`, read inside f-strings; every read of each name
         # with whether it is inside a function; plain `name = value` statements at module level.
         self._bound_anywhere: dict[str, int] = {}
+        # name -> (module, `as` name) of each import binding it anywhere (`import a.b` binds `a`); the module is
+        # "" for `from m import name`.
+        self._imports: dict[str, list[tuple[str, str | None]]] = {}
+        self._from_aliases: set[int] = set()
         self._stored_outside_functions: set[str] = set()
         self._declared_anywhere: set[str] = set()
         self._formatted_reads: set[str] = set()
@@ -175,6 +179,17 @@ class FunctionLocals:
                 return NOT_KNOWN
         return found
 
+    def binds_only_a_module(self, name: str, module: str) -> bool:
+        """Whether every binding of ``name`` anywhere in the module, in any scope, is an import of ``module``
+        (``import torch``, ``import torch.x``, ``import torch as name``): then the name means that module
+        wherever it is read. Not after a star import, which may bind any name."""
+        imports = self._imports.get(name, [])
+        if "*" in self._bound_anywhere or len(imports) != self._bound_anywhere.get(name, 0):
+            return False
+        return all(
+            (dotted.split(".")[0] == module) if alias is None else (dotted == module) for dotted, alias in imports
+        )
+
     def _mentioned_in_strings(self, name: str) -> bool:
         if self._string_words is None:
             self._string_words = {word for text in self._strings for word in _WORD.findall(text)}
@@ -259,10 +274,16 @@ class FunctionLocals:
 
     def _other_bindings(self, node: ast.AST, inside: tuple[_Function, ...]) -> None:
         """Bindings that are not a Name target: imports, `except ... as`, classes, lambdas' and match's names."""
-        if isinstance(node, ast.alias):
+        if isinstance(node, ast.ImportFrom):
+            # `from m import torch` binds what m holds under that name: no import of a module `torch`.
+            self._from_aliases.update(id(alias) for alias in node.names)
+        elif isinstance(node, ast.alias):
             if "." in node.name and node.asname is None:
                 self._dotted.add(node.name.split(".")[0])
-            self._bind(inside, node.asname or node.name.split(".")[0], None)
+            bound = node.asname or node.name.split(".")[0]
+            module = "" if id(node) in self._from_aliases else node.name
+            self._imports.setdefault(bound, []).append((module, node.asname))
+            self._bind(inside, bound, None)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self._declared_anywhere.update(node.names)
             for function in inside:

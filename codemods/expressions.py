@@ -1,5 +1,6 @@
 """Reading libcst expressions the way the migration needs: call arguments bound to parameters, string
-literals, literal devices, and path expressions whose file suffix can be swapped (``.so`` -> ``.pt2``).
+literals, literal devices, path expressions whose file suffix can be swapped (``.so`` -> ``.pt2``), and the name
+a module's import binds to torch.
 """
 
 from __future__ import annotations
@@ -129,3 +130,25 @@ def suffix_literal(node: cst.BaseExpression | None) -> cst.BaseExpression | None
     if isinstance(node, cst.BinaryOperation):
         return suffix_literal(node.right)
     return node
+
+
+def torch_binding(module: cst.Module) -> str | None:
+    """The name a module-level ``import torch[.x] [as t]`` binds to the torch package, if any."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
+                if alias.asname is None and dotted.split(".")[0] == "torch":
+                    return "torch"
+                if dotted == "torch" and bound_as(alias) is not None:
+                    return bound_as(alias)
+    return None
+
+
+def bound_as(alias: cst.ImportAlias) -> str | None:
+    """The name an ``as`` clause binds, if any."""
+    return alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None

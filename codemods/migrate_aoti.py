@@ -15,6 +15,7 @@ from libcst.metadata import MetadataWrapper
 
 from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
+from aoti_lint.codemods.expressions import bound_as, torch_binding
 from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
@@ -41,28 +42,6 @@ class _Chain(cst.CSTTransformer):
         return updated_node
 
 
-def torch_binding(module: cst.Module) -> str | None:
-    """The name a module-level ``import torch[.x] [as t]`` binds to the torch package, if any."""
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if not isinstance(small, cst.Import):
-                continue
-            for alias in small.names:
-                dotted = cst.helpers.get_full_name_for_node(alias.name) or ""
-                if alias.asname is None and dotted.split(".")[0] == "torch":
-                    return "torch"
-                if dotted == "torch" and _bound_as(alias) is not None:
-                    return _bound_as(alias)
-    return None
-
-
-def _bound_as(alias: cst.ImportAlias) -> str | None:
-    """The name an ``as`` clause binds, if any."""
-    return alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else None
-
-
 def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]:
     """(module, obj, asname) of every import of the deprecated API."""
     found: list[tuple[str, str | None, str | None]] = []
@@ -79,12 +58,12 @@ def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]
                     ("torch._export", "aot_load"),
                     ("torch", "_export"),
                 ):
-                    found.append((source, name, _bound_as(alias)))
+                    found.append((source, name, bound_as(alias)))
 
         def visit_Import(self, node: cst.Import) -> None:
             for alias in node.names:
-                if cst.helpers.get_full_name_for_node(alias.name) == "torch._export" and _bound_as(alias):
-                    found.append(("torch._export", None, _bound_as(alias)))
+                if cst.helpers.get_full_name_for_node(alias.name) == "torch._export" and bound_as(alias):
+                    found.append(("torch._export", None, bound_as(alias)))
 
     module.visit(Finder())
     return found
@@ -111,7 +90,7 @@ class _RemoveImports(cst.CSTTransformer):
         return self._keep(updated_node, lambda alias: (cst.helpers.get_full_name_for_node(alias.name), None))
 
     def _keep(self, node, key):
-        names = [alias for alias in node.names if (*key(alias), _bound_as(alias)) not in self.entries]
+        names = [alias for alias in node.names if (*key(alias), bound_as(alias)) not in self.entries]
         if len(names) == len(node.names):
             return node
         if not names:

@@ -22,6 +22,7 @@ from aoti_lint.codemods.expressions import (
     replace_suffix,
     string_value,
     suffix_literal,
+    torch_binding,
 )
 from aoti_lint.codemods.options import analyse_options
 from aoti_lint.codemods.rewrites import CompileRewrite, LoadRewrite, Verdict
@@ -134,6 +135,18 @@ class MigrationPlan:
                     arguments = arguments or {}
                 table[id(node.func)] = site = site_type(node, node.func, arguments, verdict)
                 self.sites.append(site)
+        if self.sites:
+            # The fix spells the new API through the module's torch (`torch._inductor...`, adding `import torch`
+            # where there is none): a name `torch` bound to something else anywhere (a parameter, an assignment)
+            # could be what a migrated call reads.
+            name = torch_binding(self.module) or "torch"
+            if not self.facts.binds_only_a_module(name, "torch"):
+                for site in self.sites:
+                    site.verdict.lower(
+                        Applicability.DISPLAY_ONLY,
+                        f"`{name}` is bound to something else than the torch package in this module: the fix's "
+                        f"`{name}._inductor` might not reach torch",
+                    )
 
     # -- compile -------------------------------------------------------------------------------------
     def _analyse_compile(self, site: CompileRewrite) -> None:

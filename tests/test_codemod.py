@@ -196,3 +196,20 @@ def test_no_fix_below_the_torch_that_has_the_new_api(cli, tmp_path):
     for item in shown:
         assert item["fix"]["applicability"] == "display-only" and "needs torch 2.6" in item["fix"]["message"], item
     assert cli("--isolated", "--fix", "m.py", cwd=tmp_path).returncode == 0  # at the default 2.6 the fix applies
+
+
+def test_no_fix_where_torch_may_name_something_else(cli, tmp_path):
+    """The fix spells the new API `torch._inductor...`: where a parameter, an assignment or another import binds
+    `torch`, that may not be the package (found in review). An import of torch in a function is torch too."""
+    shadowed = "from torch._export import aot_compile, aot_load\n\n\ndef a(model, x, torch):\n"
+    shadowed += '    return aot_load(aot_compile(model, (x,)), "cpu")\n'
+    local_import = "def b(model, x):\n    import torch\n\n    so = torch._export.aot_compile(model, (x,))\n"
+    local_import += '    return torch._export.aot_load(so, "cpu")\n'
+    (tmp_path / "shadowed.py").write_text(shadowed)
+    (tmp_path / "local_import.py").write_text(local_import)
+    cli("--isolated", "--fix", "--unsafe-fixes", "shadowed.py", "local_import.py", cwd=tmp_path)
+    assert (tmp_path / "shadowed.py").read_text() == shadowed
+    assert "torch._inductor.aoti_load_package(so)" in (tmp_path / "local_import.py").read_text()
+    listed = json.loads(cli("--isolated", "--output-format", "json", "shadowed.py", cwd=tmp_path).stdout)
+    assert [item["fix"]["applicability"] for item in listed] == ["display-only", "display-only"]
+    assert all("`torch` is bound to something else" in item["fix"]["message"] for item in listed)

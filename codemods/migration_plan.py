@@ -137,11 +137,13 @@ class MigrationPlan:
                 self.sites.append(site)
         if self.sites:
             # The fix spells the new API through the module's torch (`torch._inductor...`, adding `import torch`
-            # where there is none): a name `torch` bound to something else anywhere (a parameter, an assignment)
-            # could be what a migrated call reads.
+            # where there is none). Where the old call reads that name too (`torch._export.aot_compile`), the new
+            # one reads the same binding; else a name `torch` bound to something else anywhere (a parameter, an
+            # assignment) could be what the migrated call reads.
             name = torch_binding(self.module) or "torch"
-            if not self.facts.binds_only_a_module(name, "torch"):
-                for site in self.sites:
+            foreign = [site for site in self.sites if _root_name(site.reference) != name]
+            if foreign and not self.facts.binds_only_a_module(name, "torch"):
+                for site in foreign:
                     site.verdict.lower(
                         Applicability.DISPLAY_ONLY,
                         f"`{name}` is bound to something else than the torch package in this module: the fix's "
@@ -420,3 +422,10 @@ class MigrationPlan:
             for node in self.facts.nodes(cst.SimpleString)
             if (text := string_value(node)) is not None and value in text
         )
+
+
+def _root_name(node: cst.CSTNode) -> str | None:
+    """The name an attribute chain starts from (`torch` in `torch._export.aot_compile`)."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None

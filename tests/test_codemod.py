@@ -205,11 +205,16 @@ def test_no_fix_where_torch_may_name_something_else(cli, tmp_path):
     shadowed += '    return aot_load(aot_compile(model, (x,)), "cpu")\n'
     local_import = "def b(model, x):\n    import torch\n\n    so = torch._export.aot_compile(model, (x,))\n"
     local_import += '    return torch._export.aot_load(so, "cpu")\n'
+    # Where the old call reads `torch` itself, the new one reads the same binding, whatever else binds it.
+    fallback = "try:\n    import torch\nexcept ImportError:\n    torch = None\n\n\ndef c(model, x):\n"
+    fallback += '    so = torch._export.aot_compile(model, (x,))\n    return torch._export.aot_load(so, "cpu")\n'
     (tmp_path / "shadowed.py").write_text(shadowed)
     (tmp_path / "local_import.py").write_text(local_import)
-    cli("--isolated", "--fix", "--unsafe-fixes", "shadowed.py", "local_import.py", cwd=tmp_path)
+    (tmp_path / "fallback.py").write_text(fallback)
+    cli("--isolated", "--fix", "--unsafe-fixes", "shadowed.py", "local_import.py", "fallback.py", cwd=tmp_path)
     assert (tmp_path / "shadowed.py").read_text() == shadowed
     assert "torch._inductor.aoti_load_package(so)" in (tmp_path / "local_import.py").read_text()
+    assert "torch._inductor.aoti_load_package(so)" in (tmp_path / "fallback.py").read_text()
     listed = json.loads(cli("--isolated", "--output-format", "json", "shadowed.py", cwd=tmp_path).stdout)
     assert [item["fix"]["applicability"] for item in listed] == ["display-only", "display-only"]
     assert all("`torch` is bound to something else" in item["fix"]["message"] for item in listed)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, rule_matches
+from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, remember, rule_matches
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 
 if TYPE_CHECKING:
@@ -67,9 +67,15 @@ class _Screen:
 
     def tokens_in(self, data: bytes) -> bool:
         """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it."""
+        # The anchors inline: most files hold none, and a call per anchor costs more than the scan of a small file;
+        # for the others, what was found is kept for the rules' tests (``holds``).
+        present = [anchor in data for anchor, _ in self.anchored]
+        if True not in present:
+            return False
+        remember(data, {anchor: found for (anchor, _), found in zip(self.anchored, present, strict=True)})
         return any(
-            holds(data, anchor) and (not held or any(holds(data, token) for token in held))
-            for anchor, held in self.anchored
+            found and (not held or any(holds(data, token) for token in held))
+            for found, (_, held) in zip(present, self.anchored, strict=True)
         )
 
 

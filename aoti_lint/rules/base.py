@@ -63,6 +63,13 @@ def holds(data: bytes, token: bytes) -> bool:
     return present
 
 
+def remember(data: bytes, found: dict[bytes, bool]) -> None:
+    """Which of some tokens the bytes hold, as searched for elsewhere (the screen's anchors), for ``holds``."""
+    if _scanned[0] is not data:
+        _scanned[:] = [data, {}]
+    _scanned[1].update(found)
+
+
 def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
     """Whether, for at least one group, every token of the group occurs in ``data``."""
     return any(all(holds(data, token) for token in group) for group in groups)

@@ -58,6 +58,7 @@ class MigrationPlan:
         self.loads: dict[int, LoadRewrite] = {}
         # Every call site in document order: the project plan (``flow``) names sites by this order.
         self.sites: list[CompileRewrite | LoadRewrite] = []
+        self._strings: list[str] | None = None
         self._collect()
         self._decisions = flow.decisions(len(self.sites)) if flow is not None else None
         # With a project plan (or to summarise for one), a path held by a constant is the plan's business.
@@ -398,6 +399,15 @@ class MigrationPlan:
         readers = 1 + sum(1 for load in site.consumers if load.path_literal)
         if literal is not None and self._literal_count(literal) > readers:
             verdict.lower(Applicability.UNSAFE, escapes)
+        # So may a name put together from pieces (`"/srv/m" + ".so"`): any other string ending in `.so`.
+        strings = self._string_values() if literal is not None else []
+        other = next((text for text in strings if text.endswith(".so") and literal not in text), None)
+        if other is not None:
+            verdict.lower(
+                Applicability.UNSAFE,
+                f"another string of this module ends in `.so` (`{other}`): it may name the artifact, which is now a "
+                "`.pt2` package",
+            )
         if site.so_path is not None and bound is None and not site.consumers:
             verdict.lower(Applicability.UNSAFE, escapes)
 
@@ -417,11 +427,14 @@ class MigrationPlan:
         return False
 
     def _literal_count(self, value: str) -> int:
-        return sum(
-            1
-            for node in self.facts.nodes(cst.SimpleString)
-            if (text := string_value(node)) is not None and value in text
-        )
+        return sum(1 for text in self._string_values() if value in text)
+
+    def _string_values(self) -> list[str]:
+        """The values of the module's plain string literals."""
+        if self._strings is None:
+            values = (string_value(node) for node in self.facts.nodes(cst.SimpleString))
+            self._strings = [text for text in values if text is not None]
+        return self._strings
 
 
 def _root_name(node: cst.CSTNode) -> str | None:

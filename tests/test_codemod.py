@@ -218,3 +218,17 @@ def test_no_fix_where_torch_may_name_something_else(cli, tmp_path):
     listed = json.loads(cli("--isolated", "--output-format", "json", "shadowed.py", cwd=tmp_path).stdout)
     assert [item["fix"]["applicability"] for item in listed] == ["display-only", "display-only"]
     assert all("`torch` is bound to something else" in item["fix"]["message"] for item in listed)
+
+
+def test_a_so_name_put_together_elsewhere_makes_the_fix_unsafe(cli, tmp_path):
+    """`os.remove("/srv/m" + ".so")` reads the artifact too, by a name made of pieces no literal count sees
+    (found in review): the fix that turns the artifact into a `.pt2` is unsafe."""
+    code = "import os\nimport torch\n\n\ndef build(model, x):\n"
+    code += '    so = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": "/srv/m.so"})\n'
+    code += '    runner = torch._export.aot_load(so, "cpu")\n    os.remove("/srv/m" + ".so")\n    return runner\n'
+    (tmp_path / "m.py").write_text(code)
+    listed = json.loads(cli("--isolated", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
+    assert [item["fix"]["applicability"] for item in listed] == ["unsafe", "unsafe"]
+    assert "another string of this module ends in `.so` (`.so`)" in listed[0]["fix"]["message"]
+    cli("--isolated", "--fix", "m.py", cwd=tmp_path)
+    assert (tmp_path / "m.py").read_text() == code

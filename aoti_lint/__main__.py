@@ -1,6 +1,6 @@
 import sys
 
-from aoti_lint.cli import main
+from aoti_lint.fast_path import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from aoti_lint import selection
+from aoti_lint.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
 from aoti_lint.report import FORMATS
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 
@@ -25,39 +26,6 @@ def _toml() -> Any:
 
     return tomli  # pragma: no cover
 
-
-CONFIG_FILES = ("aoti-lint.toml", ".aoti-lint.toml", "pyproject.toml")
-
-DEFAULT_EXCLUDE = (
-    ".bzr",
-    ".direnv",
-    ".eggs",
-    ".git",
-    ".git-rewrite",
-    ".hg",
-    ".ipynb_checkpoints",
-    ".mypy_cache",
-    ".nox",
-    ".pants.d",
-    ".pyenv",
-    ".pytest_cache",
-    ".pytype",
-    ".ruff_cache",
-    ".aoti_lint_cache",
-    ".svn",
-    ".tox",
-    ".venv",
-    ".vscode",
-    "__pypackages__",
-    "__pycache__",
-    "_build",
-    "buck-out",
-    "build",
-    "dist",
-    "node_modules",
-    "site-packages",
-    "venv",
-)
 
 OUTPUT_FORMATS = tuple(FORMATS)
 

@@ -1,0 +1,384 @@
+"""The command's entry point, and the run it answers without loading the linter: files that cannot hold a finding.
+
+Pre-commit hands the hook a commit's files, and most hold none of the words any rule needs (``SCREEN``). The
+full command imports some 35 ms of modules (argparse, dataclasses, pathlib, re, the rules...) before it reads a
+byte, four times what the interpreter's start costs. This module uses only ``os`` and ``sys``, which the
+interpreter has loaded before it runs a line, and answers such a run exactly as the full command would: the same
+output, the same exit code. Whatever it cannot settle that way goes to ``aoti_lint.cli``, unchanged: any other
+option or argument, a directory, a link, a notebook, a file holding a group of the words, an output format from
+the environment, a configuration file with aoti-lint settings or one that does not parse (a pyproject.toml is
+parsed with ``tomllib``, imported only then), an ignore pattern outside the plain forms read here.
+``tests/test_fast_path.py`` runs both on the same cases and compares what they print.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from stat import S_ISREG
+
+from aoti_lint.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
+
+# Groups of tokens, one of which every token group of every rule and project rule holds whole (each token of the
+# screen's group within some token of the rule's; ``Rule.triggers``, ``ProjectRule.summary_triggers``): bytes that
+# hold no screen group whole pass no rule's first stage, of any file kind. tests/test_fast_path.py checks every
+# group of every rule against it. Words that are common in code (`compile`, `options`) only come in pairs.
+SCREEN = (
+    (b"aot_compile",),
+    (b"aot_load",),
+    (b"aoti_compile_and_package",),
+    (b"load_package",),
+    (b".pt2",),
+    (b'.so"',),
+    (b".so'",),
+    (b"debug_intermediate_value_printer",),
+    (b"AOTIModelContainerRunner",),
+    (b"TORCH",),
+    (b"AOT_INDUCTOR_",),
+    (b"AOTI_RUNTIME_CHECK_INPUTS",),
+    (b"CUDA_LAUNCH_BLOCKING",),
+    (b"DUMP_AOTI_MINIFIER",),
+    (b"_inductor",),
+    (b"inductor_configs",),
+    (b"compile", b"options"),
+    (b"register_fake",),
+    (b"impl_abstract",),
+    (b"impl", b"Meta"),
+    (b"impl", b"meta"),
+)
+
+
+def could_hold_a_finding(data: bytes) -> bool:
+    """Whether ``data`` holds one of ``SCREEN``'s groups whole: else no rule's first stage passes it."""
+    return any(all(token in data for token in group) for group in SCREEN)
+
+
+# The options that leave the output of a run without findings or errors as it is, and what each sets.
+_FLAGS = {
+    "-q": ("quiet", True),
+    "--quiet": ("quiet", True),
+    "-v": ("verbose", True),
+    "--verbose": ("verbose", True),
+    "--exit-zero": ("exit_zero", True),
+    "--exit-non-zero-on-fix": ("exit_non_zero_on_fix", True),
+    "--no-cache": ("no_cache", True),
+    "--fix": ("fix", True),
+    "--no-fix": ("fix", False),
+    "--unsafe-fixes": ("unsafe_fixes", True),
+    "--no-unsafe-fixes": ("unsafe_fixes", False),
+    "--force-exclude": ("force_exclude", True),
+    "--no-force-exclude": ("force_exclude", False),
+    "--respect-gitignore": ("respect_gitignore", True),
+    "--no-respect-gitignore": ("respect_gitignore", False),
+}
+OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
+def main() -> int:
+    """The ``aoti-lint`` command."""
+    try:
+        answer = settle(sys.argv[1:], os.getcwd(), os.environ)
+    except (OSError, ValueError):  # a working directory gone, a name the file system refuses: the full run says
+        answer = None
+    except KeyboardInterrupt:  # as ``cli.main`` says it
+        print("aoti-lint: interrupted", file=sys.stderr)
+        return 130
+    if answer is None:
+        from aoti_lint.cli import main as full_run
+
+        return full_run()
+    out, err, code = answer
+    try:
+        sys.stderr.write(err)
+        sys.stdout.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away, as ``cli.main`` handles it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 2
+    return code
+
+
+def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, str, int] | None:
+    """What ``aoti-lint`` prints (stdout, stderr) and exits with for ``argv``, when no file named can hold a
+    finding; None when only the full run can tell."""
+    options: dict[str, bool] = {}
+    paths: list[str] = []
+    for index, arg in enumerate(argv):
+        if arg in _FLAGS:
+            name, value = _FLAGS[arg]
+            options[name] = value
+        elif index == 0 and arg == "check":
+            continue
+        elif not arg or arg.startswith("-") or (index == 0 and arg in ("rule", "rules", "validate", "explain")):
+            return None
+        else:
+            paths.append(arg)
+    if not paths or (options.get("exit_zero") and options.get("exit_non_zero_on_fix")):
+        return None
+    if environ.get(OUTPUT_FORMAT_ENV) or not _without_configuration(cwd):
+        return None
+    force_exclude = options.get("force_exclude", False)
+    ignores = _Ignores(cwd, options.get("respect_gitignore", True))
+    checked: set[str] = set()
+    for given in paths:
+        path = os.path.normpath(os.path.join(cwd, given))
+        try:
+            if not S_ISREG(os.lstat(path).st_mode):
+                return None  # a directory, a link, a FIFO: discovery's and reading's own cases
+        except OSError:
+            return None
+        if path.endswith(".ipynb"):
+            return None  # a notebook is parsed (and may be refused) before its first stage
+        if force_exclude:
+            excluded = ignores.excludes(path)
+            if excluded is None:
+                return None
+            if excluded:
+                continue
+        if path in checked:
+            continue
+        if not _cannot_hold_a_finding(path):
+            return None
+        checked.add(path)
+    err = f"debug: Checked {len(checked)} file{'s' if len(checked) != 1 else ''}\n" if options.get("verbose") else ""
+    if not checked:
+        return "", err + "warning: No Python files found under the given path(s)\n", 0
+    return ("" if options.get("quiet") else "All checks passed!\n"), err, 0
+
+
+def _cannot_hold_a_finding(path: str) -> bool:
+    """Whether the file holds no group of ``SCREEN``; False too when it cannot be read as the full run reads it."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return False
+    try:
+        info = os.fstat(fd)
+        if not S_ISREG(info.st_mode):
+            return False
+        chunks = []
+        size = info.st_size + 1
+        while chunk := os.read(fd, size):
+            chunks.append(chunk)
+            size = 1 << 20
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return not could_hold_a_finding(b"".join(chunks))
+
+
+def _parents(directory: str) -> list[str]:
+    """``directory``'s ancestors, nearest first (``Path.parents``)."""
+    parents = []
+    while (parent := os.path.dirname(directory)) != directory:
+        parents.append(parent)
+        directory = parent
+    return parents
+
+
+def _without_configuration(cwd: str) -> bool:
+    """Whether ``config.find_config`` finds nothing from ``cwd`` and reads every pyproject.toml on the way
+    without an error: the run then has the default settings, rooted at ``cwd``."""
+    for directory in (cwd, *_parents(cwd)):
+        for name in CONFIG_FILES:
+            candidate = os.path.join(directory, name)
+            try:
+                if not os.path.isfile(candidate):
+                    continue
+            except (OSError, ValueError):
+                return False
+            if name != "pyproject.toml" or not _pyproject_without_table(candidate):
+                return False
+    return True
+
+
+def _pyproject_without_table(path: str) -> bool:
+    """Whether ``path`` is valid TOML without a ``[tool.aoti-lint]`` table, as ``config.read_table`` reads it."""
+    if sys.version_info >= (3, 11):
+        import tomllib as toml
+    else:  # pragma: no cover - exercised on 3.10 only
+        try:
+            import tomli as toml
+        except ImportError:
+            return False
+    try:
+        with open(path, "rb") as handle:
+            document = toml.loads(handle.read().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, toml.TOMLDecodeError, RecursionError):
+        return False
+    tool = document.get("tool", {})
+    return not isinstance(tool, dict) or tool.get("aoti-lint") is None
+
+
+class _Ignores:
+    """``files.force_excluded`` for a named file under the default settings: the default excludes, and the
+    ignore files from the enclosing repository down to the file's directory, read in the plain forms that
+    ``_IgnorePattern`` matches as pathspec does; None from ``excludes`` for any other form."""
+
+    def __init__(self, root: str, respect_gitignore: bool) -> None:
+        self.root = root
+        self.respect_gitignore = respect_gitignore
+        self._patterns: dict[str, list[_IgnorePattern] | None] = {}
+
+    def excludes(self, path: str) -> bool | None:
+        rel = _relative(path, self.root)
+        if rel is None:
+            rel = os.path.basename(path)
+        if any(part in DEFAULT_EXCLUDE for part in rel.split("/")):
+            return True
+        if not self.respect_gitignore:
+            return False
+        directory = os.path.dirname(path)
+        for base in (*_gitignore_bases(directory), directory):
+            patterns = self._read(base)
+            if patterns is None:
+                return None
+            rel = _relative(path, base)
+            if rel is not None and any(pattern.matches(rel) for pattern in patterns):
+                return True
+        return False
+
+    def _read(self, directory: str) -> list[_IgnorePattern] | None:
+        if directory not in self._patterns:
+            files = [os.path.join(directory, ".gitignore"), os.path.join(directory, ".ignore")]
+            if os.path.isdir(os.path.join(directory, ".git")):
+                files.append(os.path.join(directory, ".git", "info", "exclude"))
+            lines: list[str] = []
+            for file in files:
+                try:
+                    with open(file, "rb") as handle:
+                        lines += handle.read().decode("utf-8", errors="replace").splitlines()
+                except OSError:
+                    continue
+            patterns = [_IgnorePattern.of(line) for line in lines if line and not line.startswith("#")]
+            self._patterns[directory] = None if None in patterns else patterns  # type: ignore[assignment]
+        return self._patterns[directory]
+
+
+def _relative(path: str, base: str) -> str | None:
+    """``files._Ignores._relative``: ``path`` below ``base`` with `/` separators, "." for ``base``, else None."""
+    prefix = os.path.join(base, "")
+    if not path.startswith(prefix):
+        return "." if path == base else None
+    rel = path[len(prefix) :]
+    return rel if os.sep == "/" else rel.replace(os.sep, "/")
+
+
+def _gitignore_bases(directory: str) -> list[str]:
+    """``files._gitignore_bases``: the directories above ``directory`` up to the enclosing repository's."""
+    bases = []
+    for parent in _parents(directory):
+        bases.append(parent)
+        if os.path.exists(os.path.join(parent, ".git")):
+            return bases[::-1]
+    return []
+
+
+# One position of a name's glob: "*", "?", a character, or a bracket expression as (negated, characters, ranges).
+_Part = str | tuple[bool, frozenset[str], tuple[tuple[str, str], ...]]
+# Characters a bracket expression may hold here, besides a range's dash.
+_CLASS_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._")
+
+
+class _IgnorePattern:
+    """One gitignore line without negation, escape, `**`, whitespace or an unusual bracket expression, matched
+    by path components: `*`, `?` and `[...]` within one name. A pattern with a slash before its end is anchored
+    at its file's directory and matches the path's first names; one without matches any name; a trailing
+    slash matches directories only, so never the file's own name. A match of a directory covers what it holds.
+    """
+
+    __slots__ = ("anchored", "directory_only", "parts")
+
+    def __init__(self, parts: list[list[_Part]], anchored: bool, directory_only: bool) -> None:
+        self.parts = parts
+        self.anchored = anchored
+        self.directory_only = directory_only
+
+    @classmethod
+    def of(cls, line: str) -> _IgnorePattern | None:
+        if line.startswith("!") or "\\" in line or "**" in line or any(c.isspace() for c in line):
+            return None
+        directory_only = line.endswith("/")
+        body = line[:-1] if directory_only else line
+        anchored = "/" in body
+        body = body[1:] if body.startswith("/") else body
+        names = body.split("/")
+        if "" in names or any(name in (".", "..") for name in names):
+            return None
+        parts = [_glob(name) for name in names]
+        if any(part is None for part in parts):
+            return None
+        return cls(parts, anchored, directory_only)  # type: ignore[arg-type]
+
+    def matches(self, rel: str) -> bool:
+        names = rel.split("/")
+        # A directory-only pattern must end before the file's own name.
+        last = len(names) - len(self.parts) - (1 if self.directory_only else 0)
+        starts = range(0, min(last, 0) + 1) if self.anchored else range(0, last + 1)
+        return any(all(_glob_matches(part, names[start + i]) for i, part in enumerate(self.parts)) for start in starts)
+
+
+def _glob(name: str) -> list[_Part] | None:
+    """A name's glob as a list: "*", "?", a character (there is no escape: "*" and "?" are always globs), or a
+    class as (negated, characters, ranges)."""
+    out: list[_Part] = []
+    i = 0
+    while i < len(name):
+        c = name[i]
+        if c != "[":
+            out.append(c)
+            i += 1
+            continue
+        end = name.find("]", i + 1)
+        if end == -1:
+            return None
+        body = name[i + 1 : end]
+        negated = body[:1] in ("!", "^")
+        body = body[1:] if negated else body
+        if not body or body[0] == "-" or body[-1] == "-" or "--" in body:
+            return None
+        chars: set[str] = set()
+        ranges: list[tuple[str, str]] = []
+        j = 0
+        while j < len(body):
+            if body[j] not in _CLASS_CHARACTERS:
+                return None
+            if j + 2 < len(body) and body[j + 1] == "-":
+                low, high = body[j], body[j + 2]
+                if high not in _CLASS_CHARACTERS or low > high:
+                    return None
+                ranges.append((low, high))
+                j += 3
+            else:
+                chars.add(body[j])
+                j += 1
+        out.append((negated, frozenset(chars), tuple(ranges)))
+        i = end + 1
+    return out
+
+
+def _glob_matches(glob: list[_Part], name: str) -> bool:
+    """Whether ``name`` matches ``glob`` whole: a table of which prefixes of the name each prefix of the glob
+    matches, so a run of stars costs the product of the lengths, never more."""
+    reach = [True] + [False] * len(name)
+    for part in glob:
+        if part == "*":
+            for k in range(1, len(name) + 1):
+                reach[k] = reach[k] or reach[k - 1]
+            continue
+        nxt = [False] * (len(name) + 1)
+        for k in range(len(name)):
+            if reach[k] and _one_matches(part, name[k]):
+                nxt[k + 1] = True
+        reach = nxt
+    return reach[len(name)]
+
+
+def _one_matches(part: _Part, char: str) -> bool:
+    if isinstance(part, str):
+        return part == "?" or part == char
+    negated, chars, ranges = part
+    inside = char in chars or any(low <= char <= high for low, high in ranges)
+    return inside != negated

@@ -1,0 +1,225 @@
+"""The entry point's answer for files that cannot hold a finding (``aoti_lint.fast_path``): it must print and exit
+exactly as the full command does, settle the cases it claims, and hand the rest over."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoti_lint.fast_path import SCREEN, _IgnorePattern, settle
+from aoti_lint.rules import ALL_RULES
+from aoti_lint.rules.base import ProjectRule, Rule, tokens_match
+from tests.helpers import run_main
+
+CLEAN = '"""Plain code."""\n\n\ndef add(a, b):\n    return a + b\n'
+HIT = "import torch\n\nso = torch._export.aot_compile(model, (x,))\n"
+
+
+def test_the_screen_covers_every_group_of_every_rule():
+    """Bytes without a whole group of ``SCREEN`` hold no whole group of any rule: each rule's group holds one."""
+    for rule in ALL_RULES:
+        groups = list(rule.triggers)
+        if issubclass(rule, ProjectRule):
+            groups += rule.summary_triggers
+        for group in groups:
+            assert any(all(any(word in token for token in group) for word in screen) for screen in SCREEN), (
+                rule.code,
+                group,
+            )
+
+
+def test_a_rule_with_its_own_first_stage_needs_its_groups():
+    """A rule whose ``could_match`` is its own still needs a whole group of its ``triggers``: on every example."""
+    own = [rule for rule in ALL_RULES if rule.could_match.__func__ is not Rule.could_match.__func__]
+    assert own
+    for rule in own:
+        for example in (example for other in ALL_RULES for example in [*other.VALID, *other.INVALID]):
+            data = example.source.encode()
+            assert not rule.could_match(data) or tokens_match(rule.triggers, data), (rule.code, example.source)
+    for rule in ALL_RULES:
+        if issubclass(rule, ProjectRule):
+            assert rule.wants_summary.__func__ is ProjectRule.wants_summary.__func__, rule.code
+
+
+def test_the_benchmark_clean_file_mentions_aoti_and_is_settled(tmp_path):
+    """A word that is only an anchor of the rules' first stage (`AOT`) is no finding's: such a file is settled."""
+    (tmp_path / "clean.py").write_text('"""No AOTI here."""\nimport torch\n\nx = torch.compile(f)\n')
+    assert _same(["-v", "clean.py"], tmp_path) == ("All checks passed!\n", "debug: Checked 1 file\n", 0)
+
+
+def _full_and_fast(argv: list[str], cwd: Path) -> tuple[tuple[int, str, str], tuple[str, str, int] | None]:
+    env = {key: value for key, value in os.environ.items() if key != "AOTI_LINT_OUTPUT_FORMAT"}
+    fast = settle(argv, str(cwd), env)
+    full = run_main(*argv, cwd=cwd)
+    return (full.returncode, full.stdout, full.stderr), fast
+
+
+def _same(argv: list[str], cwd: Path) -> tuple[str, str, int] | None:
+    full, fast = _full_and_fast(argv, cwd)
+    if fast is not None:
+        out, err, code = fast
+        assert (code, out, err) == full, argv
+    return fast
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git" / "info").mkdir(parents=True)
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "build").mkdir()
+    (root / "src" / "clean.py").write_text(CLEAN)
+    (root / "src" / "pkg" / "other.py").write_text(CLEAN.replace("add", "sub"))
+    (root / "src" / "pkg" / "gen_x.py").write_text(CLEAN)
+    (root / "build" / "out.py").write_text(CLEAN)
+    (root / "src" / "hit.py").write_text(HIT)
+    (root / "pyproject.toml").write_text('[project]\nname = "demo"\n\n[tool.ruff]\nline-length = 100\n')
+    (root / ".gitignore").write_text("# generated\n*.py[cod]\n__pycache__/\ngen_*.py\n/dist\ndocs/_build/\n")
+    return root
+
+
+SETTLED = [
+    ["src/clean.py"],
+    ["check", "src/clean.py"],
+    ["-q", "src/clean.py"],
+    ["-v", "src/clean.py", "src/pkg/other.py"],
+    ["src/clean.py", "src/clean.py", "src/../src/clean.py"],
+    ["--fix", "--exit-zero", "src/clean.py"],
+    ["--fix", "--unsafe-fixes", "--exit-non-zero-on-fix", "src/clean.py"],
+    ["--no-cache", "src/clean.py"],
+    ["--force-exclude", "-v", "src/clean.py", "src/pkg/gen_x.py", "build/out.py"],
+    ["--force-exclude", "src/pkg/gen_x.py"],
+    ["--force-exclude", "-v", "build/out.py"],
+    ["--force-exclude", "--no-respect-gitignore", "-v", "src/pkg/gen_x.py"],
+    ["--force-exclude", "--no-force-exclude", "build/out.py"],
+    # Excluded before it is read: its word does not matter.
+    ["--force-exclude", "src/clean.py", "build/hit.py"],
+]
+
+
+@pytest.mark.parametrize("argv", SETTLED, ids=[" ".join(a) for a in SETTLED])
+def test_settled_runs_print_what_the_full_run_prints(project, argv):
+    (project / "build" / "hit.py").write_text(HIT)
+    assert _same(argv, project) is not None
+
+
+HANDED_OVER = [
+    ["src/hit.py"],
+    ["src/clean.py", "src/hit.py"],
+    ["src"],
+    ["--output-format", "json", "src/clean.py"],
+    ["--statistics", "src/clean.py"],
+    ["--select", "AOTI001", "src/clean.py"],
+    ["--exit-zero", "--exit-non-zero-on-fix", "src/clean.py"],
+    ["src/missing.py"],
+    ["-"],
+    [],
+    ["rules"],
+    ["--qui", "src/clean.py"],
+    ["--", "src/clean.py"],
+]
+
+
+@pytest.mark.parametrize("argv", HANDED_OVER, ids=[" ".join(a) or "(none)" for a in HANDED_OVER])
+def test_other_runs_go_to_the_full_command(project, argv):
+    env = dict(os.environ)
+    assert settle(argv, str(project), env) is None
+
+
+def test_configuration_and_environment_hand_the_run_over(project):
+    assert settle(["src/clean.py"], str(project), {}) is not None
+    assert settle(["src/clean.py"], str(project), {"AOTI_LINT_OUTPUT_FORMAT": "json"}) is None
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text('[tool.aoti-lint]\nselect = ["AOTI0"]\n')
+    assert settle(["src/clean.py"], str(project), {}) is None
+    pyproject.write_text("[tool\nbroken")
+    assert settle(["src/clean.py"], str(project), {}) is None
+    assert run_main("src/clean.py", cwd=project).returncode == 2  # which is why
+    pyproject.unlink()
+    (project / "src" / "aoti-lint.toml").write_text("")
+    assert settle(["clean.py"], str(project / "src"), {}) is None
+    assert settle(["src/clean.py"], str(project), {}) is not None
+    (project / "src" / "nb.ipynb").write_text("{}")
+    assert settle(["src/nb.ipynb"], str(project), {}) is None
+    os.symlink(project / "src" / "clean.py", project / "link.py")
+    assert settle(["link.py"], str(project), {}) is None
+    (project / ".gitignore").write_text("!keep.py\n")
+    assert settle(["--force-exclude", "src/clean.py"], str(project), {}) is None
+    assert settle(["src/clean.py"], str(project), {}) is not None  # ignore files matter only to --force-exclude
+
+
+def test_an_ignore_file_above_the_repository_is_not_read(tmp_path):
+    (tmp_path / ".gitignore").write_text("*.py\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "a.py").write_text(CLEAN)
+    assert _same(["--force-exclude", "-v", "a.py"], repo) == ("All checks passed!\n", "debug: Checked 1 file\n", 0)
+    (repo / "sub").mkdir()
+    (repo / "sub" / ".gitignore").write_text("a.py\n")
+    (repo / "sub" / "a.py").write_text(CLEAN)
+    (repo / "sub" / "b.py").write_text(CLEAN)
+    assert _same(["--force-exclude", "-v", "sub/a.py", "sub/b.py"], repo) is not None
+
+
+# Pieces of gitignore lines and of paths: globs, classes, anchors, trailing slashes, names that nearly match.
+_PATTERN_NAMES = ["a", "b.py", "*.py", "*", "?", "a*", "*a", "b?py", "*.py[cod]", "[ab]", "[!a]", "[a-c]*", "x_[0-9]"]
+_PATH_NAMES = ["a", "b.py", "b.pyc", "ab", "ba", "x_1", "c", ".a", "bxpy", "a.py"]
+
+
+def _patterns(rng: random.Random) -> str:
+    names = [rng.choice(_PATTERN_NAMES) for _ in range(rng.choice((1, 1, 2, 3)))]
+    return ("/" if rng.random() < 0.25 else "") + "/".join(names) + ("/" if rng.random() < 0.3 else "")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ignore_patterns_match_as_pathspec_matches(seed):
+    """Each line the fast path reads must match exactly the paths pathspec's GitIgnoreSpec matches."""
+    from aoti_lint.files import gitignore_spec
+
+    rng = random.Random(seed)
+    paths = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(_PATH_NAMES, repeat=n)]
+    compared = 0
+    for _ in range(150):
+        line = _patterns(rng)
+        pattern = _IgnorePattern.of(line)
+        if pattern is None:
+            continue
+        spec, problems = gitignore_spec([line])
+        assert not problems, line
+        for path in rng.sample(paths, 120):
+            assert pattern.matches(path) == spec.match_file(path), (line, path)
+            compared += 1
+    assert compared > 10_000
+
+
+@pytest.mark.parametrize("line", ["!a.py", "a\\ b", "**/a", "a/**", " a", "a ", "[z-a]", "[]a]", "a//b", "[a", "/"])
+def test_other_ignore_forms_are_not_read(line):
+    assert _IgnorePattern.of(line) is None
+
+
+def test_the_command_answers_a_clean_file_without_loading_the_linter(tmp_path):
+    """The installed command settles a clean file with the modules the interpreter started with, and the
+    fast path's own two: no argparse, no re, no dataclasses, no rule."""
+    (tmp_path / "clean.py").write_text(CLEAN)
+    probe = (
+        "import sys; sys.argv = ['aoti-lint', '-v', 'clean.py']\n"
+        "before = set(sys.modules)\n"
+        "from aoti_lint.fast_path import main\n"
+        "code = main()\n"
+        "print(sorted(set(sys.modules) - before), code)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert result.stdout.splitlines()[-1] == "['aoti_lint', 'aoti_lint.defaults', 'aoti_lint.fast_path'] 0"
+    assert result.stderr == "debug: Checked 1 file\n"
+    # A file with a finding goes to the full run.
+    (tmp_path / "hit.py").write_text(HIT)
+    result = subprocess.run(
+        [sys.executable, "-m", "aoti_lint", "hit.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 1 and "AOTI001" in result.stdout

@@ -274,6 +274,13 @@ class MigrationPlan:
                     "`device_index=` (torch 2.8+); raise `target-torch`",
                 )
             return
+        if device is None and _has_effects(site.arguments["device"].value):
+            verdict.lower(
+                Applicability.DISPLAY_ONLY,
+                "the device argument is computed by a call (or an await, a yield, an assignment) that the "
+                "fix would drop with it; move it to a statement of its own first",
+            )
+            return
         if device is None:
             verdict.lower(
                 Applicability.UNSAFE,
@@ -442,3 +449,17 @@ def _root_name(node: cst.CSTNode) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def _has_effects(node: cst.CSTNode) -> bool:
+    """Whether evaluating ``node`` may do something besides giving a value: it holds a call, an await, a
+    yield or an assignment expression (reading a name or an attribute counts as none)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Call | cst.Await | cst.Yield | cst.NamedExpr):
+            return True
+        if isinstance(current, cst.Lambda):
+            continue  # a lambda's body runs only when called
+        pending.extend(current.children)
+    return False

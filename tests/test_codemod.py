@@ -232,3 +232,24 @@ def test_a_so_name_put_together_elsewhere_makes_the_fix_unsafe(cli, tmp_path):
     assert "another string of this module ends in `.so` (`.so`)" in listed[0]["fix"]["message"]
     cli("--isolated", "--fix", "m.py", cwd=tmp_path)
     assert (tmp_path / "m.py").read_text() == code
+
+
+def test_a_device_argument_that_does_something_is_not_dropped(cli, tmp_path):
+    """The load fix drops a device argument that is not a literal; one holding a call would take the call's work
+    with it (`aot_load(path, aot_compile(...))`, `aot_load(path, pick_device())`; found in review): no fix there.
+    A name or an attribute is read and dropped, as before (an unsafe fix)."""
+    code = "import torch\n\n\ndef go(model, x, path, dev):\n"
+    code += "    m = torch._export.aot_load(path, torch._export.aot_compile(model, (x,)))\n"
+    code += "    n = torch._export.aot_load(path, pick_device())\n"
+    code += "    o = torch._export.aot_load(path, dev)\n"
+    code += "    return m(x), n(x), o(x)\n"
+    (tmp_path / "m.py").write_text(code)
+    listed = json.loads(cli("--isolated", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
+    loads = [item for item in listed if item["code"] == "AOTI002"]
+    assert [item["fix"]["applicability"] for item in loads] == ["display-only", "display-only", "unsafe"]
+    assert "the device argument is computed by a call" in loads[0]["fix"]["message"]
+    cli("--isolated", "--fix", "--unsafe-fixes", "m.py", cwd=tmp_path)
+    fixed = (tmp_path / "m.py").read_text()
+    assert "torch._export.aot_load(path, pick_device())" in fixed
+    assert "o = torch._inductor.aoti_load_package(path)" in fixed
+    assert "aoti_compile_and_package(torch.export.export(model, (x,)))" in fixed  # the call itself still runs

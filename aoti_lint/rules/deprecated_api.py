@@ -342,7 +342,8 @@ class DeprecatedAotLoad(DeprecatedReference):
     given (a literal, `os.path.join`, a constant of the run) is rewritten to the `.pt2` with it; a fix
     never hands a `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
     silently move it to the compile's device. A device that is not a literal is left to the package (the
-    device type always comes from the package); the fix is then unsafe too.
+    device type always comes from the package); the fix is then unsafe too, and there is none when the
+    device is computed by a call (`aot_load(path, pick_device())`): dropping the argument would drop the call.
     """
 
     code = "AOTI002"

@@ -431,6 +431,14 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree
     def clean(stdout: str, stderr: str) -> str | None:
         return None if stdout == "" and "debug: Checked 1 file" in stderr.splitlines() else "clean.py not checked"
 
+    # As the hook runs (`entry: aoti-lint --force-exclude`): in a repository whose pyproject.toml configures other
+    # tools and whose .gitignore is the common Python one, so the settings and the ignore files are read.
+    hook_repo = work / "hook-repo"
+    (hook_repo / ".git").mkdir(parents=True)
+    (hook_repo / "src").mkdir()
+    (hook_repo / "src" / "clean.py").write_text((root / "clean.py").read_text())
+    (hook_repo / "pyproject.toml").write_text(HOOK_PYPROJECT)
+    (hook_repo / ".gitignore").write_text(HOOK_GITIGNORE)
     regular = regular_install(work)
     setups = [("", sys.executable, aoti_lint_command())]
     if regular is not None:
@@ -449,6 +457,18 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree
                 "aoti-lint hit.py --no-cache" + suffix, [*lint, "--no-cache", "hit.py"], root, runs, bound, env, hit
             ),
         )
+        add(
+            "aoti-lint, no AOTI token, as the hook runs it" + suffix,
+            measure(
+                "aoti-lint --force-exclude src/clean.py, in a repository" + suffix,
+                [*lint, "--force-exclude", "src/clean.py"],
+                hook_repo,
+                runs,
+                bound,
+                env,
+                clean,
+            ),
+        )
         out_of_racy_window(root)
         timed_run([*lint, "hit.py"], root, bound, env, hit)
         add(
@@ -460,6 +480,66 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree
         for label, command in peer_commands("hit.py").items():
             add(f"{label}, findings", measure(f"{label} hit.py", command, root, runs, bound))
     return tree
+
+
+HOOK_PYPROJECT = """[project]
+name = "service"
+version = "0.1.0"
+requires-python = ">=3.10"
+dependencies = ["torch"]
+
+[tool.ruff]
+line-length = 100
+
+[tool.pytest.ini_options]
+testpaths = ["tests"]
+"""
+# The start of GitHub's Python .gitignore template.
+HOOK_GITIGNORE = """# Byte-compiled / optimized / DLL files
+__pycache__/
+*.py[cod]
+*$py.class
+*.so
+.Python
+build/
+develop-eggs/
+dist/
+downloads/
+eggs/
+.eggs/
+lib/
+lib64/
+parts/
+sdist/
+var/
+wheels/
+share/python-wheels/
+*.egg-info/
+.installed.cfg
+*.egg
+MANIFEST
+htmlcov/
+.tox/
+.nox/
+.coverage
+.coverage.*
+.cache
+nosetests.xml
+coverage.xml
+*.cover
+*.py,cover
+.hypothesis/
+.pytest_cache/
+docs/_build/
+.ipynb_checkpoints
+.env
+.venv
+env/
+venv/
+ENV/
+.mypy_cache/
+/site
+"""
 
 
 # The label suffix of the one-file rows measured in the regular install; the targets are read on those.
@@ -616,9 +696,12 @@ def targets(trees: dict[str, Tree]) -> list[str]:
         # As users run it: in a regular install where there is one (see regular_install).
         where = REGULAR if "python -c pass" + REGULAR in m else ""
         setting = "in a regular install" if where else "in the development venv (no regular install here)"
+        start = m["python -c pass" + where]
         lines += [
             f"- (c) one file without AOTI token within 3x of `python -c pass`, {setting}: "
             f"{verdict(m['aoti-lint, no AOTI token' + where], m['python -c pass' + where], 3)}",
+            "- (c) the same as the hook runs it (`--force-exclude`, in a repository with a pyproject.toml and a "
+            f".gitignore): {verdict(m['aoti-lint, no AOTI token, as the hook runs it' + where], start, 3)}",
             f"- (c) one file with findings within 5x of `python -c pass`, {setting}: "
             f"{verdict(m['aoti-lint, findings, cold' + where], m['python -c pass' + where], 5)} cold, "
             f"{verdict(m['aoti-lint, findings, warm' + where], m['python -c pass' + where], 5)} cached",

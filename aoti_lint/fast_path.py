@@ -72,6 +72,11 @@ _FLAGS = {
     "--no-respect-gitignore": ("respect_gitignore", False),
 }
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
+# The commands other than `check`, named first.
+_COMMANDS = ("rule", "rules", "validate", "explain")
+# Opening brackets a pyproject.toml read here may hold (a few dozen in most): well below any nesting that comes
+# near the interpreter's recursion limit in either run.
+_MAX_PYPROJECT_BRACKETS = 200
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -104,13 +109,15 @@ def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]
     finding; None when only the full run can tell."""
     options: dict[str, bool] = {}
     paths: list[str] = []
+    after_paths = False  # argparse takes the paths as one run: one after an option that follows them is an error
     for index, arg in enumerate(argv):
         if arg in _FLAGS:
             name, value = _FLAGS[arg]
             options[name] = value
+            after_paths = bool(paths)
         elif index == 0 and arg == "check":
             continue
-        elif not arg or arg.startswith("-") or (index == 0 and arg in ("rule", "rules", "validate", "explain")):
+        elif not arg or arg.startswith("-") or after_paths or (index == 0 and arg in _COMMANDS):
             return None
         else:
             paths.append(arg)
@@ -205,7 +212,12 @@ def _pyproject_without_table(path: str) -> bool:
             return False
     try:
         with open(path, "rb") as handle:
-            document = toml.loads(handle.read().decode("utf-8"))
+            data = handle.read()
+        # tomllib recurses per nesting level, and the full run parses from deeper in its stack: a document
+        # nested near the limit parses here and fails there ("nested too deeply"). So few brackets cannot nest.
+        if data.count(b"[") + data.count(b"{") > _MAX_PYPROJECT_BRACKETS:
+            return False
+        document = toml.loads(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError, toml.TOMLDecodeError, RecursionError):
         return False
     tool = document.get("tool", {})
@@ -276,8 +288,8 @@ def _gitignore_bases(directory: str) -> list[str]:
     return []
 
 
-# One position of a name's glob: "*", "?", a character, or a bracket expression as (negated, characters, ranges).
-_Part = str | tuple[bool, frozenset[str], tuple[tuple[str, str], ...]]
+# One position of a name's glob: "*", "?", a character, or a bracket expression as (characters, ranges).
+_Part = str | tuple[frozenset[str], tuple[tuple[str, str], ...]]
 # Characters a bracket expression may hold here, besides a range's dash.
 _CLASS_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._")
 
@@ -322,7 +334,7 @@ class _IgnorePattern:
 
 def _glob(name: str) -> list[_Part] | None:
     """A name's glob as a list: "*", "?", a character (there is no escape: "*" and "?" are always globs), or a
-    class as (negated, characters, ranges)."""
+    class as (characters, ranges)."""
     out: list[_Part] = []
     i = 0
     while i < len(name):
@@ -335,9 +347,9 @@ def _glob(name: str) -> list[_Part] | None:
         if end == -1:
             return None
         body = name[i + 1 : end]
-        negated = body[:1] in ("!", "^")
-        body = body[1:] if negated else body
-        if not body or body[0] == "-" or body[-1] == "-" or "--" in body:
+        # pathspec copies a class into its regular expression, where a negated one or a range around "/"
+        # matches the separator too (`a[!x]b` matches `a/b`): those are left to it.
+        if body[:1] in ("!", "^") or not body or body[0] == "-" or body[-1] == "-" or "--" in body:
             return None
         chars: set[str] = set()
         ranges: list[tuple[str, str]] = []
@@ -347,14 +359,14 @@ def _glob(name: str) -> list[_Part] | None:
                 return None
             if j + 2 < len(body) and body[j + 1] == "-":
                 low, high = body[j], body[j + 2]
-                if high not in _CLASS_CHARACTERS or low > high:
+                if high not in _CLASS_CHARACTERS or low > high or low <= "/" <= high:
                     return None
                 ranges.append((low, high))
                 j += 3
             else:
                 chars.add(body[j])
                 j += 1
-        out.append((negated, frozenset(chars), tuple(ranges)))
+        out.append((frozenset(chars), tuple(ranges)))
         i = end + 1
     return out
 
@@ -379,6 +391,5 @@ def _glob_matches(glob: list[_Part], name: str) -> bool:
 def _one_matches(part: _Part, char: str) -> bool:
     if isinstance(part, str):
         return part == "?" or part == char
-    negated, chars, ranges = part
-    inside = char in chars or any(low <= char <= high for low, high in ranges)
-    return inside != negated
+    chars, ranges = part
+    return char in chars or any(low <= char <= high for low, high in ranges)

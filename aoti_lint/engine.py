@@ -378,11 +378,19 @@ def fix_source(
     for _ in range(MAX_FIX_ITERATIONS):
         chosen: list[Finding] = []
         edits: list[tuple[Edit, ...]] = []
+        taken: set[Edit] = set()
         for finding in sorted(result.findings, key=Finding.sort_key):
             fix = finding.fix
-            if fix is not None and finding.fix_applies(unsafe) and not any(overlaps(e, fix.edits) for e in edits):
+            if fix is None or not finding.fix_applies(unsafe):
+                continue
+            if fix.edits and taken.issuperset(fix.edits):
+                # The same edits as a fix already taken (each site of a flow carries the whole flow's): fixed by
+                # it, counted as ruff counts a fix it applies once for several diagnostics.
+                chosen.append(finding)
+            elif not any(overlaps(e, fix.edits) for e in edits):
                 chosen.append(finding)
                 edits.append(fix.edits)
+                taken.update(fix.edits)
         if not chosen:
             break
         text = apply_edits(source.text, [edit for group in edits for edit in group])

@@ -222,17 +222,58 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
     # A fix shown alone (json, SARIF, an editor) also drops the imports it leaves unused; past a few sites that
     # costs a scope analysis per site, so the imports are left to the one tidying pass after all the fixes.
     tidy = len(plan.sites) <= TIDY_PER_SITE_UP_TO
-    # Built only when the run applies or prints edits (Fix.settled): a check run just says a fix exists.
-    return Fix(
-        verdict.applicability,
-        title,
-        build=lambda: tuple(edits_between(original_code, migrate(plan, {key}, tidy=tidy))),
-    )
+
+    # Built only when the run applies or prints edits (Fix.settled): a check run just says a fix exists. The edits
+    # migrate the site's whole flow in this module, as `--fix` does (its calls and path constants): a compile's
+    # fix shown alone (json, SARIF, an editor) that left its loader on the old API would hand it a package.
+    # The sites of one flow share one migrated text: a module with many calls builds each flow once.
+    def _flow_migrated() -> str:
+        if plan.flow is None:
+            return migrate(plan, _linked_sites(plan, key), tidy=tidy)
+        group = _group_of(plan, key)
+        if group not in plan.fixed_texts:
+            if any(constant.group == group for constant in plan.flow.constants):
+                # Its path constants are rewritten first, then the module is read again (as `--fix` does).
+                text = migrate_flows(original_code, plan.flow, frozenset({group}), plan.target_torch, tidy)[0]
+            else:
+                text = migrate(plan, _group_sites(plan, group), tidy=tidy)
+            plan.fixed_texts[group] = text
+        return plan.fixed_texts[group]
+
+    return Fix(verdict.applicability, title, build=lambda: tuple(edits_between(original_code, _flow_migrated())))
 
 
-def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[int, int]) -> tuple[str, int]:
+def _group_of(plan: MigrationPlan, key: int) -> int:
+    """The project plan's flow group of the site ``key``."""
+    return next(d.group for site, d in zip(plan.sites, plan.decisions, strict=True) if id(site.reference) == key)
+
+
+def _group_sites(plan: MigrationPlan, group: int) -> set[int]:
+    """The sites of this module in the project plan's flow group ``group`` that its fix migrates."""
+    return {
+        id(site.reference)
+        for site, decision in zip(plan.sites, plan.decisions, strict=True)
+        if decision.group == group and decision.applicability is not Applicability.DISPLAY_ONLY
+    }
+
+
+def _linked_sites(plan: MigrationPlan, key: int) -> set[int]:
+    """Without a project plan, the sites that migrate with ``key``: the compile that produced its artifact and
+    every load of that artifact in the module."""
+    site = plan.compiles.get(key) or plan.loads[key]
+    producer = site if site.kind == "compile" else site.producer
+    members = [site] if producer is None else [producer, *producer.consumers]
+    return {key} | {
+        id(member.reference) for member in members if member.verdict.applicability is not Applicability.DISPLAY_ONLY
+    }
+
+
+def migrate_flows(
+    text: str, flow, groups: frozenset[int], target_torch: tuple[int, int], tidy: bool = True
+) -> tuple[str, int]:
     """One file's part of whole flows (``aoti_lint.analysis.migration_flow``): its deprecated calls and path
-    constants of ``groups`` migrated in one pass, imports tidied once. Returns the text and the calls migrated.
+    constants of ``groups`` migrated in one pass, imports tidied once (unless not ``tidy``). Returns the text and
+    the calls migrated.
     """
     from aoti_lint.diagnostics import Edit, Position
     from aoti_lint.edits import apply_edits
@@ -260,7 +301,7 @@ def migrate_flows(text: str, flow, groups: frozenset[int], target_torch: tuple[i
     }
     if not targets:
         return text, 0
-    return migrate(plan, targets), len(targets)
+    return migrate(plan, targets, tidy=tidy), len(targets)
 
 
 def __getattr__(name: str):

@@ -60,6 +60,10 @@ class MigrationPlan:
         self.sites: list[CompileRewrite | LoadRewrite] = []
         self._strings: list[str] | None = None
         self._collect()
+        # The project plan's part for this file (``aoti_lint.analysis.migration_flow.FileFlow``), if any.
+        self.flow = flow
+        # The module's text with one flow group migrated, by group: what each of its sites' fixes edits to.
+        self.fixed_texts: dict[int, str] = {}
         self._decisions = flow.decisions(len(self.sites)) if flow is not None else None
         # With a project plan (or to summarise for one), a path held by a constant is the plan's business.
         self._lift_paths = lift_paths or self._decisions is not None
@@ -81,6 +85,11 @@ class MigrationPlan:
                 site.package_path = site.so_path
             if site.path_blocked is not None and not decision.path_by_constant:
                 site.verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
+
+    @property
+    def decisions(self) -> Any:
+        """The project plan's decision for each of ``sites``, in order; None without a project plan."""
+        return self._decisions
 
     def names(self, node: cst.CSTNode) -> set[str]:
         return self.facts.names(node)

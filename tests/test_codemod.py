@@ -14,6 +14,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
+from aoti_lint.diagnostics import Edit, Position
+from aoti_lint.edits import apply_edits
 from tests.conftest import FIXTURES
 
 PAIRS = sorted((FIXTURES / "codemod").glob("*.in.py"))
@@ -78,22 +80,36 @@ def test_safe_fixes_only_by_default_and_unsafe_on_request(cli, tmp_path):
 
 
 def test_json_fix_field(cli, tmp_path):
-    (tmp_path / "m.py").write_text((FIXTURES / "codemod" / "compile_and_load.in.py").read_text())
-    (load,) = [
-        f
-        for f in json.loads(cli("--isolated", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
-        if f["code"] == "AOTI002"
-    ]
+    """Each finding's fix holds the edits of its whole flow in the module, as `--fix` applies it: the load's fix
+    applied alone by an editor must not leave the compile writing a `.so` (nor the compile's, the loader
+    reading one; found in review)."""
+    code = (FIXTURES / "codemod" / "compile_and_load.in.py").read_text()
+    (tmp_path / "m.py").write_text(code)
+    listed = json.loads(cli("--isolated", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
+    (load,) = [f for f in listed if f["code"] == "AOTI002"]
     fix = load["fix"]
     assert fix["applicability"] == "safe"
     assert fix["message"] == "Load the package with `aoti_load_package`"
     assert fix["edits"] == [
         {
-            "content": "    runner = torch._inductor.aoti_load_package(so_path)\n",
+            "content": "    so_path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)), "
+            'package_path="/srv/models/model.pt2")\n    runner = torch._inductor.aoti_load_package(so_path)\n',
             "end_location": {"row": 8, "column": 1},
-            "location": {"row": 7, "column": 1},
+            "location": {"row": 6, "column": 1},
         }
     ]
+    cli("--isolated", "--fix", "m.py", cwd=tmp_path)
+    fixed = (tmp_path / "m.py").read_text()
+    for finding in listed:
+        edits = [
+            Edit(
+                e["content"],
+                Position(e["location"]["row"], e["location"]["column"]),
+                Position(e["end_location"]["row"], e["end_location"]["column"]),
+            )
+            for e in finding["fix"]["edits"]
+        ]
+        assert apply_edits(code, edits) == fixed, finding["code"]
 
 
 def test_display_only_fix_in_json(cli, tmp_path):

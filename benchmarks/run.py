@@ -819,8 +819,11 @@ def write_results(
         "loads the entries of those with findings or project data, and counts every file as checked. When "
         "every file's stamp is the one an earlier run over the same files recorded, that run's memo answers "
         "alone (`aoti_lint/run_memo.py`), without importing the rules, the engine or the worker pool: the "
-        "unchanged warm rows; the rows with one file edited go file by file, as does the one clean file "
-        "(written just before it is timed, it is too young for a stamp: each of its runs reads it). With more "
+        "unchanged warm rows; the rows with one file edited go file by file. The one clean file is answered "
+        "before any of that, by the entry point (`aoti_lint/fast_path.py`): named files that hold none of the "
+        "words any rule needs, with the default settings (a pyproject.toml without aoti-lint settings is parsed, "
+        "as are the ignore files `--force-exclude` reads), are read with `os` and `sys` alone and get the output "
+        "the full run would print; a file with findings goes to the full run. With more "
         "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
         "(`aoti_lint/runner.py`).",

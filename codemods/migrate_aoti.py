@@ -203,8 +203,9 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
     return {key for key, site in sites.items() if site.verdict.applicability in allowed}
 
 
-def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
-    """The lint fix of one site: its applicability, a title, and the edits that migrate it alone."""
+def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: bool = True):
+    """The lint fix of one site: its applicability, a title, and the edits that migrate its flow in this module
+    (``whole_flow``), or the site alone where edits cannot reach past it (a notebook's fix stays in its cell)."""
     from aoti_lint.diagnostics import Fix
     from aoti_lint.edits import edits_between
 
@@ -228,11 +229,16 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str):
     # fix shown alone (json, SARIF, an editor) that left its loader on the old API would hand it a package.
     # The sites of one flow share one migrated text: a module with many calls builds each flow once.
     def _flow_migrated() -> str:
+        if not whole_flow:
+            return migrate(plan, {key}, tidy=tidy)
         if plan.flow is None:
             return migrate(plan, _linked_sites(plan, key), tidy=tidy)
         group = _group_of(plan, key)
         if group not in plan.fixed_texts:
-            if any(constant.group == group for constant in plan.flow.constants):
+            # The constants' spans are the planned text's: once `--fix` migrated other flows of the file, they may
+            # have moved, and the fix shown for what is left leaves its constants to the message.
+            constants = not plan.flow.applied_groups and any(c.group == group for c in plan.flow.constants)
+            if constants:
                 # Its path constants are rewritten first, then the module is read again (as `--fix` does).
                 text = migrate_flows(original_code, plan.flow, frozenset({group}), plan.target_torch, tidy)[0]
             else:

@@ -35,6 +35,7 @@ from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE_PARAMETERS,
     AOT_LOAD,
     AOT_LOAD_PARAMETERS,
+    DEVICE_CALLS_WITHOUT_EFFECTS,
     EXPORTED_PROGRAM_FACTORIES,
     LOAD_PACKAGE_PARAMETERS_SINCE,
     NEW_COMPILE,
@@ -283,7 +284,7 @@ class MigrationPlan:
                     "`device_index=` (torch 2.8+); raise `target-torch`",
                 )
             return
-        if device is None and _has_effects(site.arguments["device"].value):
+        if device is None and self._has_effects(site.arguments["device"].value):
             verdict.lower(
                 Applicability.DISPLAY_ONLY,
                 "the device argument is computed by a call (or an await, a yield, an assignment) that the "
@@ -312,6 +313,29 @@ class MigrationPlan:
                 Applicability.DISPLAY_ONLY,
                 f"loading on `{device_type}:{index}` needs `device_index=` (torch 2.8+); raise `target-torch`",
             )
+
+    def _has_effects(self, node: cst.CSTNode) -> bool:
+        """Whether evaluating ``node`` may do something besides giving a value: it holds an await, a yield, an
+        assignment expression, or a call other than those that only read a value (``DEVICE_CALLS_WITHOUT_EFFECTS``,
+        a string literal's ``format``). Reading a name or an attribute counts as none."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if isinstance(current, cst.Await | cst.Yield | cst.NamedExpr):
+                return True
+            if isinstance(current, cst.Lambda):
+                continue  # its body runs only when called
+            if isinstance(current, cst.Call) and not self._reads_only(current.func):
+                return True
+            pending.extend(current.children)
+        return False
+
+    def _reads_only(self, callee: cst.BaseExpression) -> bool:
+        literal = isinstance(callee, cst.Attribute) and isinstance(callee.value, cst.SimpleString)
+        if literal and callee.attr.value == "format":  # type: ignore[attr-defined]
+            return True
+        names = self.names(callee)
+        return bool(names) and names <= DEVICE_CALLS_WITHOUT_EFFECTS
 
     def _link(self) -> None:
         """Connect each load to the compile that produced its artifact, and settle both sides' safety."""
@@ -458,17 +482,3 @@ def _root_name(node: cst.CSTNode) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
-
-
-def _has_effects(node: cst.CSTNode) -> bool:
-    """Whether evaluating ``node`` may do something besides giving a value: it holds a call, an await, a
-    yield or an assignment expression (reading a name or an attribute counts as none)."""
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Call | cst.Await | cst.Yield | cst.NamedExpr):
-            return True
-        if isinstance(current, cst.Lambda):
-            continue  # a lambda's body runs only when called
-        pending.extend(current.children)
-    return False

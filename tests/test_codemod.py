@@ -258,14 +258,68 @@ def test_a_device_argument_that_does_something_is_not_dropped(cli, tmp_path):
     code += "    m = torch._export.aot_load(path, torch._export.aot_compile(model, (x,)))\n"
     code += "    n = torch._export.aot_load(path, pick_device())\n"
     code += "    o = torch._export.aot_load(path, dev)\n"
-    code += "    return m(x), n(x), o(x)\n"
+    # Calls that only read a value leave the unsafe fix as it was (found in review of the rule above).
+    code += '    p = torch._export.aot_load(path, "cuda" if torch.cuda.is_available() else "cpu")\n'
+    code += "    q = torch._export.aot_load(path, torch.device(dev))\n"
+    code += '    r = torch._export.aot_load(path, "cuda:{}".format(dev))\n'
+    code += "    return m(x), n(x), o(x), p(x), q(x), r(x)\n"
     (tmp_path / "m.py").write_text(code)
     listed = json.loads(cli("--isolated", "--output-format", "json", "m.py", cwd=tmp_path).stdout)
     loads = [item for item in listed if item["code"] == "AOTI002"]
-    assert [item["fix"]["applicability"] for item in loads] == ["display-only", "display-only", "unsafe"]
+    assert [item["fix"]["applicability"] for item in loads] == ["display-only", "display-only", *["unsafe"] * 4]
     assert "the device argument is computed by a call" in loads[0]["fix"]["message"]
     cli("--isolated", "--fix", "--unsafe-fixes", "m.py", cwd=tmp_path)
     fixed = (tmp_path / "m.py").read_text()
     assert "torch._export.aot_load(path, pick_device())" in fixed
     assert "o = torch._inductor.aoti_load_package(path)" in fixed
     assert "aoti_compile_and_package(torch.export.export(model, (x,)))" in fixed  # the call itself still runs
+
+
+def test_a_flow_left_by_fix_keeps_its_fix_shown(cli, tmp_path):
+    """`--fix` migrates the safe flow first, which moves the rows below it; the unsafe flow left with a path
+    constant must still be reported with its fix, not crash on the constant's old span (found in review)."""
+    code = "import os\nfrom torch._export import aot_compile, aot_load\n\n"
+    code += 'RANKER_PATH = os.path.join("/srv/models", "ranker.so")\n\n\n'
+    code += "def export(model, x):\n"
+    code += '    aot_compile(model, (x,), options={"aot_inductor.output_path": RANKER_PATH})\n\n\n'
+    code += 'def serve():\n    return aot_load(RANKER_PATH, "cpu")\n\n\ndef other():\n'
+    code += '    return aot_load("/srv/models/x.pt2", "cpu")\n'
+    (tmp_path / "m.py").write_text(code)
+    result = cli("--isolated", "--no-cache", "--fix", "m.py", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr == "", result.stderr
+    assert "Found 3 errors (1 fixed, 2 remaining)." in result.stdout
+    assert 'aoti_load_package("/srv/models/x.pt2")' in (tmp_path / "m.py").read_text()
+    (tmp_path / "m.py").write_text(code)
+    result = cli("--isolated", "--no-cache", "--fix", "--output-format", "json", "m.py", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr == "", result.stderr
+    listed = json.loads(result.stdout)
+    assert sorted(item["code"] for item in listed) == ["AOTI001", "AOTI002"]
+    assert all(item["fix"]["applicability"] == "unsafe" and item["fix"]["edits"] for item in listed)
+
+
+def test_a_notebook_fix_stays_in_its_cell(cli, tmp_path):
+    """A notebook finding's edits are rows of its own cell: the fix shown alone migrates its site only, where a
+    flow across cells would need edits in another cell (found in review); `--fix` migrates the flow whole."""
+    cells = [
+        "import torch",
+        'so_path = torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": "/srv/m.so"})',
+        'runner = torch._export.aot_load(so_path, "cpu")',
+    ]
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": [cell]}
+            for cell in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (tmp_path / "n.ipynb").write_text(json.dumps(notebook))
+    listed = json.loads(cli("--isolated", "--no-cache", "--output-format", "json", "n.ipynb", cwd=tmp_path).stdout)
+    for item in listed:
+        (edit,) = item["fix"]["edits"]
+        assert edit["location"]["row"] == 1 and edit["end_location"]["row"] == 2, item
+    assert "aot_compile" not in listed[1]["fix"]["edits"][0]["content"]
+    cli("--isolated", "--no-cache", "--fix", "n.ipynb", cwd=tmp_path)
+    fixed = (tmp_path / "n.ipynb").read_text()
+    assert "aoti_compile_and_package" in fixed and "aoti_load_package(so_path)" in fixed

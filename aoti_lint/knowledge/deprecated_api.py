@@ -88,3 +88,21 @@ ABSOLUTE_PATH_FUNCTIONS = frozenset(
         "tempfile.mkdtemp",
     }
 )
+# Calls that only read a value: a load's device argument made of them may be dropped by its fix (`"cuda" if
+# torch.cuda.is_available() else "cpu"`, `torch.device(name)`); one holding any other call keeps its fix by hand.
+DEVICE_CALLS_WITHOUT_EFFECTS = frozenset(
+    {
+        "builtins.str",
+        "builtins.int",
+        "builtins.format",
+        "os.getenv",
+        "os.environ.get",
+        "torch.device",
+        "torch.cuda.is_available",
+        "torch.cuda.current_device",
+        "torch.cuda.device_count",
+        "torch.distributed.get_rank",
+        "torch.distributed.get_world_size",
+        "torch.distributed.is_initialized",
+    }
+)

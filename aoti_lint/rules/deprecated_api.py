@@ -117,7 +117,9 @@ class DeprecatedReference(PythonRule):
                     f"`{self.symbol.replacement}`",
                 )
                 continue
-            finding.fix = fix_for_site(plan, id(finding.data), context.source.text)
+            # A notebook's fix edits its own cell only: a flow across cells is migrated whole by `--fix`.
+            whole_flow = context.source.kind != "jupyter"
+            finding.fix = fix_for_site(plan, id(finding.data), context.source.text, whole_flow)
             if finding.fix.applicability is Applicability.DISPLAY_ONLY:
                 finding.message += f"; not fixed automatically: {site.verdict.reason}"
 
@@ -343,7 +345,8 @@ class DeprecatedAotLoad(DeprecatedReference):
     never hands a `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
     silently move it to the compile's device. A device that is not a literal is left to the package (the
     device type always comes from the package); the fix is then unsafe too, and there is none when the
-    device is computed by a call (`aot_load(path, pick_device())`): dropping the argument would drop the call.
+    device is computed by a call that may do more than read a value (`aot_load(path, pick_device())`, unlike
+    `torch.device(name)` or `torch.cuda.is_available()`): dropping the argument would drop the call.
     """
 
     code = "AOTI002"

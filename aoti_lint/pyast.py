@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import sys
 from collections.abc import Iterator
 
 # A line and its end, as CPython numbers them (``\r\n``, ``\r`` or ``\n``; not the form feed
@@ -20,9 +21,33 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 def parse(text: str) -> ast.Module | BaseException:
     """The module's tree, or the exception CPython's parser raised (SyntaxError, RecursionError, ...)."""
     try:
-        return ast.parse(text)
+        tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return exc
+    if sys.version_info < (3, 11) and _deeper_than(tree, 3 * sys.getrecursionlimit()):
+        # Python 3.11 refuses a tree this deep (20,000 chained attributes or operators) as it builds it; 3.10
+        # builds it, and libcst's native parser, given the text next, overflows the C stack on it.
+        return RecursionError("maximum recursion depth exceeded during ast construction")
+    return tree
+
+
+def _deeper_than(root: ast.AST, limit: int) -> bool:
+    """Whether some node lies more than ``limit`` levels below ``root``, found without recursion."""
+    stack = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    node_type = ast.AST
+    while stack:
+        node, depth = pop()
+        if depth > limit:
+            return True
+        for value in node.__dict__.values():
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, node_type):
+                        push((item, depth + 1))
+            elif isinstance(value, node_type):
+                push((value, depth + 1))
+    return False
 
 
 def walk(root: ast.AST) -> Iterator[ast.AST]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from stat import S_ISREG
 
 from aoti_lint.diagnostics import FileError
 from aoti_lint.engine import FileOutcome, FixOptions, process_source
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted
+from aoti_lint.reading import NotRegularFile, read_regular_file_stat
 from aoti_lint.source import SourceFile, display_path
 
 
@@ -49,38 +49,9 @@ def read_stamped(candidate: Candidate, cwd: Path) -> tuple[SourceFile | FileErro
     return make_source(candidate.path, shown, candidate.kind, data), info
 
 
-# Never wait on a FIFO; on Windows, read bytes as they are (a descriptor opens in text mode there by default).
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-_READ_CHUNK = 1 << 20
-
-
-class NotRegularFile(Exception):
-    pass
-
-
 def read_regular_file(path: Path) -> bytes:
     """The file's bytes; a FIFO or device (named `x.py`, or linked there) is refused, not waited on forever."""
     return read_regular_file_stat(path)[0]
-
-
-def read_regular_file_stat(path: Path | str) -> tuple[bytes, os.stat_result]:
-    """The file's bytes and the ``stat`` of the open file they were read from."""
-    # Plain descriptor calls: a file object (its buffer, its close) costs more than the read of a small file,
-    # and a large tree reads tens of thousands of them.
-    fd = os.open(path, _READ_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not S_ISREG(info.st_mode):
-            raise NotRegularFile
-        # To the end, not to the size of the stat: a file may grow, and some report no size (/proc).
-        chunks = []
-        size = info.st_size + 1
-        while chunk := os.read(fd, size):
-            chunks.append(chunk)
-            size = _READ_CHUNK
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks), info
-    finally:
-        os.close(fd)
 
 
 def lint_file(

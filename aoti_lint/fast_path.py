@@ -77,7 +77,6 @@ _COMMANDS = ("rule", "rules", "validate", "explain")
 # Opening brackets a pyproject.toml read here may hold (a few dozen in most): well below any nesting that comes
 # near the interpreter's recursion limit in either run.
 _MAX_PYPROJECT_BRACKETS = 200
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 def main() -> int:
@@ -156,24 +155,13 @@ def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]
 
 def _cannot_hold_a_finding(path: str) -> bool:
     """Whether the file holds no group of ``SCREEN``; False too when it cannot be read as the full run reads it."""
+    from aoti_lint.reading import NotRegularFile, read_regular_file_stat
+
     try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError:
+        data, _ = read_regular_file_stat(path)
+    except (OSError, NotRegularFile):  # the full run says why
         return False
-    try:
-        info = os.fstat(fd)
-        if not S_ISREG(info.st_mode):
-            return False
-        chunks = []
-        size = info.st_size + 1
-        while chunk := os.read(fd, size):
-            chunks.append(chunk)
-            size = 1 << 20
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return not could_hold_a_finding(b"".join(chunks))
+    return not could_hold_a_finding(data)
 
 
 def _parents(directory: str) -> list[str]:

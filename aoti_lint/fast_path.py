@@ -18,6 +18,7 @@ import sys
 from stat import S_ISREG
 
 from aoti_lint.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
+from aoti_lint.path_text import gitignore_bases, parents, relative
 
 # Groups of tokens, one of which every token group of every rule and project rule holds whole (each token of the
 # screen's group within some token of the rule's; ``Rule.triggers``, ``ProjectRule.summary_triggers``): bytes that
@@ -164,19 +165,10 @@ def _cannot_hold_a_finding(path: str) -> bool:
     return not could_hold_a_finding(data)
 
 
-def _parents(directory: str) -> list[str]:
-    """``directory``'s ancestors, nearest first (``Path.parents``)."""
-    parents = []
-    while (parent := os.path.dirname(directory)) != directory:
-        parents.append(parent)
-        directory = parent
-    return parents
-
-
 def _without_configuration(cwd: str) -> bool:
     """Whether ``config.find_config`` finds nothing from ``cwd`` and reads every pyproject.toml on the way
     without an error: the run then has the default settings, rooted at ``cwd``."""
-    for directory in (cwd, *_parents(cwd)):
+    for directory in (cwd, *parents(cwd)):
         for name in CONFIG_FILES:
             candidate = os.path.join(directory, name)
             try:
@@ -223,7 +215,7 @@ class _Ignores:
         self._patterns: dict[str, list[_IgnorePattern] | None] = {}
 
     def excludes(self, path: str) -> bool | None:
-        rel = _relative(path, self.root)
+        rel = relative(path, self.root)
         if rel is None:
             rel = os.path.basename(path)
         if any(part in DEFAULT_EXCLUDE for part in rel.split("/")):
@@ -231,11 +223,11 @@ class _Ignores:
         if not self.respect_gitignore:
             return False
         directory = os.path.dirname(path)
-        for base in (*_gitignore_bases(directory), directory):
+        for base in (*gitignore_bases(directory), directory):
             patterns = self._read(base)
             if patterns is None:
                 return None
-            rel = _relative(path, base)
+            rel = relative(path, base)
             if rel is not None and any(pattern.matches(rel) for pattern in patterns):
                 return True
         return False
@@ -255,25 +247,6 @@ class _Ignores:
             patterns = [_IgnorePattern.of(line) for line in lines if line and not line.startswith("#")]
             self._patterns[directory] = None if None in patterns else patterns  # type: ignore[assignment]
         return self._patterns[directory]
-
-
-def _relative(path: str, base: str) -> str | None:
-    """``files._Ignores._relative``: ``path`` below ``base`` with `/` separators, "." for ``base``, else None."""
-    prefix = os.path.join(base, "")
-    if not path.startswith(prefix):
-        return "." if path == base else None
-    rel = path[len(prefix) :]
-    return rel if os.sep == "/" else rel.replace(os.sep, "/")
-
-
-def _gitignore_bases(directory: str) -> list[str]:
-    """``files._gitignore_bases``: the directories above ``directory`` up to the enclosing repository's."""
-    bases = []
-    for parent in _parents(directory):
-        bases.append(parent)
-        if os.path.exists(os.path.join(parent, ".git")):
-            return bases[::-1]
-    return []
 
 
 # One position of a name's glob: "*", "?", a character, or a bracket expression as (characters, ranges).

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.config import Settings
+from aoti_lint.path_text import gitignore_bases, relative
 from aoti_lint.source import file_kind, kind_of_name
 
 if TYPE_CHECKING:
@@ -141,11 +142,7 @@ class _Ignores:
 
     def _relative(self, path: Path, base: Path) -> str | None:
         # String slicing, not Path.relative_to: this runs for every entry of every directory walked.
-        inside, prefix = str(path), os.path.join(str(base), "")
-        if not inside.startswith(prefix):
-            return "." if inside == str(base) else None
-        rel = inside[len(prefix) :]
-        return rel if os.sep == "/" else rel.replace(os.sep, "/")
+        return relative(str(path), str(base))
 
     def excluded(self, path: Path, is_dir: bool, base: Path | None = None) -> bool:
         """Whether an exclude pattern matches ``path``, relative to the project root or to ``base``."""
@@ -249,12 +246,7 @@ class _Ignores:
 
 def _gitignore_bases(directory: Path) -> tuple[Path, ...]:
     """Directories above ``directory`` whose .gitignore applies: up to the enclosing git repository."""
-    bases = []
-    for parent in directory.parents:
-        bases.append(parent)
-        if os.path.exists(parent / ".git"):
-            return tuple(reversed(bases))
-    return ()
+    return tuple(Path(base) for base in gitignore_bases(str(directory)))
 
 
 def force_excluded(path: Path, settings: Settings, ignores: _Ignores | None = None) -> bool:

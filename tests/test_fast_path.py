@@ -225,7 +225,7 @@ def test_other_ignore_forms_are_not_read(line):
 
 def test_the_command_answers_a_clean_file_without_loading_the_linter(tmp_path):
     """The installed command settles a clean file with the modules the interpreter started with, and the
-    fast path's own three: no argparse, no re, no dataclasses, no rule."""
+    fast path's own four: no argparse, no re, no dataclasses, no rule."""
     (tmp_path / "clean.py").write_text(CLEAN)
     probe = (
         "import sys; sys.argv = ['aoti-lint', '-v', 'clean.py']\n"
@@ -235,7 +235,7 @@ def test_the_command_answers_a_clean_file_without_loading_the_linter(tmp_path):
         "print(sorted(set(sys.modules) - before), code)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    loaded = "['aoti_lint', 'aoti_lint.defaults', 'aoti_lint.fast_path', 'aoti_lint.reading'] 0"
+    loaded = "['aoti_lint', 'aoti_lint.defaults', 'aoti_lint.fast_path', 'aoti_lint.path_text', 'aoti_lint.reading'] 0"
     assert result.stdout.splitlines()[-1] == loaded
     assert result.stderr == "debug: Checked 1 file\n"
     # A file with a finding goes to the full run.

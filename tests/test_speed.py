@@ -927,3 +927,70 @@ def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):
         for edits in (False, True):  # read from ast, then by libcst
             assert [f.code for f in lint_text(text, build_edits=edits).findings] == codes, text
         assert len(calls) == 2 * tokenized, text
+
+
+def _fragments_text(generated, pieces: list, size: int):
+    return pieces[0][:0].join(generated.choice(pieces) for _ in range(generated.randint(0, size)))
+
+
+def test_the_summary_text_test_finds_what_one_alternation_finds():
+    """The device-flow rules' text stage searches one literal-led pattern at a time (an alternation first is
+    tried at every position): it must answer as the single pattern it replaces, `\\b` included."""
+    import random
+    import re
+
+    from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, SUMMARY_IDENTIFIERS
+    from aoti_lint.rules.device_flow import _mentions_summary_text
+
+    names = "|".join(sorted(SUMMARY_IDENTIFIERS))
+    suffixes = "|".join(re.escape(suffix) for suffix in ARTIFACT_SUFFIXES)
+    combined = re.compile(
+        rf"\b(?:{names})(?:\s|\\)*\("
+        rf"|\bimport\b(?:[^\n;]|\\\n)*?\b(?:{names})\b"
+        rf"|\bimport\s*\([^)]*\b(?:{names})\b"
+        rf"|(?:{suffixes})[\"']"
+    )
+    pieces = [*SUMMARY_IDENTIFIERS, *ARTIFACT_SUFFIXES, "import", "from", "(", ")", " ", "\\\n", "\n", ";", "_",
+              "x", "é", "aoti_", "my", '"', "'", ",", "."]  # fmt: skip
+    generated = random.Random(5)
+    found = 0
+    for _ in range(20000):
+        text = _fragments_text(generated, pieces, 8)
+        expected = combined.search(text) is not None
+        found += expected
+        assert _mentions_summary_text(text) == expected, text
+    assert 500 < found < 19500  # both answers were tested often
+    # A name inside a longer word first, then one of its own: the search goes on past the first.
+    for text in ["my_aot_load(x); aot_load(p)", "éaot_load(x)\nimport aot_load", "x_aot_compile(1) or aot_compile(m)"]:
+        assert combined.search(text) and _mentions_summary_text(text), text
+    assert not _mentions_summary_text("my_aot_load(x); éimport aot_load")
+
+
+def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
+    """AOTI202's bytes test matches a quoted key's pattern only at the key's occurrences, after a quote: it must
+    answer as ``re.search`` of the pattern over the whole bytes."""
+    import random
+    import re
+
+    from aoti_lint.rules.base import tokens_match
+    from aoti_lint.rules.debug_inductor_config import _KEY_FORMS
+    from aoti_lint.rules.debug_switches import is_word_byte
+
+    def expected(forms, data: bytes) -> bool:
+        if not tokens_match((forms.parts,), data):
+            return False
+        if forms.key in data and re.search(forms.quoted, data):
+            return True
+        return any(m.start() == 0 or not is_word_byte(data[m.start() - 1]) for m in re.finditer(forms.written, data))
+
+    punctuation = [b'"', b"'", b":", b",", b"]", b"=", b"==", b" ", b"True", b"1", b"#", b"\n", b"_", b"x"]
+    generated = random.Random(7)
+    found = 0
+    for _ in range(20000):
+        forms = generated.choice(_KEY_FORMS)
+        pieces = [forms.key, *forms.parts, b'"' + forms.key + b'"', b"'" + forms.key, *punctuation]
+        data = _fragments_text(generated, pieces, 9)
+        answer = expected(forms, data)
+        found += answer
+        assert forms.in_bytes(data) == answer, (forms.key, data)
+    assert found > 200  # the quoted and the written forms both found, and missed

@@ -10,6 +10,7 @@ import ast
 import functools
 import re
 import sys
+import warnings
 from collections.abc import Iterator
 
 # A line and its end, as CPython numbers them (``\r\n``, ``\r`` or ``\n``; not the form feed
@@ -21,7 +22,11 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 def parse(text: str) -> ast.Module | BaseException:
     """The module's tree, or the exception CPython's parser raised (SyntaxError, RecursionError, ...)."""
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():
+            # The parser warns of what it reads (`"\#"`: a SyntaxWarning from Python 3.12, printed by default):
+            # the user's code is not being run, and those lines would only clutter the report.
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return exc
     if sys.version_info < (3, 11) and _deeper_than(tree, 3 * sys.getrecursionlimit()):

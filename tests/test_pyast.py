@@ -53,3 +53,14 @@ def test_a_tree_python_311_refuses_is_refused_on_every_version(unit):
     stack (a segfault, found running the suite on 3.10): the parse says RecursionError, as 3.11 does."""
     assert isinstance(parse("x = a" + unit * 20_000), RecursionError)
     assert isinstance(parse("x = a" + unit * 2_000), ast.Module)
+
+
+def test_the_parser_warns_nothing_of_the_code_it_reads():
+    """An invalid escape (`"\\#"`) makes CPython's parser warn (a SyntaxWarning from 3.12, printed by default):
+    aoti-lint reads the code without running it, and prints no such line."""
+    import warnings
+
+    text = 'x = "\\#"\ny = b"\\d"\n'
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert isinstance(parse(text), ast.Module)

@@ -64,6 +64,9 @@ class CodeIndex:
     # Every last name a call may be named by: the callees', and those an import binds (``from m import f as g``
     # makes a call of ``g`` one of ``m.f``; ``import a.b as c`` one of ``a.b``).
     reached: frozenset[str] = frozenset()
+    # The rows (first, last) of every string or bytes literal whose value holds a `#`: elsewhere, a `#` opens a
+    # comment (``suppressions.indexed_suppressions``).
+    hash_strings: tuple[tuple[int, int], ...] = ()
     # The tree and text themselves, for a stage that needs more than names (``kernel_prefilter``).
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
     text: str = field(default="", compare=False, repr=False)
@@ -95,6 +98,7 @@ def code_index(text: str) -> CodeIndex | None:
     bound: set[str] = set()
     settings: set[tuple[str, object]] = set()
     writes: set[tuple[str, str, object]] = set()
+    hash_strings: list[tuple[int, int]] = []
     # One pass, dispatching on the exact node type: this walk runs on every file that passes stage one, and
     # isinstance chains over every node cost more than the parse.
     Name, Attribute, Call, Constant, Assign = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Assign
@@ -112,8 +116,18 @@ def code_index(text: str) -> CodeIndex | None:
                 pairs.add((inner.id, attr))
         elif kind is Constant:
             value = node.value  # type: ignore[attr-defined]
-            if type(value) is str and "." in value[-8:]:
-                suffixes.add(value[value.rindex(".") :])
+            if type(value) is str:
+                if "." in value[-8:]:
+                    suffixes.add(value[value.rindex(".") :])
+                if "#" in value:
+                    hash_strings.append((node.lineno, node.end_lineno))  # type: ignore[attr-defined]
+            elif type(value) is bytes and b"#" in value:
+                hash_strings.append((node.lineno, node.end_lineno))  # type: ignore[attr-defined]
+        elif kind is ast.JoinedStr:
+            # Before 3.12 the parts of an f-string may carry positions of their own that are not theirs: the
+            # f-string's rows stand for every `#` in its parts, a format spec's and a nested literal's too.
+            if any(type(part) is Constant and "#" in str(part.value) for part in walk(node)):  # type: ignore[attr-defined]
+                hash_strings.append((node.lineno, node.end_lineno))  # type: ignore[attr-defined]
         elif kind is Call:
             callee = node.func  # type: ignore[attr-defined]
             while type(callee) is Call or type(callee) is ast.Subscript:
@@ -195,6 +209,7 @@ def code_index(text: str) -> CodeIndex | None:
         frozenset(settings),
         frozenset(writes),
         frozenset(called | {name for _, name in names} | {module.rsplit(".", 1)[-1] for module in modules}),
+        tuple(hash_strings),
         tree,
         text,
     )

@@ -167,9 +167,12 @@ def check_source(
         if not wanted.rules and context.flow is None:
             light = _light_summaries(source, text, wanted.project_rules)
         if light is not None:
-            from aoti_lint.suppressions import python_suppressions
+            from aoti_lint.code_index import code_index
+            from aoti_lint.suppressions import indexed_suppressions, python_suppressions
 
-            result.project = ProjectPart(source.display_path, light, _project_codes(rules), python_suppressions(text))
+            index = code_index(text)  # the one _light_summaries read
+            noqa = python_suppressions(text) if index is None else indexed_suppressions(text, index.hash_strings)
+            result.project = ProjectPart(source.display_path, light, _project_codes(rules), noqa)
             return result
         if not build_edits:
             answered = ast_findings(source, context, wanted)

@@ -78,6 +78,30 @@ def python_suppressions(text: str) -> Suppressions:
     return result
 
 
+def indexed_suppressions(text: str, hash_strings: Iterable[tuple[int, int]]) -> Suppressions:
+    """``python_suppressions`` of a text ``ast`` has parsed, without the tokenizer (which costs more than the
+    parse): a `#` opens a comment, to the line's end, unless it lies in a string literal, whose value then
+    holds it (``hash_strings``: the rows of such literals, ``code_index.CodeIndex``). Only the lines holding a
+    `noqa` are looked at; where one lies in such a literal, the tokenizer reads the text."""
+    result = Suppressions()
+    row, position, done = 1, 0, 0
+    spans = tuple(hash_strings)
+    for match in _NOQA.finditer(text):
+        row += len(_PYTHON_LINE_END.findall(text, position, match.start()))
+        position = match.start()
+        if row == done:
+            continue
+        done = row
+        if any(first <= row <= last for first, last in spans):
+            return python_suppressions(text)
+        start = max(text.rfind("\n", 0, position), text.rfind("\r", 0, position)) + 1
+        end = _PYTHON_LINE_END.search(text, position)
+        line = text[start : end.start() if end else len(text)]
+        if "#" in line:
+            result.add_comment(row, line[line.index("#") :])
+    return result
+
+
 def module_suppressions(text: str, facts: Any) -> Suppressions:
     """``python_suppressions`` of a text libcst has parsed, read from the module's ``Comment`` nodes (every
     comment of the text, at the rows its tokenizer gives them) instead of tokenizing it again;

@@ -904,6 +904,36 @@ def test_noqa_comments_read_from_libcst_are_the_tokenizers():
     assert with_noqa >= len(NOQA_TEXTS)
 
 
+def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
+    """``indexed_suppressions`` (a `#` outside the string literals whose value holds one opens a comment) gives
+    what tokenizing the text gives: on the fixtures, and on generated lines mixing strings, f-strings, bytes,
+    implicit concatenations, continuations and comments."""
+    import random
+    import textwrap
+
+    from aoti_lint.code_index import code_index
+    from aoti_lint.suppressions import indexed_suppressions, python_suppressions
+
+    texts = [textwrap.dedent(text) for text in NOQA_TEXTS]
+    texts += [path.read_text() for path in sorted((REPO / "tests" / "fixtures").rglob("*.py"))]
+    pieces = ["x = ", "'# noqa'", '"a#b"', "b'#'", 'f"{x:#x}"', "f'{y!r} # noqa'", "f'{\"#\"}'", '"""\n# noqa\n"""',
+              "('s'  # noqa: AOTI001\n 't')", "  # noqa", "  # NOQA:AOTI002", "# aoti-lint: noqa: AOTI101", " \\\n",
+              "\n", "\r\n", "\r", "noqa", "1", ", ", "(", ")", "'''#\n'''", 'rb"\\#"', "\"'#' noqa\""]  # fmt: skip
+    generated = random.Random(11)
+    for _ in range(3000):
+        texts.append("".join(generated.choice(pieces) for _ in range(generated.randint(1, 12))))
+    compared = with_noqa = 0
+    for text in texts:
+        index = code_index(text)
+        if index is None:
+            continue  # ast cannot parse it: never read this way
+        expected = python_suppressions(text)
+        assert indexed_suppressions(text, index.hash_strings) == expected, text
+        compared += 1
+        with_noqa += bool(expected.lines or expected.file_all or expected.file_codes)
+    assert compared > 600 and with_noqa > 300, (compared, with_noqa)
+
+
 def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):
     """A file's comments are read (with the tokenizer, or from libcst's comment nodes where it parsed the file: a
     `# noqa` in a string is none) only when a noqa may suppress a finding: on its row, or file-level; torch's

@@ -126,7 +126,7 @@ def code_index(text: str) -> CodeIndex | None:
         elif kind is ast.JoinedStr:
             # Before 3.12 the parts of an f-string may carry positions of their own that are not theirs: the
             # f-string's rows stand for every `#` in its parts, a format spec's and a nested literal's too.
-            if any(type(part) is Constant and "#" in str(part.value) for part in walk(node)):  # type: ignore[attr-defined]
+            if any(type(part) is Constant and "#" in str(part.value) for part in walk(node)):
                 hash_strings.append((node.lineno, node.end_lineno))  # type: ignore[attr-defined]
         elif kind is Call:
             callee = node.func  # type: ignore[attr-defined]

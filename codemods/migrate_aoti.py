@@ -131,13 +131,15 @@ def migrate(plan: MigrationPlan, targets: set[int], tidy: bool = True) -> str:
     """
     module = plan.module
     binding = torch_binding(module)
-    chain = _Chain(
-        MigrateAotCompile(plan, targets, binding or "torch"), MigrateAotLoad(plan, targets, binding or "torch")
-    )
-    new = module.visit(chain)
+    new = module.visit(_rewrite(plan, targets, binding or "torch"))
     if binding is None:
         new = _add_torch_import(new)
     return tidy_imports(new).code if tidy else new.code
+
+
+def _rewrite(plan: MigrationPlan, targets: set[int], torch_name: str) -> cst.CSTTransformer:
+    """The transformers of the migration of ``targets``, in one traversal; the new calls name torch ``torch_name``."""
+    return _Chain(MigrateAotCompile(plan, targets, torch_name), MigrateAotLoad(plan, targets, torch_name))
 
 
 def _is_old_import(statement: cst.CSTNode) -> bool:
@@ -227,40 +229,63 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: 
     # Built only when the run applies or prints edits (Fix.settled): a check run just says a fix exists. The edits
     # migrate the site's whole flow in this module, as `--fix` does (its calls and path constants): a compile's
     # fix shown alone (json, SARIF, an editor) that left its loader on the old API would hand it a package.
-    # The sites of one flow share one migrated text: a module with many calls builds each flow once.
-    def _flow_migrated() -> str:
+    # The sites of one flow share one set of edits: a module with many calls builds each flow once.
+    def _flow_edits() -> tuple:
         if not whole_flow:
-            return migrate(plan, {key}, tidy=tidy)
-        if plan.flow is None:
-            return migrate(plan, _linked_sites(plan, key), tidy=tidy)
-        group = _group_of(plan, key)
-        if group not in plan.fixed_texts:
+            targets, constants = {key}, False
+        elif plan.flow is None:
+            targets, constants = _linked_sites(plan, key), False
+        else:
+            group = _group_of(plan, key)
+            targets = _group_sites(plan, group)
             # The constants' spans are the planned text's: once `--fix` migrated other flows of the file, they may
             # have moved, and the fix shown for what is left leaves its constants to the message.
             constants = not plan.flow.applied_groups and any(c.group == group for c in plan.flow.constants)
-            if constants:
-                # Its path constants are rewritten first, then the module is read again (as `--fix` does).
-                text = migrate_flows(original_code, plan.flow, frozenset({group}), plan.target_torch, tidy)[0]
-            else:
-                text = migrate(plan, _group_sites(plan, group), tidy=tidy)
-            plan.fixed_texts[group] = text
-        return plan.fixed_texts[group]
+        cached = frozenset(targets), constants
+        if cached not in plan.fixed_edits:
+            edits = None
+            binding = torch_binding(plan.module)
+            if not tidy and not constants and binding is not None:
+                # Past a few sites, call by call: one module generation and diff per flow is quadratic. (Without
+                # a name bound to torch the migration adds an import: the whole module is migrated.)
+                from aoti_lint.codemods import site_edits
 
-    return Fix(verdict.applicability, title, build=lambda: tuple(edits_between(original_code, _flow_migrated())))
+                edits = site_edits.call_edits(plan, targets, original_code, _rewrite(plan, targets, binding))
+            if edits is None:
+                if constants:
+                    # Its path constants are rewritten first, then the module is read again (as `--fix` does).
+                    text = migrate_flows(original_code, plan.flow, frozenset({group}), plan.target_torch, tidy)[0]
+                else:
+                    text = migrate(plan, targets, tidy=tidy)
+                edits = tuple(edits_between(original_code, text))
+            plan.fixed_edits[cached] = edits
+        return plan.fixed_edits[cached]
+
+    return Fix(verdict.applicability, title, build=_flow_edits)
 
 
 def _group_of(plan: MigrationPlan, key: int) -> int:
     """The project plan's flow group of the site ``key``."""
-    return next(d.group for site, d in zip(plan.sites, plan.decisions, strict=True) if id(site.reference) == key)
+    return _groups(plan)[0][key]
 
 
 def _group_sites(plan: MigrationPlan, group: int) -> set[int]:
     """The sites of this module in the project plan's flow group ``group`` that its fix migrates."""
-    return {
-        id(site.reference)
-        for site, decision in zip(plan.sites, plan.decisions, strict=True)
-        if decision.group == group and decision.applicability is not Applicability.DISPLAY_ONLY
-    }
+    return set(_groups(plan)[1].get(group, ()))
+
+
+def _groups(plan: MigrationPlan) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Each site's group, and each group's sites that its fix migrates; read once per plan (a fix per site asking
+    about every site was quadratic too)."""
+    if plan.site_groups is None:
+        group_of: dict[int, int] = {}
+        members: dict[int, list[int]] = {}
+        for site, decision in zip(plan.sites, plan.decisions, strict=True):
+            group_of[id(site.reference)] = decision.group
+            if decision.applicability is not Applicability.DISPLAY_ONLY:
+                members.setdefault(decision.group, []).append(id(site.reference))
+        plan.site_groups = group_of, members
+    return plan.site_groups
 
 
 def _linked_sites(plan: MigrationPlan, key: int) -> set[int]:

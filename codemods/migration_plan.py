@@ -63,8 +63,10 @@ class MigrationPlan:
         self._collect()
         # The project plan's part for this file (``aoti_lint.analysis.migration_flow.FileFlow``), if any.
         self.flow = flow
-        # The module's text with one flow group migrated, by group: what each of its sites' fixes edits to.
-        self.fixed_texts: dict[int, str] = {}
+        # The edits that migrate one flow (its sites, and whether its path constants are rewritten too), shared by
+        # every site's fix (``migrate_aoti.fix_for_site``); each site's flow group, read once from the decisions.
+        self.fixed_edits: dict[tuple[frozenset[int], bool], tuple[Any, ...]] = {}
+        self.site_groups: tuple[dict[int, int], dict[int, list[int]]] | None = None
         self._decisions = flow.decisions(len(self.sites)) if flow is not None else None
         # With a project plan (or to summarise for one), a path held by a constant is the plan's business.
         self._lift_paths = lift_paths or self._decisions is not None

@@ -1024,3 +1024,27 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
         found += answer
         assert forms.in_bytes(data) == answer, (forms.key, data)
     assert found > 200  # the quoted and the written forms both found, and missed
+
+
+def test_the_env_var_text_test_answers_as_its_pattern_alone():
+    """AOTI201's text stage first looks for what every match of its pattern holds from a name on (``_may_set``)
+    where a name occurs: it must answer as the pattern alone."""
+    import random
+    import re
+
+    from aoti_lint.knowledge.debug_switches import SWITCHES_BY_ENV_VAR
+    from aoti_lint.rules.debug_env_var import _ENV_SETTING, DebugEnvVar
+
+    names = sorted(SWITCHES_BY_ENV_VAR)
+    pieces = ['"', "'", "]", "=", "==", ":", ",", "(", ".get(", ".getenv(", " ", "\\\n", "# c\n", '"1"', "'0'", "x",
+              "environ[", "setdefault(", "update(", "\n"]  # fmt: skip
+    generated = random.Random(13)
+    found = 0
+    for _ in range(20000):
+        chosen = [generated.choice(names) for _ in range(2)]
+        quoted = [quote + name + quote for name in chosen for quote in "\"'"]
+        text = _fragments_text(generated, [*chosen, *quoted, ': "1"', '= "1"', "] = ", *pieces], 10)
+        expected = any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
+        found += expected
+        assert DebugEnvVar.could_match_python(text) == expected, text
+    assert 500 < found < 19500

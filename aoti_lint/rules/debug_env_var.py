@@ -62,6 +62,25 @@ _ENV_SETTING = (
     + STRING_VALUE
 ).decode()
 
+# What every match of _ENV_SETTING holds from a name on: its closing quote and what sets it (`] =`, or `:`/`,` and
+# a string: a key), or `=` and a string (a keyword). _ENV_SETTING starts with an optional group and a class of
+# quotes, which `re` tries at every position of the text; these are tried only where a name occurs (found at C
+# speed), and a text where none matches (a name only read, `environ.get("K")`, as in most of torch's) is settled
+# without it.
+_AFTER_KEY = re.compile((rb"[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + STRING_VALUE + rb")").decode())
+_AFTER_NAME = re.compile((GAP + rb"=" + GAP + STRING_VALUE).decode())
+
+
+def _may_set(text: str) -> bool:
+    for name in SWITCHES_BY_ENV_VAR:
+        at = text.find(name)
+        while at != -1:
+            end = at + len(name)
+            if (at and text[at - 1] in "\"'" and _AFTER_KEY.match(text, end)) or _AFTER_NAME.match(text, end):
+                return True
+            at = text.find(name, at + 1)
+    return False
+
 
 class DebugEnvVar(PythonSwitchRule, TextRule):
     """
@@ -132,7 +151,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:
-        return any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
+        return _may_set(text) and any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
 
     @classmethod
     def check_ast(cls, code: Any, path: str) -> list[Finding] | None:

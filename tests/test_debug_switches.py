@@ -570,3 +570,27 @@ def test_the_two_readings_agree_on_generated_settings(rule, count, seed):
 
 def _fix(fix) -> object:
     return None if fix is None else (fix.applicability, fix.message, fix.has_edits)
+
+
+def test_the_yaml_scan_looks_at_each_mapping_once_however_many_jobs(monkeypatch):
+    """Whether a step is under an `if:` that mentions debug is asked of every mapping above it; the jobs of a
+    workflow are siblings, and asking each job's steps about all of them was quadratic in the jobs (8,000 jobs: 6 s).
+    Counted as the siblings looked at, for twice the jobs."""
+    looked: list[int] = []
+    original = yaml_scanner.Node.siblings
+
+    def siblings(node):
+        found = original(node)
+        looked.append(len(found))
+        return found
+
+    monkeypatch.setattr(yaml_scanner.Node, "siblings", siblings)
+    job = '  job{i}:\n    env:\n      CUDA_LAUNCH_BLOCKING: "1"\n'
+    job += "    steps:\n      - run: TORCH_COMPILE_DEBUG=1 pytest\n"
+    counts = []
+    for jobs in (200, 400):
+        looked.clear()
+        found = list(yaml_scanner.scan("jobs:\n" + "".join(job.format(i=i) for i in range(jobs))))
+        assert len(found) == 2 * jobs
+        counts.append(sum(looked))
+    assert counts[1] <= 2 * counts[0] + 10, counts

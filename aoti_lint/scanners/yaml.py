@@ -164,12 +164,20 @@ def parse(text: str) -> list[Node]:
     return nodes
 
 
-def _guarded(node: Node | None, text: str) -> bool:
-    """Under a mapping (the node's own or an ancestor's) whose `if:` mentions debug."""
+def _guarded(node: Node | None, text: str, memo: dict[tuple[int, int], bool]) -> bool:
+    """Under a mapping (the node's own or an ancestor's) whose `if:` mentions debug. ``memo``: the answer for each
+    mapping asked about (by parent and item), for the scan of one text: the jobs of a workflow are siblings, and
+    asking each job's steps about all of them made the scan quadratic in the jobs."""
     while node is not None:
-        for sibling in node.siblings():
-            if sibling.key == "if" and mentions_debug(text[sibling.value_start : sibling.block_end or sibling.end]):
-                return True
+        key = (id(node.parent), node.group)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = any(
+                sibling.key == "if" and mentions_debug(text[sibling.value_start : sibling.block_end or sibling.end])
+                for sibling in node.siblings()
+            )
+        if found:
+            return True
         node = node.parent
     return False
 
@@ -190,15 +198,15 @@ def scalar(raw: str) -> str | None:
 def scan(text: str) -> Iterator[EnvSetting]:
     locator = Locator(text)
     nodes = parse(text)
+    memo: dict[tuple[int, int], bool] = {}
     for node in nodes:
         if node.key in ENV_KEYS and not node.value and node.children:
-            yield from _env_block(node, locator)
+            yield from _env_block(node, locator, _guarded(node, text, memo))
         elif node.key == "run" and node.value and _runs_shell(node):
-            yield from _run(node, locator)
+            yield from _run(node, locator, _guarded(node, text, memo))
 
 
-def _env_block(env: Node, locator: Locator) -> Iterator[EnvSetting]:
-    guarded = _guarded(env, locator.text)
+def _env_block(env: Node, locator: Locator, guarded: bool) -> Iterator[EnvSetting]:
     children, groups = env.children, env.groups
     only_entry = len(groups) == 1 if children[0].item else len(children) == 1
     empty = " []" if children[0].item else " {}"
@@ -269,8 +277,7 @@ def _runs_shell(run: Node) -> bool:
     return all(re.match(r"(?:ba)?sh\b", value) for value in shells)
 
 
-def _run(run: Node, locator: Locator) -> Iterator[EnvSetting]:
-    guarded = _guarded(run, locator.text)
+def _run(run: Node, locator: Locator, guarded: bool) -> Iterator[EnvSetting]:
     if run.block_end is not None:
         if not run.value.startswith("|"):
             return  # a folded scalar joins the lines: not the script as written

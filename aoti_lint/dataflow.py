@@ -107,6 +107,8 @@ class ModuleFacts:
         if self._locals is not None:
             start = self.positions[name].start
             reads = self._locals.references(name.value, start.line, start.column)
+            if reads is None:
+                return None  # other bindings reach its reads too
             if reads is not NOT_KNOWN:
                 nodes = [self._name_at(read) for read in reads]  # type: ignore[attr-defined]
                 if all(node is not None and node.value == name.value for node in nodes):

@@ -181,7 +181,11 @@ def read(tree: ast.Module) -> ImportedNames | None:
                     root = dotted.partition(".")[0]
                     plain = not module and asname is None
                     if top:
-                        imports.setdefault(dotted, []).append(statement)
+                        # The same statement again (`import torch` in every cell of a notebook) adds no name:
+                        # each read would try them all.
+                        same = imports.setdefault(dotted, [])
+                        if statement not in same:
+                            same.append(statement)
                         statements_of.setdefault(root, set()).add(statement)
                         bind(root, end)
                         if not plain:

@@ -12,8 +12,14 @@ parameters (``aot_compile(model, (x,))``) or a local set once (``so = aot_compil
 - in a function inside no other, a read of a name the function does not bind and the module never assigns
   with ``=`` (an import, a def, a class, a builtin): no assigned value either.
 
+- a read directly in the module's scope (a script, a notebook's cells) of a name every binding of which is a
+  plain ``name = value`` or an import there: the binding before it when there is one only (libcst drops the
+  later ones in the same scope), else none. A script assigning one name again and again (``so = ...`` per model,
+  ``import torch`` per cell) is read without libcst's scope analysis, quadratic in such bindings.
+
 ``lone_parameter``, ``may_be_import`` and ``references`` answer the reader's other questions about such names
-in the same cases; ``references`` also for a module constant bound nowhere else. Anything else (a name bound
+in the same cases; ``references`` also for a module constant bound nowhere else, or bound several times as above
+(None once a read sees it and another binding). Anything else (a name bound
 twice or in another way anywhere in the function, a ``global``/``nonlocal`` name, a read in a nested scope or
 an f-string, before its assignment, a name a string may mention as an annotation) is ``NOT_KNOWN``: libcst's
 scopes decide. ``tests/test_local_bindings.py`` compares every answer with libcst's.
@@ -74,13 +80,21 @@ class FunctionLocals:
         self._dotted: set[str] = set()
         # (line, column) of the target of a plain `name = value` of a function's own body -> (it, function)
         self._targets: dict[tuple[int, int], tuple[ast.Assign, _Function]] = {}
+        # (line, column) of a Name read directly in the module's own scope (no function, class, lambda,
+        # comprehension or f-string around it) -> the name node
+        self._module_reads: dict[tuple[int, int], ast.Name] = {}
+        # name -> its bindings directly in the module's own scope that are a plain `name = value` (the
+        # ast.Assign) or an import (None), with where each ends (ast's line and byte column)
+        self._module_bindings: dict[str, list[tuple[tuple[int, int], ast.Assign | None]]] = {}
         self._walk(tree)
 
     def single_assignment(self, name: str, line: int, column: int) -> object:
         """For a read of ``name`` at (line, column in characters): None when libcst finds no single assignment
         for it, the (line, column) of the target of its single plain assignment, or ``NOT_KNOWN``."""
         read = self._reads.get((line, column))
-        if read is None or read[0].id != name:
+        if read is None:
+            return self._module_assignment(name, line, column)
+        if read[0].id != name:
             return NOT_KNOWN
         node, function, outermost = read
         if name in function.declared or name in self._dotted:
@@ -103,12 +117,37 @@ class FunctionLocals:
         target = assign.targets[0]
         return (target.lineno, self._column(target))
 
+    def _module_assignment(self, name: str, line: int, column: int) -> object:
+        """``single_assignment`` of a read directly in the module's scope, of a name every binding of which is a
+        plain assignment or an import there: libcst's referents are the bindings before the read (by the end of
+        their statement), so a single one is the read's only when it is the only one before it. A script or a
+        notebook that assigns one name again and again (`so = aot_compile(...)` in every cell) is answered
+        here; libcst's scope analysis of it is quadratic in the assignments."""
+        node = self._module_reads.get((line, column))
+        if node is None or node.id != name or name in self._declared_anywhere or name in self._dotted:
+            return NOT_KNOWN
+        bindings = self._module_bindings.get(name, [])
+        if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
+            return NOT_KNOWN  # bound in another way or scope too (or maybe by `from m import *`)
+        read_at = (node.lineno, node.col_offset)
+        before = [assign for end, assign in bindings if end <= read_at]
+        if len(before) != 1:
+            return None
+        if before[0] is None:
+            return None  # an import: no assigned value
+        target = before[0].targets[0]
+        return (target.lineno, self._column(target))
+
     def lone_parameter(self, name: str, line: int, column: int) -> object:
         """For a read of ``name`` at (line, column): the (line, column) of the parameter it reads when that is
         the function's only binding of the name (libcst's scope then holds that one assignment), else
         ``NOT_KNOWN``."""
         read = self._reads.get((line, column))
-        if read is None or read[0].id != name:
+        if read is None:
+            # Read directly in the module's scope, which holds no parameter (a lambda's are its own).
+            module_read = self._module_reads.get((line, column))
+            return None if module_read is not None and module_read.id == name else NOT_KNOWN
+        if read[0].id != name:
             return NOT_KNOWN
         _, function, outermost = read
         if name in function.declared:
@@ -128,7 +167,9 @@ class FunctionLocals:
         """Whether the name read at (line, column) may resolve to an import alone (libcst's scope holding one
         ``ImportAssignment``): not when the function binds it only as a parameter or by plain assignments."""
         read = self._reads.get((line, column))
-        if read is None or read[0].id != name:
+        if read is None:
+            return self._module_may_be_import(name, line, column)
+        if read[0].id != name:
             return True
         function = read[1]
         if name in function.declared:
@@ -137,6 +178,17 @@ class FunctionLocals:
             return False
         bindings = function.bindings.get(name, [])
         return not bindings or any(binding is None for binding in bindings)
+
+    def _module_may_be_import(self, name: str, line: int, column: int) -> bool:
+        """``may_be_import`` of a read directly in the module's scope: libcst's scope holds every binding of the
+        module's own; known when they are all plain assignments or imports there."""
+        node = self._module_reads.get((line, column))
+        if node is None or node.id != name or name in self._declared_anywhere or name in self._dotted:
+            return True
+        bindings = self._module_bindings.get(name, [])
+        if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
+            return True
+        return len(bindings) == 1 and bindings[0][1] is None
 
     def references(self, name: str, line: int, column: int) -> object:
         """For the target of a plain ``name = value`` at (line, column): the (line, column) of each read of
@@ -164,10 +216,12 @@ class FunctionLocals:
     def _module_references(self, name: str, assign: ast.Assign) -> object:
         """The reads of a module-level ``name = value`` bound nowhere else: every read in a function, and every
         other read after the statement (libcst drops the ones before it in the same scope)."""
-        if assign.targets[0].id != name or self._bound_anywhere.get(name) != 1:  # type: ignore[attr-defined]
+        if assign.targets[0].id != name:  # type: ignore[attr-defined]
             return NOT_KNOWN
         if name in self._declared_anywhere or name in self._dotted or name in self._formatted_reads:
             return NOT_KNOWN
+        if self._bound_anywhere.get(name) != 1:
+            return self._references_among_bindings(name, assign)
         end = (assign.end_lineno or 0, assign.end_col_offset or 0)
         found = []
         for node, in_function in self._all_reads.get(name, []):
@@ -177,6 +231,30 @@ class FunctionLocals:
                 # Before the statement outside functions: the module's scope drops it, a class's or a
                 # comprehension's keeps it; not told apart here.
                 return NOT_KNOWN
+        return found
+
+    def _references_among_bindings(self, name: str, assign: ast.Assign) -> object:
+        """``references`` of one of several module-level bindings of ``name``, all plain assignments or imports
+        there: None (libcst's answer when a read of it has other referents too) once a read sees it and another
+        binding, else the reads after it. A read in a function, class, lambda or comprehension sees every
+        binding; one directly in the module's scope sees those before it (``_module_assignment``)."""
+        bindings = self._module_bindings.get(name, [])
+        if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
+            return NOT_KNOWN
+        ends = sorted(end for end, _ in bindings)
+        end = (assign.end_lineno or 0, assign.end_col_offset or 0)
+        before = ends.index(end)  # the bindings ending before this one
+        after = ends[before + 1] if before + 1 < len(ends) else None
+        found = []
+        for node, _ in self._all_reads.get(name, []):
+            at = (node.lineno, node.col_offset)
+            if self._module_reads.get((node.lineno, self._column(node))) is not node:
+                return None  # read in a nested scope: every binding is its referent
+            if at < end:
+                continue  # read before this binding: not one of its references
+            if before or (after is not None and at >= after):
+                return None
+            found.append((node.lineno, self._column(node)))
         return found
 
     def binds_only_a_module(self, name: str, module: str) -> bool:
@@ -213,6 +291,8 @@ class FunctionLocals:
                 if isinstance(node.ctx, ast.Load):
                     if direct is not None:
                         self._reads[(node.lineno, self._column(node))] = (node, direct, len(inside) == 1)
+                    elif at_module and not formatted:
+                        self._module_reads[(node.lineno, self._column(node))] = node
                     for function in inside:
                         function.reads.setdefault(node.id, []).append((node, function is direct))
                     self._all_reads.setdefault(node.id, []).append((node, bool(inside)))
@@ -254,12 +334,15 @@ class FunctionLocals:
                     else:
                         self._module_targets[position] = node
                         self._stored_outside_functions.add(target.id)
+                        if at_module:
+                            end = (node.end_lineno or 0, node.end_col_offset or 0)
+                            self._module_bindings.setdefault(target.id, []).append((end, node))
                     self._count(target.id)
                     for function in inside:
                         function.bindings.setdefault(target.id, []).append(node if function is direct else None)
                     stack.append((node.value, direct, inside, at_module, formatted))
                     continue
-            self._other_bindings(node, inside)
+            self._other_bindings(node, inside, at_module)
             child_direct = None if isinstance(node, _NOT_DIRECT) else direct
             child_at_module = at_module and not isinstance(node, _NOT_DIRECT)
             child_formatted = formatted or isinstance(node, ast.JoinedStr)
@@ -272,7 +355,7 @@ class FunctionLocals:
                 elif isinstance(value, ast.AST):
                     stack.append((value, child_direct, inside, child_at_module, child_formatted))
 
-    def _other_bindings(self, node: ast.AST, inside: tuple[_Function, ...]) -> None:
+    def _other_bindings(self, node: ast.AST, inside: tuple[_Function, ...], at_module: bool) -> None:
         """Bindings that are not a Name target: imports, `except ... as`, classes, lambdas' and match's names."""
         if isinstance(node, ast.ImportFrom):
             # `from m import torch` binds what m holds under that name: no import of a module `torch`.
@@ -284,6 +367,9 @@ class FunctionLocals:
             module = "" if id(node) in self._from_aliases else node.name
             self._imports.setdefault(bound, []).append((module, node.asname))
             self._bind(inside, bound, None)
+            if at_module:
+                end = (node.end_lineno or 0, node.end_col_offset or 0)
+                self._module_bindings.setdefault(bound, []).append((end, None))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self._declared_anywhere.update(node.names)
             for function in inside:

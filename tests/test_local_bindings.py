@@ -130,6 +130,46 @@ TRICKY = {
         ANNOTATED: int = 4
         value = [LOG for _ in range(2)]
     """,
+    "module-level names bound again": """
+        import torch
+        so = torch._export.aot_compile(m, (x,))
+        runner = torch._export.aot_load(so, "cpu")
+        import torch
+        so = torch._export.aot_compile(m, (x,))
+        runner = torch._export.aot_load(so, "cpu")
+        so = f(so)
+        print(so, runner, later)
+        later = 1
+        if flag:
+            branch = 1
+        else:
+            branch = 2
+        print(branch)
+        for item in range(2):
+            print(looped)
+            looped = item
+        once = 1
+        print(once)
+        gone = 1
+        del gone
+        print(gone)
+        grown = 1
+        grown += 1
+        print(grown)
+        both = 1
+        def uses():
+            return both, so
+        class Holder:
+            held = 1
+            print(held)
+        held = 2
+        print(held)
+    """,
+    "module-level names and a star import": """
+        from os.path import *
+        joined = 1
+        print(joined, join)
+    """,
     "one target among many": """
         def f():
             a = b = 1
@@ -163,9 +203,13 @@ def _compare(module: cst.Module) -> tuple[int, int]:
             scope = facts.scopes.get(name)
             assignments = list(scope[name.value]) if scope is not None else []
             assert not (len(assignments) == 1 and isinstance(assignments[0], ImportAssignment)), ("import", where)
-        if local is not None and local.references(name.value, start.line, start.column) is not NOT_KNOWN:
+        fast_reads = local.references(name.value, start.line, start.column) if local is not None else NOT_KNOWN
+        if fast_reads is not NOT_KNOWN:
             answered += 1
             reads, expected = facts.references(name), facts._references_from_scopes(name)
+            if fast_reads is None:  # other bindings reach its reads too
+                assert reads is None and expected is None, ("references", where)
+                continue
             assert reads is not None and expected is not None, ("references", where)
             assert {id(node) for node in reads} == {id(node) for node in expected}, ("references", where)
     return answered, asked
@@ -199,3 +243,41 @@ def test_answers_are_libcst_own_on_every_fixture_and_the_analysis_modules():
     for _path, module in libcst_modules(paths):
         answered += _compare(module)[0]
     assert answered > 1_000
+
+
+def test_module_level_reads_of_a_name_bound_again_are_answered_without_scopes():
+    """A script or notebook assigning one name again and again: each read's single value is the one assignment
+    before it, or none past the second; libcst's scope analysis of such a module is quadratic in them."""
+    module = cst.parse_module(textwrap.dedent(TRICKY["module-level names bound again"]))
+    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+    values = {
+        (name.value, facts.positions[name].start.line): facts._single_value_without_scopes(name)
+        for name in facts.nodes(cst.Name)
+    }
+    assert module.code_for_node(values[("so", 4)]).startswith("torch._export.aot_compile(")
+    assert values[("so", 7)] is None and values[("so", 9)] is None  # two assignments before, or three
+    assert values[("branch", 15)] is None and values[("later", 9)] is None
+    assert module.code_for_node(values[("once", 20)]) == "1"
+    # Bound in another way too (del, +=) or in a class: libcst's scopes decide.
+    assert values[("gone", 23)] is NOT_KNOWN and values[("grown", 26)] is NOT_KNOWN
+    assert values[("held", 34)] is NOT_KNOWN
+
+
+def test_a_script_binding_one_name_again_and_again_needs_no_scope_analysis(monkeypatch):
+    """A script (or a notebook's cells, joined) that imports torch and assigns `so` again for every model: libcst's
+    scope analysis of it is quadratic in the bindings (1,000 of them: 15 s); every question about its names is
+    answered from ``ast``, and the findings and fixes are the same."""
+    from libcst.metadata import ScopeProvider
+
+    from tests.helpers import lint_text
+
+    resolved: list[object] = []
+    original = MetadataWrapper.resolve
+    monkeypatch.setattr(
+        MetadataWrapper, "resolve", lambda self, provider: resolved.append(provider) or original(self, provider)
+    )
+    pair = "import torch\nso = torch._export.aot_compile(model, (x,))\nrunner = torch._export.aot_load(so, 'cpu')\n"
+    result = lint_text(pair * 30, build_edits=True)
+    assert [f.code for f in result.findings].count("AOTI001") == 30
+    assert sum(f.fix is not None and bool(f.fix.edits) for f in result.findings) == 60
+    assert ScopeProvider not in resolved

@@ -11,7 +11,8 @@ default-excluded folder name, so that every tool sees the same files and no .git
 command is a fresh process, as users and pre-commit run it.
 
 Every timed aoti-lint run is checked: it must report the finding planted in its tree, and say (``-v``) that it
-checked as many files as the tree holds; a run that does not is an error, not a figure.
+checked as many files as the tree holds; a run that does not is an error, not a figure. Section (d) times one big
+file of each kind that was once quadratic, at two sizes; each run must report all of its findings.
 """
 
 from __future__ import annotations
@@ -542,6 +543,61 @@ ENV/
 """
 
 
+# One big file of each kind users feed aoti-lint, at two sizes: twice the size should cost twice the time. Each was
+# quadratic once (a module's fixes, a workflow's jobs, a script binding one name again and again); tests count the
+# work, these rows show the time. (kind, file name, one unit of it, units, what a run must print for n units.)
+FLOW_UNIT = (
+    "def build_{i}(model, x):\n    so = torch._export.aot_compile(model, (x,))\n"
+    "    return torch._export.aot_load(so, 'cpu')\n\n\n"
+)
+JOB_UNIT = (
+    '  job{i}:\n    env:\n      CUDA_LAUNCH_BLOCKING: "1"\n    steps:\n      - run: TORCH_COMPILE_DEBUG=1 pytest\n'
+)
+REBOUND_UNIT = "import torch\nso = torch._export.aot_compile(m{i}, (x,))\nrunner = torch._export.aot_load(so, 'cpu')\n"
+BIG_FILES = [
+    ("a module of {n} compile-and-load flows, `--diff`", "flows.py", "import torch\n\n\n", FLOW_UNIT, 150,
+     ["--diff"], "Would fix {2n} errors"),
+    ("a workflow of {n} jobs", "ci.yml", "jobs:\n", JOB_UNIT, 3000, [], "Found {2n} errors"),
+    ("a script binding `so` and importing torch {n} times", "script.py", "", REBOUND_UNIT, 500, [],
+     "Found {2n} errors"),
+]  # fmt: skip
+
+
+def bench_big_files(work: Path, runs: int, bound: float) -> Tree:
+    """Each kind of big file at n and 2n units, cold (``--no-cache``), serially."""
+    root = work / "big"
+    root.mkdir()
+    tree = Tree("one big file, at two sizes", root, 0, 0.0)
+    print("\none big file, at two sizes")
+    for label, name, head, unit, units, options, expected in BIG_FILES:
+        for n in (units, 2 * units):
+            directory = root / f"{name}-{n}"
+            directory.mkdir()
+            (directory / name).write_text(head + "".join(unit.format(i=i) for i in range(n)))
+            want = expected.replace("{2n}", str(2 * n))
+
+            def check(stdout: str, stderr: str, want: str = want) -> str | None:
+                return None if want in stdout + stderr else f"the run did not print {want!r}"
+
+            command = [*aoti_lint_command(), "--no-cache", "--jobs", "1", "--exit-zero", *options, name]
+            tree.measures[label.format(n=f"{n:,}")] = measure(label.format(n=n), command, directory, runs, bound,
+                                                              check=check)  # fmt: skip
+    return tree
+
+
+def scaling(tree: Tree) -> list[str]:
+    """The big files' table: each size's time, and the larger's over the smaller's."""
+    lines = ["| file | median wall | median CPU | runs | peak RSS | time vs half the size |", "|" + " --- |" * 6]
+    measures = list(tree.measures.items())
+    for index, (label, item) in enumerate(measures):
+        cpu = _seconds(statistics.median(item.cpu)) if item.cpu else ""
+        growth = ratio(item, measures[index - 1][1]) if index % 2 else ""
+        lines.append(
+            f"| {label} | {item.shown()} | {cpu} | {len(item.times)} | {item.peak_kb / 1024:.0f} MiB | {growth} |"
+        )
+    return lines
+
+
 # The label suffix of the one-file rows measured in the regular install; the targets are read on those.
 REGULAR = " (regular install)"
 
@@ -790,6 +846,9 @@ def write_results(
         "",
     ]
     for key, tree in trees.items():
+        if key == "d":
+            lines += [f"## ({key}) {tree.name}", "", *scaling(tree), ""]
+            continue
         floor = "python -c pass" if key == "c" else "grep"
         lines += [f"## ({key}) {tree.name}: {tree.files} files, {tree.mbytes:.1f} MB", "", *table(tree, floor), ""]
         if key == "c" and "python -c pass" + REGULAR in tree.measures:
@@ -823,7 +882,10 @@ def write_results(
         "before any of that, by the entry point (`aoti_lint/fast_path.py`): named files that hold none of the "
         "words any rule needs, with the default settings (a pyproject.toml without aoti-lint settings is parsed, "
         "as are the ignore files `--force-exclude` reads), are read with `os` and `sys` alone and get the output "
-        "the full run would print; a file with findings goes to the full run. With more "
+        "the full run would print; a file with findings goes to the full run. A fix shown or applied alone "
+        "migrates its whole flow in the module; its edits are built call by call (`codemods/site_edits.py`), not "
+        "by generating the module again per flow, so a module's fixes cost time linear in its calls: section "
+        "(d). With more "
         "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
         "(`aoti_lint/runner.py`).",
@@ -880,8 +942,10 @@ def main() -> int:
             torchfix_bound = args.torchfix_bound if key == "a" else args.bound
             bench_tree(tree, args.runs, args.bound, peers and key != "b/4", work / "caches", torchfix_bound)
         trees["c"] = bench_single_files(work, max(args.runs * 2, 3), args.bound, peers)
+        if not args.quick:
+            trees["d"] = bench_big_files(work, args.runs, args.bound)
         profile = profile_cold(trees["a"], work) if "a" in trees and not args.quick else "(not profiled in this run)"
-        work_done = [line for key, tree in trees.items() if key != "c" for line in stage_counts(key, tree)]
+        work_done = [line for key, tree in trees.items() if key not in ("c", "d") for line in stage_counts(key, tree)]
         versions["load"].append(" ".join(f"{x:.2f}" for x in os.getloadavg()))
         write_results(trees, versions, work_done, profile, args)
     finally:

@@ -28,10 +28,13 @@ scopes decide. ``tests/test_local_bindings.py`` compares every answer with libcs
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 NOT_KNOWN = object()
+_SEEN_BY_FUNCTIONS = object()  # a name some function reads (``_module_level_reads``)
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Nodes whose body is a scope of its own: a read inside one is not the enclosing function's direct read.
@@ -84,8 +87,12 @@ class FunctionLocals:
         # comprehension or f-string around it) -> the name node
         self._module_reads: dict[tuple[int, int], ast.Name] = {}
         # name -> its bindings directly in the module's own scope that are a plain `name = value` (the
-        # ast.Assign) or an import (None), with where each ends (ast's line and byte column)
-        self._module_bindings: dict[str, list[tuple[tuple[int, int], ast.Assign | None]]] = {}
+        # ast.Assign) or an import (None), with where each starts and ends (ast's line and byte column)
+        self._module_bindings: dict[str, list[tuple[tuple[int, int], tuple[int, int], ast.Assign | None]]] = {}
+        # Names a class pattern's keyword spells (`case P(x=1)`): libcst reads each as an access of the name.
+        self._pattern_keywords: set[str] = set()
+        self._ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], list[ast.Assign | None]]] = {}
+        self._reads_in_order: dict[str, object] = {}
         self._walk(tree)
 
     def single_assignment(self, name: str, line: int, column: int) -> object:
@@ -129,14 +136,39 @@ class FunctionLocals:
         bindings = self._module_bindings.get(name, [])
         if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
             return NOT_KNOWN  # bound in another way or scope too (or maybe by `from m import *`)
-        read_at = (node.lineno, node.col_offset)
-        before = [assign for end, assign in bindings if end <= read_at]
-        if len(before) != 1:
+        before = self._bindings_before(name, (node.lineno, node.col_offset))
+        if before is None:
+            return NOT_KNOWN
+        if before != 1:
             return None
-        if before[0] is None:
+        first = self._in_order(name)[2][0]
+        if first is None:
             return None  # an import: no assigned value
-        target = before[0].targets[0]
+        target = first.targets[0]
         return (target.lineno, self._column(target))
+
+    def _in_order(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[ast.Assign | None]]:
+        """The module-level bindings of ``name`` in the order of the text: their starts, their ends, and each's
+        assignment (None for an import). They do not overlap: each is a statement, or an import's name."""
+        found = self._ordered.get(name)
+        if found is None:
+            bindings = sorted(self._module_bindings.get(name, []), key=lambda binding: binding[0])
+            found = self._ordered[name] = (
+                [start for start, _, _ in bindings],
+                [end for _, end, _ in bindings],
+                [assign for _, _, assign in bindings],
+            )
+        return found
+
+    def _bindings_before(self, name: str, at: tuple[int, int]) -> int | None:
+        """How many module-level bindings of ``name`` end before ``at`` (ast's line and byte column); None when
+        ``at`` lies inside one, where libcst orders the read by a count of the assignment-like nodes it has left
+        (a walrus, an assignment in a string it reads as a type), not by where the statement ends."""
+        starts, ends, _ = self._in_order(name)
+        index = bisect.bisect_right(starts, at)  # the bindings starting at or before the read
+        if index and at < ends[index - 1]:
+            return None
+        return index
 
     def lone_parameter(self, name: str, line: int, column: int) -> object:
         """For a read of ``name`` at (line, column): the (line, column) of the parameter it reads when that is
@@ -188,14 +220,14 @@ class FunctionLocals:
         bindings = self._module_bindings.get(name, [])
         if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
             return True
-        return len(bindings) == 1 and bindings[0][1] is None
+        return len(bindings) == 1 and bindings[0][2] is None
 
     def references(self, name: str, line: int, column: int) -> object:
         """For the target of a plain ``name = value`` at (line, column): the (line, column) of each read of
         that assignment, as libcst's ``Assignment.references`` (the reads after the statement), when every
         read of the name in the function is one of its own body; else ``NOT_KNOWN``."""
-        if self._mentioned_in_strings(name):  # libcst reads string annotations as references too
-            return NOT_KNOWN
+        if self._mentioned_in_strings(name) or name in self._pattern_keywords:
+            return NOT_KNOWN  # libcst reads string annotations and class patterns' keywords as references too
         module_level = self._module_targets.get((line, column))
         if module_level is not None:
             return self._module_references(name, module_level)
@@ -241,21 +273,45 @@ class FunctionLocals:
         bindings = self._module_bindings.get(name, [])
         if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
             return NOT_KNOWN
-        ends = sorted(end for end, _ in bindings)
+        known = self._module_level_reads(name)
+        if known is None:
+            return NOT_KNOWN
+        if known is _SEEN_BY_FUNCTIONS:
+            return None  # a function's scope sees every binding of the module
+        reads = cast("list[tuple[tuple[int, int], tuple[int, int]]]", known)
+        _, ends, _ = self._in_order(name)
         end = (assign.end_lineno or 0, assign.end_col_offset or 0)
-        before = ends.index(end)  # the bindings ending before this one
+        before = bisect.bisect_left(ends, end)  # the bindings ending before this one
         after = ends[before + 1] if before + 1 < len(ends) else None
-        found = []
-        for node, _ in self._all_reads.get(name, []):
-            at = (node.lineno, node.col_offset)
-            if self._module_reads.get((node.lineno, self._column(node))) is not node:
-                return None  # read in a nested scope: every binding is its referent
-            if at < end:
-                continue  # read before this binding: not one of its references
-            if before or (after is not None and at >= after):
-                return None
-            found.append((node.lineno, self._column(node)))
-        return found
+        positions = [at for at, _ in reads]
+        first = bisect.bisect_left(positions, end)  # the first read after this binding
+        last = bisect.bisect_left(positions, after) if after is not None else len(positions)
+        if first < len(positions) and (before or last < len(positions)):
+            return None  # a read sees this binding and another one
+        return [column for _, column in reads[first:last]]
+
+    def _module_level_reads(self, name: str) -> list[tuple[tuple[int, int], tuple[int, int]]] | object | None:
+        """The reads of ``name``, all directly in the module's scope, in the order of the text: (where, as ast
+        gives it; libcst's line and column); ``_SEEN_BY_FUNCTIONS`` when some read is in a function; None when
+        some read is in a class body, a lambda or a comprehension (libcst reads some of their parts, bases,
+        defaults, the first iterator, in the module's scope, the rest in their own) or inside a binding of the
+        name (``_bindings_before``)."""
+        if name in self._reads_in_order:
+            return self._reads_in_order[name]
+        found: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        answer: list[tuple[tuple[int, int], tuple[int, int]]] | object | None = found
+        for node, in_function in self._all_reads.get(name, []):
+            at, where = (node.lineno, node.col_offset), (node.lineno, self._column(node))
+            if in_function:
+                answer = _SEEN_BY_FUNCTIONS if answer is found else answer
+            elif self._module_reads.get(where) is not node or self._bindings_before(name, at) is None:
+                answer = None
+                break
+            else:
+                found.append((at, where))
+        found.sort()
+        self._reads_in_order[name] = answer
+        return answer
 
     def binds_only_a_module(self, name: str, module: str) -> bool:
         """Whether every binding of ``name`` anywhere in the module, in any scope, is an import of ``module``
@@ -335,8 +391,11 @@ class FunctionLocals:
                         self._module_targets[position] = node
                         self._stored_outside_functions.add(target.id)
                         if at_module:
-                            end = (node.end_lineno or 0, node.end_col_offset or 0)
-                            self._module_bindings.setdefault(target.id, []).append((end, node))
+                            start, end = (
+                                (node.lineno, node.col_offset),
+                                (node.end_lineno or 0, node.end_col_offset or 0),
+                            )
+                            self._module_bindings.setdefault(target.id, []).append((start, end, node))
                     self._count(target.id)
                     for function in inside:
                         function.bindings.setdefault(target.id, []).append(node if function is direct else None)
@@ -368,8 +427,10 @@ class FunctionLocals:
             self._imports.setdefault(bound, []).append((module, node.asname))
             self._bind(inside, bound, None)
             if at_module:
-                end = (node.end_lineno or 0, node.end_col_offset or 0)
-                self._module_bindings.setdefault(bound, []).append((end, None))
+                start, end = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
+                self._module_bindings.setdefault(bound, []).append((start, end, None))
+        elif isinstance(node, ast.MatchClass):
+            self._pattern_keywords.update(node.kwd_attrs)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self._declared_anywhere.update(node.names)
             for function in inside:

@@ -165,6 +165,42 @@ TRICKY = {
         held = 2
         print(held)
     """,
+    # Found by review: a walrus (or an assignment in a string libcst reads as a type) inside a binding's value
+    # moves libcst's order of reads and bindings; class bases, keywords and decorators, lambda defaults and a
+    # comprehension's first iterator are read in the module's scope; a class pattern's keyword is an access.
+    "module-level reads libcst orders otherwise": """
+        import typing
+        a = (y := 2) + a
+        b = 1
+        b = (w := 2) + b
+        c = 1
+        c = 2 if (v := 0) else c
+        d = 1
+        d = typing.cast('z = 1', d)
+        e = 1
+        class K(e, metaclass=e):
+            pass
+        @e
+        class L:
+            pass
+        f = lambda p=e: p
+        g = [i for i in e]
+        h = list(i for i in e)
+        k = {i: 0 for i in e}
+        e = 2
+        m = 0
+        m = 1
+        match v:
+            case K(m=1):
+                pass
+    """,
+    "a class pattern's keyword in a function": """
+        def f(v):
+            x = 0
+            match v:
+                case P(x=1):
+                    return x
+    """,
     "module-level names and a star import": """
         from os.path import *
         joined = 1

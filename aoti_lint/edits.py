@@ -13,6 +13,14 @@ from aoti_lint.diagnostics import Edit, Position
 _LINE_END = re.compile(r"\r\n?|\n")
 
 
+def with_last_line_end(code: str, text: str) -> str:
+    """``code``, which libcst generated from a module parsed from ``text``, with ``text``'s last line end: libcst
+    drops it when it is a lone "\r" (an old Mac file), and a fix would change the file's last line."""
+    if text.endswith("\r") and not code.endswith(("\r", "\n")):
+        return code + "\r"
+    return code
+
+
 def line_starts(text: str) -> list[int]:
     return [0, *(match.end() for match in _LINE_END.finditer(text))]
 

@@ -82,7 +82,9 @@ def indexed_suppressions(text: str, hash_strings: Iterable[tuple[int, int]]) -> 
     """``python_suppressions`` of a text ``ast`` has parsed, without the tokenizer (which costs more than the
     parse): a `#` opens a comment, to the line's end, unless it lies in a string literal, whose value then
     holds it (``hash_strings``: the rows of such literals, ``code_index.CodeIndex``). Only the lines holding a
-    `noqa` are looked at; where one lies in such a literal, the tokenizer reads the text."""
+    `noqa` are looked at; where one lies in such a literal, the tokenizer reads the text. (Where the tokenizer
+    gives up on a text ast reads, a last line of a backslash and CRLF, its fallback takes a `#` only after
+    whitespace; this reads the comment as Python does.)"""
     result = Suppressions()
     row, position, done = 1, 0, 0
     spans = tuple(hash_strings)

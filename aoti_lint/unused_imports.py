@@ -32,7 +32,9 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
     for name, obj, asname in entries:
         RemoveImportsVisitor.remove_unused_import(context, name, obj, asname)
     tidied = RemoveImportsVisitor(context).transform_module(module)
-    return without_blank_openings(module, tidied).code
+    from aoti_lint.edits import with_last_line_end
+
+    return with_last_line_end(without_blank_openings(module, tidied).code, text)
 
 
 def _imports(module: cst.Module) -> list[ImportEntry]:

@@ -209,7 +209,7 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: 
     """The lint fix of one site: its applicability, a title, and the edits that migrate its flow in this module
     (``whole_flow``), or the site alone where edits cannot reach past it (a notebook's fix stays in its cell)."""
     from aoti_lint.diagnostics import Fix
-    from aoti_lint.edits import edits_between
+    from aoti_lint.edits import edits_between, with_last_line_end
 
     site = plan.compiles.get(key) or plan.loads.get(key)
     verdict = site.verdict
@@ -256,7 +256,7 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: 
                     # Its path constants are rewritten first, then the module is read again (as `--fix` does).
                     text = migrate_flows(original_code, plan.flow, frozenset({group}), plan.target_torch, tidy)[0]
                 else:
-                    text = migrate(plan, targets, tidy=tidy)
+                    text = with_last_line_end(migrate(plan, targets, tidy=tidy), original_code)
                 edits = tuple(edits_between(original_code, text))
             plan.fixed_edits[cached] = edits
         return plan.fixed_edits[cached]
@@ -307,7 +307,7 @@ def migrate_flows(
     the calls migrated.
     """
     from aoti_lint.diagnostics import Edit, Position
-    from aoti_lint.edits import apply_edits
+    from aoti_lint.edits import apply_edits, with_last_line_end
 
     edits = [
         Edit(
@@ -332,7 +332,7 @@ def migrate_flows(
     }
     if not targets:
         return text, 0
-    return migrate(plan, targets, tidy=tidy), len(targets)
+    return with_last_line_end(migrate(plan, targets, tidy=tidy), text), len(targets)
 
 
 def __getattr__(name: str):

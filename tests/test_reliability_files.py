@@ -407,3 +407,19 @@ def test_interrupt_during_fix_leaves_no_half_written_file(tmp_path):
     # Usually some files are fixed and others not; either way none is half-written.
     if _assert_whole(paths) == 0:
         pytest.skip("the interrupt landed before any file was written (a loaded machine): nothing to check mid-write")
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "\n"])
+def test_a_migrated_file_keeps_its_last_line_end(cli, tmp_path, newline):
+    """libcst's code generation drops a module's last line end when it is a lone CR (an old Mac file): the
+    migration's text, and the imports it tidies, put it back."""
+    lines = ["import torch", "import torch._export", "so = torch._export.aot_compile(m, (x,))"]
+    lines += ["r = torch._export.aot_load(so, 'cpu')", ""]
+    data = newline.join(lines).encode()
+    path = tmp_path / "a.py"
+    path.write_bytes(data)
+    cli("--isolated", "--fix", "a.py", cwd=tmp_path)
+    fixed = path.read_bytes()
+    assert b"aoti_load_package" in fixed and b"_export" not in fixed, fixed
+    assert fixed.endswith(newline.encode()) and not fixed.endswith(newline.encode() * 2), fixed
+    _assert_same_form(data, fixed)

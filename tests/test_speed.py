@@ -932,6 +932,12 @@ def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
         compared += 1
         with_noqa += bool(expected.lines or expected.file_all or expected.file_codes)
     assert compared > 600 and with_noqa > 300, (compared, with_noqa)
+    # Where the tokenizer gives up on a text ast reads (a last line of a backslash and CRLF, found by review), its
+    # fallback takes a `#` only after whitespace: the index reads the comment as Python does.
+    text = "x#noqa\r\n\\\r\n"
+    index = code_index(text)
+    assert index is not None and python_suppressions(text).lines == {}
+    assert indexed_suppressions(text, index.hash_strings).lines == {1: None}
 
 
 def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):

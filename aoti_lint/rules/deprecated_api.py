@@ -86,12 +86,13 @@ class DeprecatedReference(PythonRule):
         import libcst as cst
 
         from aoti_lint.codemods.migrate_aoti import tidy_imports
+        from aoti_lint.edits import with_last_line_end
 
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             return text  # the engine refuses to write it anyway
-        return tidy_imports(module).code
+        return with_last_line_end(tidy_imports(module).code, text)
 
     def leave_Module(self, node: Any) -> None:
         """Attach the migration's fix to each finding of this rule at a call the codemod understands."""

@@ -5,9 +5,12 @@ module's code once per flow, then diffing it against the text, made a module's f
 calls: a test file of 800 flows in 8,000 lines took about an hour. The rewrites of a flow change only its calls
 (``MigrateAotCompile``, ``MigrateAotLoad``: ``leave_Call``), so each rewritten call's code, generated where it
 stands (its block's indentation), replaces the old call's; the lines around are diffed as ``edits_between`` diffs
-a whole module, so the edits read the same. Where a rewrite reaches past its calls (a two-step packaging drops a
-statement; a module binding no ``torch`` gets an import), or the code libcst generates for a call is not the
-text's, ``call_edits`` gives None and the caller migrates the whole module.
+a whole module. Each fix then gives the text the whole module's migration gives, and the same edits, but where
+that diff of the whole text was not minimal: a file with lone CR line ends (which it takes for one line), or a
+changed line with identical copies after it at the end of the file (which it matched against a later copy).
+Where a rewrite reaches past its calls (a two-step packaging drops a statement; a module binding no ``torch``
+gets an import), or the code libcst generates for a call is not the text's, ``call_edits`` gives None and the
+caller migrates the whole module.
 """
 
 from __future__ import annotations

@@ -99,6 +99,34 @@ def test_each_fix_edits_the_text_into_the_whole_module_migration(seed, counted):
     assert by_calls == fix_edits(lint_text(text, build_edits=True).findings, text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Found by review: the whole text's diff matched the changed line against a later identical copy (an
+        # insertion and a deletion), and took a file of lone CRs for one line (one edit of the whole file).
+        "import torch\n"
+        + "".join(f"r{i} = torch._export.aot_load('m{i}.so', 'cpu')\n" for i in range(7))
+        + "r = torch._export.aot_load('a.so', 'cpu')\n" * 2,
+        "import torch\r"
+        + "".join(
+            f"def g{i}(m, x):\r    s = torch._export.aot_compile(m, (x,))\r"
+            "    return torch._export.aot_load(s, 'cpu')\r"
+            for i in range(5)
+        ),
+    ],
+    ids=["identical-last-lines", "lone-cr"],
+)
+def test_where_the_whole_text_diff_was_not_minimal_each_fix_still_gives_its_text(text, counted):
+    by_calls = fix_edits(lint_text(text, build_edits=True).findings, text)
+    assert counted["built"] > 0
+    counted["off"] = True
+    whole = fix_edits(lint_text(text, build_edits=True).findings, text)
+    assert by_calls.keys() == whole.keys()
+    for key, edits in by_calls.items():
+        assert apply_edits(text, edits) == apply_edits(text, whole[key]), key
+        assert len(edits) == 1 and len(edits[0].content) < len(text) / 2, key  # one edit of the changed lines
+
+
 def project(root: Path, seed: int) -> Path:
     root.mkdir()
     (root / "export.py").write_text(generated_module(seed))

@@ -157,3 +157,12 @@ def libcst_modules(paths: Iterable[Path]) -> Iterator[tuple[Path, Any]]:
         except cst.ParserSyntaxError:
             continue
         yield path, module
+
+
+def default_ctrl_c() -> None:
+    """``preexec_fn`` for a child a test stops with SIGINT: Ctrl-C's default action, as a command started from a
+    terminal has. A child of a shell's background job (`(pytest &)`) inherits SIGINT ignored, and Python then
+    installs no KeyboardInterrupt handler: the test would wait on a run that never stops."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.helpers import run_fixing_main
+from tests.helpers import default_ctrl_c, run_fixing_main
 from tests.reliability_cli import SEGFAULT_MARKER
 from tests.reliability_sources import RenameDeprecatedLoad
 
@@ -293,7 +293,13 @@ def test_stdin_fix_on_error_prints_the_input_unchanged(cli, tmp_path, setup, cod
 
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [*FIXING, *args], cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*FIXING, *args],
+        cwd=tmp_path,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_ctrl_c,
     )
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from aoti_lint.runtime import validate
 from tests.conftest import REPO
+from tests.helpers import default_ctrl_c
 from tests.runtime_helpers import rewrite_zip, with_metadata, with_native_library
 
 torch_test = pytest.mark.torch
@@ -443,6 +444,7 @@ def test_stopping_validate_ends_the_child_and_removes_its_temporary_folder(aoti_
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_ctrl_c,
     )
     deadline = time.monotonic() + 400
     while not pid_file.exists() or not pid_file.read_text():

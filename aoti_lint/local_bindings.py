@@ -131,11 +131,8 @@ class FunctionLocals:
         notebook that assigns one name again and again (`so = aot_compile(...)` in every cell) is answered
         here; libcst's scope analysis of it is quadratic in the assignments."""
         node = self._module_reads.get((line, column))
-        if node is None or node.id != name or name in self._declared_anywhere or name in self._dotted:
+        if node is None or node.id != name or not self._bound_only_at_module_level(name):
             return NOT_KNOWN
-        bindings = self._module_bindings.get(name, [])
-        if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
-            return NOT_KNOWN  # bound in another way or scope too (or maybe by `from m import *`)
         before = self._bindings_before(name, (node.lineno, node.col_offset))
         if before is None:
             return NOT_KNOWN
@@ -146,6 +143,14 @@ class FunctionLocals:
             return None  # an import: no assigned value
         target = first.targets[0]
         return (target.lineno, self._column(target))
+
+    def _bound_only_at_module_level(self, name: str) -> bool:
+        """Whether every binding of ``name`` is a plain assignment or an import directly in the module's scope
+        (none in another scope or way, by `global`, or maybe by `from m import *`), and no dotted import binds it
+        (libcst names `a` in `a.b` after `import a.b`)."""
+        if name in self._declared_anywhere or name in self._dotted or "*" in self._bound_anywhere:
+            return False
+        return len(self._module_bindings.get(name, ())) == self._bound_anywhere.get(name, 0)
 
     def _in_order(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[ast.Assign | None]]:
         """The module-level bindings of ``name`` in the order of the text: their starts, their ends, and each's
@@ -215,11 +220,9 @@ class FunctionLocals:
         """``may_be_import`` of a read directly in the module's scope: libcst's scope holds every binding of the
         module's own; known when they are all plain assignments or imports there."""
         node = self._module_reads.get((line, column))
-        if node is None or node.id != name or name in self._declared_anywhere or name in self._dotted:
+        if node is None or node.id != name or not self._bound_only_at_module_level(name):
             return True
         bindings = self._module_bindings.get(name, [])
-        if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
-            return True
         return len(bindings) == 1 and bindings[0][2] is None
 
     def references(self, name: str, line: int, column: int) -> object:
@@ -270,36 +273,34 @@ class FunctionLocals:
         there: None (libcst's answer when a read of it has other referents too) once a read sees it and another
         binding, else the reads after it. A read in a function, class, lambda or comprehension sees every
         binding; one directly in the module's scope sees those before it (``_module_assignment``)."""
-        bindings = self._module_bindings.get(name, [])
-        if len(bindings) != self._bound_anywhere.get(name, 0) or "*" in self._bound_anywhere:
+        if not self._bound_only_at_module_level(name):
             return NOT_KNOWN
         known = self._module_level_reads(name)
         if known is None:
             return NOT_KNOWN
         if known is _SEEN_BY_FUNCTIONS:
             return None  # a function's scope sees every binding of the module
-        reads = cast("list[tuple[tuple[int, int], tuple[int, int]]]", known)
+        positions, places = cast("tuple[list[tuple[int, int]], list[tuple[int, int]]]", known)
         _, ends, _ = self._in_order(name)
         end = (assign.end_lineno or 0, assign.end_col_offset or 0)
         before = bisect.bisect_left(ends, end)  # the bindings ending before this one
         after = ends[before + 1] if before + 1 < len(ends) else None
-        positions = [at for at, _ in reads]
         first = bisect.bisect_left(positions, end)  # the first read after this binding
         last = bisect.bisect_left(positions, after) if after is not None else len(positions)
         if first < len(positions) and (before or last < len(positions)):
             return None  # a read sees this binding and another one
-        return [column for _, column in reads[first:last]]
+        return places[first:last]
 
-    def _module_level_reads(self, name: str) -> list[tuple[tuple[int, int], tuple[int, int]]] | object | None:
-        """The reads of ``name``, all directly in the module's scope, in the order of the text: (where, as ast
-        gives it; libcst's line and column); ``_SEEN_BY_FUNCTIONS`` when some read is in a function; None when
-        some read is in a class body, a lambda or a comprehension (libcst reads some of their parts, bases,
-        defaults, the first iterator, in the module's scope, the rest in their own) or inside a binding of the
-        name (``_bindings_before``)."""
+    def _module_level_reads(self, name: str) -> object:
+        """The reads of ``name``, all directly in the module's scope, in the order of the text: where each is as
+        ast gives it, and as libcst does (line and column); ``_SEEN_BY_FUNCTIONS`` when some read is in a
+        function; None when some read is in a class body, a lambda or a comprehension (libcst reads some of
+        their parts, bases, defaults, the first iterator, in the module's scope, the rest in their own) or
+        inside a binding of the name (``_bindings_before``)."""
         if name in self._reads_in_order:
             return self._reads_in_order[name]
         found: list[tuple[tuple[int, int], tuple[int, int]]] = []
-        answer: list[tuple[tuple[int, int], tuple[int, int]]] | object | None = found
+        answer: object = found
         for node, in_function in self._all_reads.get(name, []):
             at, where = (node.lineno, node.col_offset), (node.lineno, self._column(node))
             if in_function:
@@ -309,7 +310,9 @@ class FunctionLocals:
                 break
             else:
                 found.append((at, where))
-        found.sort()
+        if answer is found:
+            found.sort()
+            answer = ([at for at, _ in found], [where for _, where in found])
         self._reads_in_order[name] = answer
         return answer
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import bisect
 import io
+import itertools
 import re
 import tokenize
 from collections.abc import Callable, Iterable
@@ -87,14 +89,18 @@ def indexed_suppressions(text: str, hash_strings: Iterable[tuple[int, int]]) -> 
     whitespace; this reads the comment as Python does.)"""
     result = Suppressions()
     row, position, done = 1, 0, 0
-    spans = tuple(hash_strings)
+    # The literals by first row, and the last row any of the first so many reaches: one bisection per row asked.
+    spans = sorted(hash_strings)
+    firsts = [first for first, _ in spans]
+    reach = list(itertools.accumulate((last for _, last in spans), max))
     for match in _NOQA.finditer(text):
         row += len(_PYTHON_LINE_END.findall(text, position, match.start()))
         position = match.start()
         if row == done:
             continue
         done = row
-        if any(first <= row <= last for first, last in spans):
+        opened = bisect.bisect_right(firsts, row)  # the literals starting on or before the row
+        if opened and reach[opened - 1] >= row:
             return python_suppressions(text)
         start = max(text.rfind("\n", 0, position), text.rfind("\r", 0, position)) + 1
         end = _PYTHON_LINE_END.search(text, position)

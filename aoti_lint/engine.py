@@ -93,14 +93,27 @@ def over_limits(source: SourceFile) -> FileError | None:
         return FileError(
             source.display_path, f"not checked: {size:,} bytes is over the {MAX_CHECKED_BYTES:,}-byte limit"
         )
-    if size > MAX_LINE_BYTES:
+    if size > MAX_LINE_BYTES and has_line_over(source.data, MAX_LINE_BYTES):
         longest = max(map(len, source.data.splitlines()))
-        if longest > MAX_LINE_BYTES:
-            return FileError(
-                source.display_path,
-                f"not checked: a line of {longest:,} bytes is over the {MAX_LINE_BYTES:,}-byte limit",
-            )
+        return FileError(
+            source.display_path,
+            f"not checked: a line of {longest:,} bytes is over the {MAX_LINE_BYTES:,}-byte limit",
+        )
     return None
+
+
+def has_line_over(data: bytes, limit: int) -> bool:
+    """Whether a line of ``data`` (as ``bytes.splitlines`` splits it) is longer than ``limit`` bytes: the last line
+    end of each window of ``limit + 1`` bytes, searched from the end at C speed, instead of a list of every line
+    (torch's big files took 70 ms of a run that way)."""
+    start, size = 0, len(data)
+    while size - start > limit:
+        stop = start + limit + 1
+        end = max(data.rfind(b"\n", start, stop), data.rfind(b"\r", start, stop))
+        if end == -1:
+            return True
+        start = end + 1
+    return False
 
 
 def internal_error(source: SourceFile, exc: Exception) -> FileError:

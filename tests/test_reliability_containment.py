@@ -781,6 +781,25 @@ def test_files_past_the_limits_are_reported_not_checked(cli, tmp_path, name, tex
     assert "small.py:3:10: AOTI002" in result.stdout
 
 
+def test_the_long_line_test_agrees_with_splitlines():
+    """``has_line_over`` looks at the last line end of each window only: on texts with every kind of line end, lines
+    at, just under and just over the limit, it says what the longest of ``splitlines`` says."""
+    import random
+
+    from aoti_lint.engine import has_line_over
+
+    rng = random.Random(13)
+    limit = 50
+    for _ in range(3_000):
+        parts = []
+        for _ in range(rng.randrange(0, 8)):
+            parts.append(b"x" * rng.choice([0, 1, limit - 1, limit, limit + 1, rng.randrange(3 * limit)]))
+            parts.append(rng.choice([b"\n", b"\r", b"\r\n", b"\n\r", b""]))
+        data = b"".join(parts)
+        longest = max(map(len, data.splitlines()), default=0)
+        assert has_line_over(data, limit) is (longest > limit), data
+
+
 # ---- the cache ------------------------------------------------------------------------------------------------------
 
 

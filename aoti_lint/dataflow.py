@@ -179,6 +179,8 @@ class ModuleFacts:
             return answer
         target = self._name_at(answer)  # type: ignore[arg-type]  # a (line, column)
         assign_target = self.parent(target) if target is not None else None
+        if isinstance(assign_target, cst.AnnAssign):
+            return assign_target.value
         statement = self.parent(assign_target) if assign_target is not None else None
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             return statement.value

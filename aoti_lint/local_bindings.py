@@ -43,6 +43,21 @@ _SCOPES += (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Nor is a read inside an f-string: before Python 3.12, ast may place it wrongly.
 _NOT_DIRECT = (*_SCOPES, ast.JoinedStr)
+# A plain assignment: `name = value`, or `name: T = value` (libcst counts either binding once its statement ends).
+_Assignment = ast.Assign | ast.AnnAssign
+
+
+def _plain_target(node: _Assignment) -> ast.Name | None:
+    """The one name a plain assignment binds: ``name = value`` or ``name: T = value``; None for any other."""
+    if isinstance(node, ast.AnnAssign):
+        return node.target if node.value is not None and isinstance(node.target, ast.Name) else None
+    target = node.targets[0] if len(node.targets) == 1 else None
+    return target if isinstance(target, ast.Name) else None
+
+
+def _target(node: _Assignment) -> ast.Name:
+    """The name of an assignment ``_plain_target`` recorded."""
+    return node.target if isinstance(node, ast.AnnAssign) else node.targets[0]  # type: ignore[return-value]
 
 
 @dataclass
@@ -50,8 +65,8 @@ class _Function:
     parameters: dict[str, list[ast.arg]] = field(default_factory=dict)
     declared: set[str] = field(default_factory=set)  # named by `global` or `nonlocal` anywhere inside
     # name -> its bindings anywhere inside (nested scopes too); a plain `name = value` of the function's own
-    # body as its ast.Assign, any other binding as None.
-    bindings: dict[str, list[ast.Assign | None]] = field(default_factory=dict)
+    # body as its ast.Assign (or ast.AnnAssign), any other binding as None.
+    bindings: dict[str, list[_Assignment | None]] = field(default_factory=dict)
     # name -> its reads anywhere inside, each with whether it is one of the function's own body
     reads: dict[str, list[tuple[ast.Name, bool]]] = field(default_factory=dict)
 
@@ -76,22 +91,22 @@ class FunctionLocals:
         self._declared_anywhere: set[str] = set()
         self._formatted_reads: set[str] = set()
         self._all_reads: dict[str, list[tuple[ast.Name, bool]]] = {}
-        self._module_targets: dict[tuple[int, int], ast.Assign] = {}
+        self._module_targets: dict[tuple[int, int], _Assignment] = {}
         self._strings: list[str] = []
         self._string_words: set[str] | None = None
         # First parts of dotted imports (`import a.b`): libcst takes a read of `a` in `a.b` for one of `a.b`.
         self._dotted: set[str] = set()
         # (line, column) of the target of a plain `name = value` of a function's own body -> (it, function)
-        self._targets: dict[tuple[int, int], tuple[ast.Assign, _Function]] = {}
+        self._targets: dict[tuple[int, int], tuple[_Assignment, _Function]] = {}
         # (line, column) of a Name read directly in the module's own scope (no function, class, lambda,
         # comprehension or f-string around it) -> the name node
         self._module_reads: dict[tuple[int, int], ast.Name] = {}
         # name -> its bindings directly in the module's own scope that are a plain `name = value` (the
-        # ast.Assign) or an import (None), with where each starts and ends (ast's line and byte column)
-        self._module_bindings: dict[str, list[tuple[tuple[int, int], tuple[int, int], ast.Assign | None]]] = {}
+        # ast.Assign or ast.AnnAssign) or an import (None), with where each starts and ends (ast's line and byte column)
+        self._module_bindings: dict[str, list[tuple[tuple[int, int], tuple[int, int], _Assignment | None]]] = {}
         # Names a class pattern's keyword spells (`case P(x=1)`): libcst reads each as an access of the name.
         self._pattern_keywords: set[str] = set()
-        self._ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], list[ast.Assign | None]]] = {}
+        self._ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]] = {}
         self._reads_in_order: dict[str, object] = {}
         self._walk(tree)
 
@@ -121,7 +136,7 @@ class FunctionLocals:
         # libcst counts an assignment only for reads after the whole statement (`x = f(x)` reads an older x).
         if (node.lineno, node.col_offset) < (assign.end_lineno or 0, assign.end_col_offset or 0):
             return NOT_KNOWN
-        target = assign.targets[0]
+        target = _target(assign)
         return (target.lineno, self._column(target))
 
     def _module_assignment(self, name: str, line: int, column: int) -> object:
@@ -141,7 +156,7 @@ class FunctionLocals:
         first = self._in_order(name)[2][0]
         if first is None:
             return None  # an import: no assigned value
-        target = first.targets[0]
+        target = _target(first)
         return (target.lineno, self._column(target))
 
     def _bound_only_at_module_level(self, name: str) -> bool:
@@ -152,7 +167,7 @@ class FunctionLocals:
             return False
         return len(self._module_bindings.get(name, ())) == self._bound_anywhere.get(name, 0)
 
-    def _in_order(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[ast.Assign | None]]:
+    def _in_order(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]:
         """The module-level bindings of ``name`` in the order of the text: their starts, their ends, and each's
         assignment (None for an import). They do not overlap: each is a statement, or an import's name."""
         found = self._ordered.get(name)
@@ -235,7 +250,7 @@ class FunctionLocals:
         if module_level is not None:
             return self._module_references(name, module_level)
         target = self._targets.get((line, column))
-        if target is None or target[0].targets[0].id != name:  # type: ignore[attr-defined]
+        if target is None or _target(target[0]).id != name:
             return NOT_KNOWN
         assign, function = target
         if function.bindings.get(name) != [assign] or name in function.parameters:
@@ -248,10 +263,10 @@ class FunctionLocals:
         end = (assign.end_lineno or 0, assign.end_col_offset or 0)
         return [(node.lineno, self._column(node)) for node, _ in reads if (node.lineno, node.col_offset) >= end]
 
-    def _module_references(self, name: str, assign: ast.Assign) -> object:
+    def _module_references(self, name: str, assign: _Assignment) -> object:
         """The reads of a module-level ``name = value`` bound nowhere else: every read in a function, and every
         other read after the statement (libcst drops the ones before it in the same scope)."""
-        if assign.targets[0].id != name:  # type: ignore[attr-defined]
+        if _target(assign).id != name:
             return NOT_KNOWN
         if name in self._declared_anywhere or name in self._dotted or name in self._formatted_reads:
             return NOT_KNOWN
@@ -268,7 +283,7 @@ class FunctionLocals:
                 return NOT_KNOWN
         return found
 
-    def _references_among_bindings(self, name: str, assign: ast.Assign) -> object:
+    def _references_among_bindings(self, name: str, assign: _Assignment) -> object:
         """``references`` of one of several module-level bindings of ``name``, all plain assignments or imports
         there: None (libcst's answer when a read of it has other referents too) once a read sees it and another
         binding, else the reads after it. A read in a function, class, lambda or comprehension sees every
@@ -384,9 +399,9 @@ class FunctionLocals:
                 for type_parameter in getattr(node, "type_params", ()):
                     stack.append((type_parameter, None, inside, False, formatted))
                 continue
-            if isinstance(node, ast.Assign) and (direct is not None or at_module):
-                (target,) = node.targets if len(node.targets) == 1 else (None,)
-                if isinstance(target, ast.Name):
+            if isinstance(node, _Assignment) and (direct is not None or at_module):
+                target = _plain_target(node)
+                if target is not None:
                     position = (target.lineno, self._column(target))
                     if direct is not None:
                         self._targets[position] = (node, direct)
@@ -402,7 +417,9 @@ class FunctionLocals:
                     self._count(target.id)
                     for function in inside:
                         function.bindings.setdefault(target.id, []).append(node if function is direct else None)
-                    stack.append((node.value, direct, inside, at_module, formatted))
+                    stack.append((cast("ast.expr", node.value), direct, inside, at_module, formatted))
+                    if isinstance(node, ast.AnnAssign):  # libcst reads an annotation's names where it stands
+                        stack.append((node.annotation, direct, inside, at_module, formatted))
                     continue
             self._other_bindings(node, inside, at_module)
             child_direct = None if isinstance(node, _NOT_DIRECT) else direct
@@ -450,7 +467,7 @@ class FunctionLocals:
             name = getattr(node, "name", None)
             self._bind(inside, name if isinstance(name, str) else "", None)
 
-    def _bind(self, inside: tuple[_Function, ...], name: str, assign: ast.Assign | None) -> None:
+    def _bind(self, inside: tuple[_Function, ...], name: str, assign: _Assignment | None) -> None:
         self._count(name)
         for function in inside:
             function.bindings.setdefault(name, []).append(assign)

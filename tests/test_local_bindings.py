@@ -206,6 +206,40 @@ TRICKY = {
         joined = 1
         print(joined, join)
     """,
+    "annotated assignments": """
+        import torch
+        from typing import Any
+        registry: dict[str, Any] = {}
+        path: str = "model.pt2"
+        declared: int
+        declared = 1
+        again: int = 1
+        again: int = 2
+        wrapped: int = 3
+        quoted: "quoted" = 4
+        itself: itself = 5
+        print(registry, path, declared, again, wrapped, quoted, itself)
+        class K:
+            field: int = 1
+            other: field = 2
+        def build(model, x):
+            so: str = torch._export.aot_compile(model, (x,))
+            kind: Any = so
+            empty: int
+            k: "K" = K()
+            self_ref: self_ref = 1
+            registry["m"] = so
+            return torch._export.aot_load(so, "cpu"), kind, path, empty, k, self_ref
+        def nested():
+            held: int = 1
+            def inner():
+                return held
+            return inner, [held for _ in range(2)]
+        def attribute_target(obj):
+            obj.value: int = 1
+            obj[0]: int = 2
+            return obj
+    """,
     "one target among many": """
         def f():
             a = b = 1
@@ -271,6 +305,24 @@ def test_parameters_and_a_single_local_are_answered_without_scopes():
     assert local is not None and len(local.references("so", start.line, start.column)) == 2
     x = next(name for name in facts.nodes(cst.Name) if name.value == "x" and facts.positions[name].start.line == 5)
     assert local.lone_parameter("x", 5, facts.positions[x].start.column) is not NOT_KNOWN
+
+
+def test_annotated_assignments_are_answered_as_plain_ones_without_scopes():
+    """``name: T = value`` binds as ``name = value`` does (torch's ``_registry: dict[...] = {}``): its reads and
+    its value are answered from ``ast``, in a function and at module level."""
+    module = cst.parse_module(textwrap.dedent(TRICKY["annotated assignments"]))
+    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+    names = {(name.value, facts.positions[name].start.line): name for name in facts.nodes(cst.Name)}
+    so = facts._single_value_without_scopes(names[("so", 19)])
+    assert so is not NOT_KNOWN and module.code_for_node(so).startswith("torch._export.aot_compile(")
+    local = facts._locals
+    assert local is not None
+    for name, line in [("registry", 4), ("path", 5), ("so", 18)]:
+        start = facts.positions[names[(name, line)]].start
+        reads = local.references(name, start.line, start.column)
+        assert reads is not NOT_KNOWN and len(reads) >= 2, name  # type: ignore[arg-type]
+    answered, asked = _compare(module)
+    assert answered > asked // 4
 
 
 def test_answers_are_libcst_own_on_every_fixture_and_the_analysis_modules():

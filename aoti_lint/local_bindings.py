@@ -8,7 +8,8 @@ parameters (``aot_compile(model, (x,))``) or a local set once (``so = aot_compil
 
 - a read of a parameter of the function it is in: libcst's referents include the parameter, so there is no
   single assigned value;
-- a read after the function's only binding of the name, a plain ``name = value``: that assignment;
+- a read after the function's only binding of the name, a plain ``name = value`` (or ``name: T = value``, which
+  libcst counts alike): that assignment;
 - in a function inside no other, a read of a name the function does not bind and the module never assigns
   with ``=`` (an import, a def, a class, a builtin): no assigned value either.
 

@@ -8,8 +8,8 @@ parameters (``aot_compile(model, (x,))``) or a local set once (``so = aot_compil
 
 - a read of a parameter of the function it is in: libcst's referents include the parameter, so there is no
   single assigned value;
-- a read after the function's only binding of the name, a plain ``name = value`` (or ``name: T = value``, which
-  libcst counts alike): that assignment;
+- a read after a function's bindings of the name, all plain ``name = value`` (or ``name: T = value``, which
+  libcst counts alike): the one that ends before it, or none when several do (``x = a`` then ``x = b``);
 - in a function inside no other, a read of a name the function does not bind and the module never assigns
   with ``=`` (an import, a def, a class, a builtin): no assigned value either.
 
@@ -70,6 +70,25 @@ class _Function:
     bindings: dict[str, list[_Assignment | None]] = field(default_factory=dict)
     # name -> its reads anywhere inside, each with whether it is one of the function's own body
     reads: dict[str, list[tuple[ast.Name, bool]]] = field(default_factory=dict)
+    # name -> where its plain assignments start and end (ast's line and byte column), in the order of the text
+    _ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = field(default_factory=dict)
+
+    def ordered(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """The starts and the ends of the name's bindings, all plain assignments of this function's own body
+        (statements: they do not overlap), sorted."""
+        found = self._ordered.get(name)
+        if found is None:
+            spans = sorted(_span(cast("_Assignment", binding)) for binding in self.bindings[name])
+            found = self._ordered[name] = ([start for start, _ in spans], [end for _, end in spans])
+        return found
+
+    def first(self, name: str) -> _Assignment:
+        """The first in the text of the name's bindings, all plain assignments of this function's own body."""
+        return min((cast("_Assignment", binding) for binding in self.bindings[name]), key=_span)
+
+
+def _span(node: ast.stmt) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
 
 
 class FunctionLocals:
@@ -131,13 +150,18 @@ class FunctionLocals:
             if name in self._stored_outside_functions or name in self._declared_anywhere:
                 return NOT_KNOWN
             return None
-        if len(bindings) != 1 or bindings[0] is None:
+        if not bindings or any(binding is None for binding in bindings):
             return NOT_KNOWN
-        assign = bindings[0]
-        # libcst counts an assignment only for reads after the whole statement (`x = f(x)` reads an older x).
-        if (node.lineno, node.col_offset) < (assign.end_lineno or 0, assign.end_col_offset or 0):
-            return NOT_KNOWN
-        target = _target(assign)
+        # libcst's referents are the function's own assignments of the name that end before the read, by the
+        # order of the text (`x = f(x)` reads an older x); with none, the enclosing scope's.
+        starts, ends = function.ordered(name)
+        at = (node.lineno, node.col_offset)
+        index = bisect.bisect_right(ends, at)  # the assignments ending at or before the read
+        if index == 0 or (index < len(starts) and starts[index] <= at):
+            return NOT_KNOWN  # none before it, or the read is inside one (a walrus there moves libcst's order)
+        if index > 1:
+            return None  # several assignments reach the read
+        target = _target(cast("_Assignment", bindings[0]) if len(bindings) == 1 else function.first(name))
         return (target.lineno, self._column(target))
 
     def _module_assignment(self, name: str, line: int, column: int) -> object:

@@ -240,6 +240,26 @@ TRICKY = {
             obj[0]: int = 2
             return obj
     """,
+    "assigned again in a function": """
+        import torch
+        gm = "module"
+        def f(model, x, flag):
+            print(gm)
+            gm = torch.export.export(model, (x,))
+            first = gm
+            gm = gm.module()
+            if flag:
+                path = "a.so"
+            else:
+                path = "b.so"
+            so = torch._export.aot_compile(gm, (x,))
+            so = so if flag else so
+            so = f(so, (w := so), so)
+            for i in range(3):
+                acc = i
+                acc = acc + 1
+            return first, gm, path, so, w, acc
+    """,
     "one target among many": """
         def f():
             a = b = 1
@@ -323,6 +343,24 @@ def test_annotated_assignments_are_answered_as_plain_ones_without_scopes():
         assert reads is not NOT_KNOWN and len(reads) >= 2, name  # type: ignore[arg-type]
     answered, asked = _compare(module)
     assert answered > asked // 4
+
+
+def test_a_local_assigned_again_is_answered_without_scopes():
+    """A function's local bound by several plain assignments: a read after exactly one of them reads its value,
+    after two or more none; before any, or inside one, libcst's scopes decide."""
+    module = cst.parse_module(textwrap.dedent(TRICKY["assigned again in a function"]))
+    facts = ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True))
+    values: dict[tuple[str, int], list[object]] = {}
+    for name in facts.nodes(cst.Name):
+        values.setdefault((name.value, facts.positions[name].start.line), []).append(
+            facts._single_value_without_scopes(name)
+        )
+    assert module.code_for_node(values[("gm", 7)][0]).startswith("torch.export.export(")
+    assert values[("gm", 8)] == [NOT_KNOWN, NOT_KNOWN]  # the target, and a read inside the second assignment
+    assert values[("gm", 13)] == [None] and values[("path", 19)] == [None]
+    assert values[("gm", 5)] == [NOT_KNOWN]  # before any: the module's gm, as libcst's scopes say
+    assert values[("so", 15)][2] is NOT_KNOWN  # inside an assignment holding a walrus
+    _compare(module)
 
 
 def test_answers_are_libcst_own_on_every_fixture_and_the_analysis_modules():

@@ -16,7 +16,7 @@ from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
 from libcst.metadata.scope_provider import Assignment
 
 from aoti_lint.imported_names import QualifiedNames
-from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals
+from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
 from aoti_lint.node_positions import NodePositions
 
 _Node = TypeVar("_Node", bound=cst.CSTNode)
@@ -166,7 +166,10 @@ class ModuleFacts:
 
         text = self._names.text
         tree = parse(text)
-        return None if isinstance(tree, BaseException) else FunctionLocals(tree, source_lines(text))
+        if isinstance(tree, BaseException) or folds_names(text):
+            return None
+        found = FunctionLocals(tree, source_lines(text))
+        return None if found.opaque else found
 
     def _single_value_without_scopes(self, name: cst.Name) -> object:
         """``single_value``'s answer read from ``ast`` (``aoti_lint.local_bindings``) where the name is a local

@@ -30,9 +30,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import keyword
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import cast
+
+from aoti_lint.pyast import walk
 
 NOT_KNOWN = object()
 _SEEN_BY_FUNCTIONS = object()  # a name some function reads (``_module_level_reads``)
@@ -41,7 +45,12 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 # Nodes whose body is a scope of its own: a read inside one is not the enclosing function's direct read.
 _SCOPES: tuple[type[ast.AST], ...] = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _SCOPES += (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"\w+")
+# Where libcst parses a string as code, with a superset of its tests: an annotation, a subscript of a name (a typing
+# generic), the arguments of TypeVar, NewType and cast (libcst checks their qualified names; an `as` name may be one).
+_HINT_CALLS = frozenset({"TypeVar", "NewType", "cast"})
+# What such a string holds when it is surely one plain expression: a type, a dotted name, a subscript of them.
+_PLAIN_HINT = re.compile(r"[\w\s.,\[\]()|*'\"-]*")
 # Nor is a read inside an f-string: before Python 3.12, ast may place it wrongly.
 _NOT_DIRECT = (*_SCOPES, ast.JoinedStr)
 # A plain assignment: `name = value`, or `name: T = value` (libcst counts either binding once its statement ends).
@@ -59,6 +68,30 @@ def _plain_target(node: _Assignment) -> ast.Name | None:
 def _target(node: _Assignment) -> ast.Name:
     """The name of an assignment ``_plain_target`` recorded."""
     return node.target if isinstance(node, ast.AnnAssign) else node.targets[0]  # type: ignore[return-value]
+
+
+def _plain_hint(value: str) -> bool:
+    """Whether a string libcst may parse as code is one plain expression for it: no binding, no walrus, no
+    assignment (each of which its scope analysis counts). Parsed with ``ast`` only when it holds more than names,
+    dots, brackets and commas; what ``ast`` cannot parse counts as not plain."""
+    if _PLAIN_HINT.fullmatch(value) and not any(keyword.iskeyword(word) for word in _WORD.findall(value)):
+        return True
+    try:
+        tree = ast.parse(value)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return (
+        len(tree.body) == 1
+        and isinstance(tree.body[0], ast.Expr)
+        and not any(isinstance(node, (ast.NamedExpr, ast.Lambda, *_SCOPES)) for node in walk(tree))
+    )
+
+
+def folds_names(text: str) -> bool:
+    """Whether some word of the text is not its own NFKC form, which ``ast`` gives identifiers and libcst does not
+    (U+FF58, the fullwidth x, is ``x`` to one and another name to the other): a superset of the identifiers,
+    strings and comments included. ``ast``'s names of such a text are not libcst's."""
+    return not text.isascii() and any(unicodedata.normalize("NFKC", word) != word for word in _WORD.findall(text))
 
 
 @dataclass
@@ -128,7 +161,29 @@ class FunctionLocals:
         self._pattern_keywords: set[str] = set()
         self._ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]] = {}
         self._reads_in_order: dict[str, object] = {}
+        # Where libcst may parse a string as code (``_HINT_CALLS``): an annotation, a subscript's index, a call's
+        # arguments.
+        self._hint_roots: list[ast.AST] = []
+        # The arguments of calls of a name and the indices of subscripts of one, by the name: libcst parses their
+        # strings when it resolves the name to TypeVar, NewType, cast or a generic of typing's.
+        self._named_calls: list[tuple[str, tuple[ast.expr, ...]]] = []
+        self._named_subscripts: list[tuple[str, ast.expr]] = []
         self._walk(tree)
+        # A name libcst may resolve to TypeVar, NewType or cast: an `as` name; to a generic of typing's: one a
+        # `from` import binds (`List`) too.
+        aliases = {name for name, imports in self._imports.items() if any(alias for _, alias in imports)}
+        generics = aliases | {name for name, imports in self._imports.items() if any(not m for m, _ in imports)}
+        self._hint_roots.extend(part for name, parts in self._named_calls if name in aliases for part in parts)
+        self._hint_roots.extend(index for name, index in self._named_subscripts if name in generics)
+        self.opaque = not all(
+            _plain_hint(node.value)
+            for root in self._hint_roots
+            for node in walk(root)
+            if type(node) is ast.Constant and isinstance(node.value, str)
+        )
+        """Whether libcst's scopes may see the names otherwise than ``ast`` (these answers then stand for none): a
+        string libcst parses as code is more than one plain expression (``x: "import x" = 1`` binds ``x`` for it;
+        a walrus or an assignment there moves its order)."""
 
     def single_assignment(self, name: str, line: int, column: int) -> object:
         """For a read of ``name`` at (line, column in characters): None when libcst finds no single assignment
@@ -285,7 +340,11 @@ class FunctionLocals:
         reads = function.reads.get(name, [])
         if not all(direct for _, direct in reads):
             return NOT_KNOWN
-        end = (assign.end_lineno or 0, assign.end_col_offset or 0)
+        start, end = _span(assign)
+        if any(start <= (node.lineno, node.col_offset) < end for node, _ in reads) and any(
+            isinstance(node, ast.NamedExpr) for node in walk(assign)
+        ):
+            return NOT_KNOWN  # a walrus moves libcst's order: a read after it in the statement reads this one too
         return [(node.lineno, self._column(node)) for node, _ in reads if (node.lineno, node.col_offset) >= end]
 
     def _module_references(self, name: str, assign: _Assignment) -> object:
@@ -417,6 +476,8 @@ class FunctionLocals:
                 for name in function.parameters:
                     self._bind(inside, name, None)
                 # Decorators, defaults and annotations are read outside the function: not its direct reads.
+                if node.returns is not None:
+                    self._hint_roots.append(node.returns)
                 for child in (*node.decorator_list, arguments, *([node.returns] if node.returns else [])):
                     stack.append((child, None, inside, at_module, formatted))
                 for statement in node.body:
@@ -445,6 +506,7 @@ class FunctionLocals:
                     stack.append((cast("ast.expr", node.value), direct, inside, at_module, formatted))
                     if isinstance(node, ast.AnnAssign):  # libcst reads an annotation's names where it stands
                         stack.append((node.annotation, direct, inside, at_module, formatted))
+                        self._hint_roots.append(node.annotation)
                     continue
             self._other_bindings(node, inside, at_module)
             child_direct = None if isinstance(node, _NOT_DIRECT) else direct
@@ -482,6 +544,21 @@ class FunctionLocals:
                 function.declared.update(node.names)
         elif isinstance(node, ast.arg):  # a lambda's (a function's own are taken with the function)
             self._bind(inside, node.arg, None)
+            if node.annotation is not None:
+                self._hint_roots.append(node.annotation)
+        elif isinstance(node, ast.Subscript):
+            if isinstance(node.value, ast.Name):
+                self._named_subscripts.append((node.value.id, node.slice))
+        elif isinstance(node, ast.Call):
+            callee = node.func
+            spelled = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+            arguments = (*node.args, *(item.value for item in node.keywords))
+            if spelled in _HINT_CALLS:
+                self._hint_roots.extend(arguments)
+            elif isinstance(callee, ast.Name) and arguments:
+                self._named_calls.append((callee.id, arguments))
+        elif isinstance(node, ast.AnnAssign):  # one that binds no plain name (`x: int`, `a.b: int = 1`)
+            self._hint_roots.append(node.annotation)
         elif isinstance(node, (ast.ExceptHandler, ast.ClassDef, ast.MatchAs, ast.MatchStar)):
             if node.name is not None:
                 self._bind(inside, node.name, None)
@@ -491,6 +568,9 @@ class FunctionLocals:
         elif type(node).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple", "TypeAlias"):
             name = getattr(node, "name", None)
             self._bind(inside, name if isinstance(name, str) else "", None)
+            self._hint_roots.extend(
+                part for part in (getattr(node, "bound", None), getattr(node, "value", None)) if part is not None
+            )
 
     def _bind(self, inside: tuple[_Function, ...], name: str, assign: _Assignment | None) -> None:
         self._count(name)

@@ -271,6 +271,30 @@ TRICKY = {
 }
 
 
+# Modules a differential fuzzer found where the ast reading disagreed with libcst (four kinds: a walrus or an
+# assignment in a string inside an assignment, a string annotation that is a statement, a fullwidth name ast folds
+# into an ASCII one, a non-ASCII name in a string annotation).
+FUZZED = {
+    "A1": "def f():\n    x = (w := 1) + x\n    return x\n",
+    "A2": "def f():\n    x: int = (w := 1) + x\n    return x\n",
+    "A3": 'def f():\n    x: "a = 1" = x\n    return x\n',
+    "B1": 'def f():\n    x = 1\n    y: "import x" = 0\n    return x\n',
+    "B2": 'def f():\n    x: "import x" = 1\n    return x\n',
+    "B2m": 'x: "import x" = 1\nprint(x)\n',
+    "B3": 'def f():\n    x = 1\n    y: "import x" = 0\n    print(x)\n    x = 2\n',
+    "B3g": 'def f():\n    x = 1\n    y: "global x" = 0\n    print(x)\n    x = 2\n',
+    "C1": "def f():\n    x = 1\n    \uff58 = 2\n    return x\n",
+    "C2": "def f():\n    \uff58: int = 1\n    return x\n",
+    "C2i": "import x\ndef f():\n    \uff58: int = 1\n    return x\n",
+    "C2m": "\uff58: int = 1\nprint(x)\n",
+    "C3": "def f():\n    \uff58 = 1\n    return x\n",
+    "D1": 'def f():\n    é = 1\n    y: "é" = 0\n',
+    "D1m": 'é = 1\ny: "é" = 0\n',
+    "D2": 'def f():\n    é: int = 1\n    y: "é" = 0\n',
+    "D2m": 'é: int = 1\ny: "é" = 0\n',
+}
+
+
 def _compare(module: cst.Module) -> tuple[int, int]:
     """How many of the module's names the ``ast`` reading answered, of how many, for each of the three
     questions; every answer is checked against libcst's."""
@@ -308,6 +332,30 @@ def _compare(module: cst.Module) -> tuple[int, int]:
 @pytest.mark.parametrize("name", sorted(TRICKY))
 def test_answers_are_libcst_own_on_tricky_modules(name):
     _compare(cst.parse_module(textwrap.dedent(TRICKY[name])))
+
+
+@pytest.mark.parametrize("name", sorted(FUZZED))
+def test_answers_are_libcst_own_on_what_the_fuzzer_found(name):
+    _compare(cst.parse_module(FUZZED[name]))
+
+
+def test_strings_that_are_only_expressions_leave_the_module_answered():
+    """Docstrings and strings holding statements stay outside: only a string where libcst parses code (an
+    annotation, a subscript's index, TypeVar/NewType/cast) that is more than one plain expression stops the reading."""
+    plain = (
+        'def f(m, d) -> "torch.nn.Module":\n    """x = 1; import os"""\n    log("a = b")\n'
+        '    return d["k.v"], d["a: b"]\n'
+    )
+    facts = ModuleFacts(MetadataWrapper(cst.parse_module(plain), unsafe_skip_copy=True))
+    assert facts._locals is not None
+    opaque = [
+        'x: "import x" = 1\n',
+        "T = typing.TypeVar('T', bound='(w := 1)')\n",
+        "from typing import Dict\ny = Dict['a = 1']\n",
+    ]
+    for text in opaque:
+        facts = ModuleFacts(MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True))
+        assert facts._locals is None, text
 
 
 def test_parameters_and_a_single_local_are_answered_without_scopes():

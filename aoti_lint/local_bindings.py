@@ -103,24 +103,32 @@ class _Function:
     bindings: dict[str, list[_Assignment | None]] = field(default_factory=dict)
     # name -> its reads anywhere inside, each with whether it is one of the function's own body
     reads: dict[str, list[tuple[ast.Name, bool]]] = field(default_factory=dict)
-    # name -> where its plain assignments start and end (ast's line and byte column), in the order of the text
-    _ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]]]] = field(default_factory=dict)
+    _ordered: dict[str, _InOrder] = field(default_factory=dict)
 
-    def ordered(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        """The starts and the ends of the name's bindings, all plain assignments of this function's own body
-        (statements: they do not overlap), sorted."""
+    def ordered(self, name: str) -> _InOrder:
+        """The name's bindings in the order of the text, all plain assignments of this function's own body."""
         found = self._ordered.get(name)
         if found is None:
-            spans = sorted(_span(cast("_Assignment", binding)) for binding in self.bindings[name])
-            found = self._ordered[name] = ([start for start, _ in spans], [end for _, end in spans])
+            found = self._ordered[name] = _in_text_order(
+                [(*_span(binding), binding) for binding in self.bindings[name] if binding is not None]
+            )
         return found
 
-    def first(self, name: str) -> _Assignment:
-        """The first in the text of the name's bindings, all plain assignments of this function's own body."""
-        return min((cast("_Assignment", binding) for binding in self.bindings[name]), key=_span)
+
+# Bindings in the order of the text: where each starts, where each ends (ast's line and byte column), and each's
+# assignment (None for an import).
+_InOrder = tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]
 
 
-def _span(node: ast.stmt) -> tuple[tuple[int, int], tuple[int, int]]:
+def _in_text_order(bindings: list[tuple[tuple[int, int], tuple[int, int], _Assignment | None]]) -> _InOrder:
+    """``bindings`` (start, end, assignment) sorted by where they start. They do not overlap: each is a statement,
+    or an import's name."""
+    bindings = sorted(bindings, key=lambda binding: binding[0])
+    return [start for start, _, _ in bindings], [end for _, end, _ in bindings], [it for _, _, it in bindings]
+
+
+def _span(node: ast.stmt | ast.alias) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Where a statement (or an import's name) starts and ends: ast's line and byte column."""
     return (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
 
 
@@ -159,7 +167,7 @@ class FunctionLocals:
         self._module_bindings: dict[str, list[tuple[tuple[int, int], tuple[int, int], _Assignment | None]]] = {}
         # Names a class pattern's keyword spells (`case P(x=1)`): libcst reads each as an access of the name.
         self._pattern_keywords: set[str] = set()
-        self._ordered: dict[str, tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]] = {}
+        self._ordered: dict[str, _InOrder] = {}
         self._reads_in_order: dict[str, object] = {}
         # Where libcst may parse a string as code (``_HINT_CALLS``): an annotation, a subscript's index, a call's
         # arguments.
@@ -209,14 +217,14 @@ class FunctionLocals:
             return NOT_KNOWN
         # libcst's referents are the function's own assignments of the name that end before the read, by the
         # order of the text (`x = f(x)` reads an older x); with none, the enclosing scope's.
-        starts, ends = function.ordered(name)
+        starts, ends, assignments = function.ordered(name)
         at = (node.lineno, node.col_offset)
         index = bisect.bisect_right(ends, at)  # the assignments ending at or before the read
         if index == 0 or (index < len(starts) and starts[index] <= at):
             return NOT_KNOWN  # none before it, or the read is inside one (a walrus there moves libcst's order)
         if index > 1:
             return None  # several assignments reach the read
-        target = _target(cast("_Assignment", bindings[0]) if len(bindings) == 1 else function.first(name))
+        target = _target(cast("_Assignment", assignments[0]))
         return (target.lineno, self._column(target))
 
     def _module_assignment(self, name: str, line: int, column: int) -> object:
@@ -247,17 +255,11 @@ class FunctionLocals:
             return False
         return len(self._module_bindings.get(name, ())) == self._bound_anywhere.get(name, 0)
 
-    def _in_order(self, name: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]:
-        """The module-level bindings of ``name`` in the order of the text: their starts, their ends, and each's
-        assignment (None for an import). They do not overlap: each is a statement, or an import's name."""
+    def _in_order(self, name: str) -> _InOrder:
+        """The module-level bindings of ``name`` in the order of the text (``_in_text_order``)."""
         found = self._ordered.get(name)
         if found is None:
-            bindings = sorted(self._module_bindings.get(name, []), key=lambda binding: binding[0])
-            found = self._ordered[name] = (
-                [start for start, _, _ in bindings],
-                [end for _, end, _ in bindings],
-                [assign for _, _, assign in bindings],
-            )
+            found = self._ordered[name] = _in_text_order(self._module_bindings.get(name, []))
         return found
 
     def _bindings_before(self, name: str, at: tuple[int, int]) -> int | None:
@@ -356,7 +358,7 @@ class FunctionLocals:
             return NOT_KNOWN
         if self._bound_anywhere.get(name) != 1:
             return self._references_among_bindings(name, assign)
-        end = (assign.end_lineno or 0, assign.end_col_offset or 0)
+        _, end = _span(assign)
         found = []
         for node, in_function in self._all_reads.get(name, []):
             if in_function or (node.lineno, node.col_offset) >= end:
@@ -381,7 +383,7 @@ class FunctionLocals:
             return None  # a function's scope sees every binding of the module
         positions, places = cast("tuple[list[tuple[int, int]], list[tuple[int, int]]]", known)
         _, ends, _ = self._in_order(name)
-        end = (assign.end_lineno or 0, assign.end_col_offset or 0)
+        _, end = _span(assign)
         before = bisect.bisect_left(ends, end)  # the bindings ending before this one
         after = ends[before + 1] if before + 1 < len(ends) else None
         first = bisect.bisect_left(positions, end)  # the first read after this binding
@@ -495,11 +497,7 @@ class FunctionLocals:
                         self._module_targets[position] = node
                         self._stored_outside_functions.add(target.id)
                         if at_module:
-                            start, end = (
-                                (node.lineno, node.col_offset),
-                                (node.end_lineno or 0, node.end_col_offset or 0),
-                            )
-                            self._module_bindings.setdefault(target.id, []).append((start, end, node))
+                            self._module_bindings.setdefault(target.id, []).append((*_span(node), node))
                     self._count(target.id)
                     for function in inside:
                         function.bindings.setdefault(target.id, []).append(node if function is direct else None)
@@ -534,8 +532,7 @@ class FunctionLocals:
             self._imports.setdefault(bound, []).append((module, node.asname))
             self._bind(inside, bound, None)
             if at_module:
-                start, end = (node.lineno, node.col_offset), (node.end_lineno or 0, node.end_col_offset or 0)
-                self._module_bindings.setdefault(bound, []).append((start, end, None))
+                self._module_bindings.setdefault(bound, []).append((*_span(node), None))
         elif isinstance(node, ast.MatchClass):
             self._pattern_keywords.update(node.kwd_attrs)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):

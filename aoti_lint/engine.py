@@ -187,12 +187,21 @@ def check_source(
             noqa = python_suppressions(text) if index is None else indexed_suppressions(text, index.hash_strings)
             result.project = ProjectPart(source.display_path, light, _project_codes(rules), noqa)
             return result
-        if not build_edits:
-            answered = ast_findings(source, context, wanted)
+        if not build_edits or not wanted.rules:
+            answered = ast_answer(source, context, wanted)
             if answered is not None:
-                from aoti_lint.suppressions import python_filter
+                found, summaries = answered
+                if summaries:
+                    from aoti_lint.code_index import code_index
+                    from aoti_lint.suppressions import indexed_suppressions
 
-                result.findings.extend(python_filter(text, answered))
+                    noqa = indexed_suppressions(text, code_index(text).hash_strings)  # type: ignore[union-attr]
+                    result.findings.extend(noqa.filter(found))
+                    result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
+                else:
+                    from aoti_lint.suppressions import python_filter
+
+                    result.findings.extend(python_filter(text, found))
                 return result
     from aoti_lint.parse import parse_module
 
@@ -233,46 +242,80 @@ def check_source(
 
 def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted, build_edits: bool = True) -> bool:
     """Whether ``check_source`` parses the file with libcst, given what ``prefilter.prefiltered`` found: not
-    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``), nor, in a run that
-    builds no fix edits, when its rules answer from ``ast`` (``ast_findings``)."""
-    if wanted.rules:
-        return build_edits or ast_findings(source, context, wanted) is None
-    return context.flow is not None or _light_index(source.text, wanted.project_rules) is None
+    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``), nor when its rules and
+    project data are read from ``ast`` (``ast_answer``), in a run that builds no fix edits if a rule is wanted."""
+    if not wanted.rules and context.flow is None and _light_index(source.text, wanted.project_rules) is not None:
+        return False
+    if wanted.rules and build_edits:
+        return True
+    return ast_answer(source, context, wanted) is None
 
 
 _NO_AST_ANSWER = PythonRule.check_ast.__func__  # type: ignore[attr-defined]
-# The last file ``ast_findings`` answered for: the runner asks, then check_source asks again about the same text.
+# The last file ``ast_answer`` answered for: the runner asks, then check_source asks again about the same text.
 _answered: list[Any] = [None, None, None]
 
 
-def ast_findings(source: SourceFile, context: FileContext, wanted: Wanted) -> list[Finding] | None:
-    """The findings of a Python file whose rules all answer from its ``ast`` index (``PythonRule.check_ast``),
-    before noqa comments; None when libcst must read it: some rule does not answer, project data is wanted,
-    or the run's migration plan concerns the file. Their fixes' edits are left deferred."""
-    if wanted.project_rules or context.flow is not None or source.kind != "python":
+def ast_answer(
+    source: SourceFile, context: FileContext, wanted: Wanted
+) -> tuple[list[Finding], dict[str, object]] | None:
+    """The findings (before noqa comments) and the project data of a Python file read from its ``ast`` alone; None
+    when libcst must read it: some rule does not answer there (``PythonRule.check_ast``), the run's migration plan
+    concerns the file, or its deprecated calls or device flow are not settled from ``ast``
+    (``analysis.ast_flow``: AOTI001/AOTI002 and the device-flow summary come from one reading). Fixes' edits are
+    left deferred."""
+    if context.flow is not None or source.kind != "python":
         return None
-    if any(getattr(rule.check_ast, "__func__", None) is _NO_AST_ANSWER for rule in wanted.rules):
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+
+    if not all(issubclass(rule, DeviceFlowRule) for rule in wanted.project_rules):
         return None
-    text, key = source.text, (source.display_path, tuple(wanted.rules))
+    others = [rule for rule in wanted.rules if rule.code not in MIGRATION_CODES]
+    if any(getattr(rule.check_ast, "__func__", None) is _NO_AST_ANSWER for rule in others):
+        return None
+    text = source.text
+    key = (source.display_path, tuple(wanted.rules), tuple(wanted.project_rules), context.target_torch)
     if _answered[0] is text and _answered[1] == key:
         return _answered[2]
+    _answered[:] = [text, key, _ast_answer(source, context, wanted, others)]
+    return _answered[2]
+
+
+def _ast_answer(
+    source: SourceFile, context: FileContext, wanted: Wanted, others: list[type[PythonRule]]
+) -> tuple[list[Finding], dict[str, object]] | None:
     from aoti_lint.code_index import code_index
 
+    text = source.text
     index = code_index(text)
-    found: list[Finding] | None = None
-    if index is not None and index.tree is not None:
-        found = []
-        for rule in wanted.rules:
-            try:
-                answer = rule.check_ast(index, source.display_path)
-            except Exception:  # a bug in the ast reading, or a tree too deep for it: libcst's traversal answers
-                answer = None
-            if answer is None:
-                found = None
-                break
-            found.extend(answer)
-    _answered[:] = [text, key, found]
-    return found
+    if index is None or index.tree is None:
+        return None
+    found: list[Finding] = []
+    for rule in others:
+        try:
+            answer = rule.check_ast(index, source.display_path)
+        except Exception:  # a bug in the ast reading, or a tree too deep for it: libcst's traversal answers
+            answer = None
+        if answer is None:
+            return None
+        found.extend(answer)
+    summaries: dict[str, object] = {}
+    codes = {rule.code for rule in wanted.rules} & MIGRATION_CODES
+    if codes or wanted.project_rules:
+        from aoti_lint.analysis.ast_flow import read_flow
+        from aoti_lint.suppressions import indexed_suppressions
+
+        noqa = indexed_suppressions(text, index.hash_strings)
+        try:
+            flow = read_flow(source.path, source.display_path, text, index.tree, context.target_torch, noqa)
+        except Exception:  # a bug in the ast reading: libcst's analysis answers
+            flow = None
+        if flow is None:
+            return None
+        found.extend(finding for finding in flow.findings if finding.code in codes)
+        if wanted.project_rules:
+            summaries[FLOW_SUMMARY] = flow.summary
+    return found, summaries
 
 
 def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | None:

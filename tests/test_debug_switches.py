@@ -506,7 +506,7 @@ def test_the_ast_reading_gives_libcsts_findings_or_none(rule, text, answers, mon
     context = FileContext.of([rule])
     wanted = prefiltered(source, context)
     assert wanted, "every case passes the prefilter"
-    answered = engine.ast_findings(source, context, wanted) is not None
+    answered = engine.ast_answer(source, context, wanted) is not None
     assert answered == answers
     parsed: list[str] = []
     original = parse.parse_module
@@ -562,7 +562,7 @@ def test_the_two_readings_agree_on_generated_settings(rule, count, seed):
         for context in (FileContext.of([rule]), FileContext.of(ALL_RULES)):
             source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
             wanted = prefiltered(source, context)
-            answered += bool(wanted) and engine.ast_findings(source, context, wanted) is not None
+            answered += bool(wanted) and engine.ast_answer(source, context, wanted) is not None
             fast = check_source(source, context, build_edits=False)
             assert shown(fast) == shown(check_source(source, context, build_edits=True)), text
     assert answered > count / 10, "the sweep must reach the ast reading"

@@ -1,0 +1,972 @@
+"""AOTI001/AOTI002's findings and the device-flow summary of a module, read from ``ast`` without libcst, for the
+modules whose deprecated calls this reading settles exactly as libcst's analysis does (``analysis.module_flow``
+for the summary, ``codemods.migration_plan`` for the fixes' verdicts); None for any other, which libcst reads.
+
+A module is settled here when
+- its names resolve from its own bindings, as libcst resolves them (``imported_names``, ``local_bindings``);
+- its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), by a name that resolves to
+  one function only;
+- what those calls are given are literals, parameters without a default, names bound once to such values or to
+  a compile's result, tuples, lists and dicts of them, and `options` are a dict of literal keys other than the
+  output path; a load's device is a string (or a name, an attribute);
+- each load's result is returned, dropped or passed straight on (so no call of a loaded model is in the module,
+  and none to check), and its path is a compile's result or a name;
+- no string of it names a `.so` file (nor does its text), and no module-level name is bound to an artifact path.
+
+Deploy helpers mid-migration are such modules (``so = aot_compile(model, (x,))`` then ``return aot_load(so,
+"cpu")``), and so is pre-commit's common case of one such file. Anything else the reading meets
+(``NotSettled``) hands the whole module to libcst. ``tests/test_ast_flow.py`` compares the findings and the
+summary with libcst's on every fixture and rule example and on generated modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aoti_lint.analysis.flow_summary import (
+    CompileSite,
+    Device,
+    DynamicDim,
+    ExampleInput,
+    FlowSummary,
+    LoadSite,
+    MigrationSite,
+    Span,
+)
+from aoti_lint.analysis.module_reader import last_parts
+from aoti_lint.analysis.values import (
+    Artifact,
+    Const,
+    Loaded,
+    Mapping,
+    Placed,
+    Qualified,
+    Seq,
+    device_of,
+    device_types,
+    entry_dims,
+    int_of,
+    parse_device,
+    path_of,
+)
+from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
+from aoti_lint.imported_names import ImportedNames, read
+from aoti_lint.knowledge.deprecated_api import (
+    AOT_COMPILE,
+    AOT_COMPILE_KEYWORDS,
+    AOT_COMPILE_PARAMETERS,
+    AOT_LOAD,
+    AOT_LOAD_PARAMETERS,
+    LOAD_PACKAGE_PARAMETERS_SINCE,
+    NEW_COMPILE,
+    OUTPUT_PATH_OPTION,
+    PACKAGE_OPTION,
+    DeprecatedSymbol,
+)
+from aoti_lint.knowledge.device_flow import (
+    AOT_COMPILE_INDUCTOR,
+    ARTIFACT_SUFFIXES,
+    COMPILE_AND_PACKAGE,
+    DIM,
+    DIM_DYNAMIC,
+    DIM_STATIC,
+    DTYPES,
+    EXPORT,
+    LIKE_FACTORIES,
+    MOVING_METHODS,
+    OS_PATH_DIRNAME,
+    OS_PATH_IDENTITY,
+    OS_PATH_JOIN,
+    OTHER_DEFAULT_DEVICE_SETTERS,
+    PACKAGE_LOADERS,
+    PATHLIB_PATH,
+    PRESERVING_METHODS,
+    SEQUENCE_BUILTINS,
+    SET_DEFAULT_DEVICE,
+    TENSOR_FACTORIES,
+    TORCH_DEVICE,
+)
+from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
+from aoti_lint.pyast import source_lines
+
+
+class NotSettled(Exception):
+    """Something this reading does not settle exactly as libcst's analysis: the module goes to libcst."""
+
+
+@dataclass(frozen=True)
+class AstFlow:
+    """What libcst's reading of the module gives AOTI001/AOTI002 and the device-flow rules."""
+
+    # The findings of both rules, before noqa comments, their fixes' edits deferred.
+    findings: tuple[Finding, ...]
+    summary: FlowSummary
+
+
+_SYMBOLS = (AOT_COMPILE, AOT_LOAD)
+# Every call the module reader sorts into compiles, loads and default-device setters (``module_reader``).
+_SITE_SHORT_NAMES = last_parts(
+    COMPILE_AND_PACKAGE,
+    AOT_COMPILE_INDUCTOR,
+    {AOT_COMPILE.qualified_name, AOT_LOAD.qualified_name, SET_DEFAULT_DEVICE},
+    PACKAGE_LOADERS,
+    OTHER_DEFAULT_DEVICE_SETTERS,
+)
+# The callees and attributes the evaluator gives a value to (``evaluator``): a value this reading does not build.
+_SPECIAL_CALLEES = frozenset(
+    {EXPORT, TORCH_DEVICE, "builtins.str"}
+    | TENSOR_FACTORIES.keys()
+    | LIKE_FACTORIES
+    | DIM
+    | PATHLIB_PATH
+    | OS_PATH_JOIN
+    | SEQUENCE_BUILTINS
+    | OS_PATH_IDENTITY
+    | OS_PATH_DIRNAME
+)
+_CALLEE_NAMES = last_parts(_SPECIAL_CALLEES)
+_ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
+# Methods whose value the evaluator reads from their receiver.
+_RECEIVER_METHODS = frozenset({"module", "resolve", "absolute", "to"}) | PRESERVING_METHODS | MOVING_METHODS.keys()
+# Where a load's result may stand for no name, container or attribute to hold the loaded model.
+_LOAD_PARENTS = (ast.Return, ast.Expr, ast.Call, ast.keyword)
+_NEEDS_PACKAGE = "the loader will need a `.pt2` package where it read a `.so`: its producer must now write one"
+_RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
+
+
+def read_flow(
+    path: Path, display_path: str, text: str, tree: ast.Module, target_torch: tuple[int, int], noqa: Any
+) -> AstFlow | None:
+    """The module's ``AstFlow``, or None where libcst must read it. ``noqa``: the text's ``Suppressions``."""
+    try:
+        return _Reader(text, tree, target_torch).flow(path, display_path, noqa)
+    except (NotSettled, RecursionError):
+        return None
+
+
+class _Verdict:
+    """``codemods.rewrites.Verdict``: only ever lowered."""
+
+    def __init__(self) -> None:
+        self.applicability = Applicability.SAFE
+        self.reason = ""
+
+    def lower(self, applicability: Applicability, reason: str) -> None:
+        if _RANK[applicability] < _RANK[self.applicability]:
+            self.applicability, self.reason = applicability, reason
+
+
+@dataclass
+class _Site:
+    """One deprecated call, as ``codemods.migration_plan`` plans it."""
+
+    kind: str  # "compile" or "load"
+    call: ast.Call
+    symbol: DeprecatedSymbol
+    arguments: dict[str, ast.expr]
+    verdict: _Verdict
+    producer: _Site | None = None
+    consumers: list[_Site] | None = None
+
+
+class _Reader:
+    def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int]) -> None:
+        if ".so" in text or folds_names(text):
+            raise NotSettled  # a `.so` named anywhere is the migration plan's business; see module docs
+        imported = read(tree)
+        if imported is None:
+            raise NotSettled  # a star import
+        self.text, self.tree, self.target_torch = text, tree, target_torch
+        self.lines = source_lines(text)
+        self.imported: ImportedNames = imported
+        self.locals = FunctionLocals(tree, self.lines)
+        if self.locals.opaque:
+            raise NotSettled
+        self.parents: dict[int, ast.AST] = {}
+        self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
+        self.in_fstring: set[int] = set()
+        stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
+        while stack:
+            node, parent, formatted = stack.pop()
+            self.nodes.append(node)
+            if parent is not None:
+                self.parents[id(node)] = parent
+            if formatted:
+                self.in_fstring.add(id(node))
+            if type(node) is ast.Constant and type(node.value) is str and ".so" in node.value:
+                raise NotSettled  # an escaped `.so` ("m.s\x6f") the text does not show
+            inner = formatted or type(node) is ast.JoinedStr
+            stack.extend((child, node, inner) for child in reversed(_children(node)))
+        # Calls in the order libcst meets them: by where they start, one around another first.
+        self.calls: list[ast.Call] = sorted(
+            (node for node in self.nodes if isinstance(node, ast.Call)),
+            key=lambda call: (call.lineno, call.col_offset, -(call.end_lineno or 0), -(call.end_col_offset or 0)),
+        )
+        # The target of each plain one-name assignment, where libcst's single assignment of a name is read.
+        self.assignments: dict[tuple[int, int], ast.Assign | ast.AnnAssign] = {}
+        self.parameters: dict[tuple[int, int], ast.arg] = {}
+        for node in self.nodes:
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                self.assignments[self._at(node.targets[0])] = node
+            elif type(node) is ast.AnnAssign and type(node.target) is ast.Name:
+                self.assignments[self._at(node.target)] = node
+            elif type(node) is ast.arg:
+                self.parameters[self._at(node)] = node
+        self._memo: dict[int, object] = {}
+        self._busy: set[int] = set()
+
+    # -- positions and names ----------------------------------------------------------------------------
+
+    def _column(self, line: int, offset: int) -> int:
+        text = self.lines[line - 1]
+        return offset if text.isascii() else len(text.encode()[:offset].decode(errors="replace"))
+
+    def _at(self, node: Any) -> tuple[int, int]:
+        """libcst's (line, column) of where a node starts: columns in characters, not bytes."""
+        return (node.lineno, self._column(node.lineno, node.col_offset))
+
+    def span(self, node: Any) -> Span:
+        start = self._at(node)
+        return Span(start[0], start[1] + 1, node.end_lineno, self._column(node.end_lineno, node.end_col_offset) + 1)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def may_name(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
+        """``QualifiedNames.may_name``: whether the node's qualified names can end in one of ``short_names``."""
+        while isinstance(node, ast.Call | ast.Subscript):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        if type(node) is ast.Attribute:
+            return node.attr in short_names
+        if type(node) is not ast.Name:
+            return False
+        return node.id in short_names or node.id in self.imported.import_aliases
+
+    def names(self, node: ast.AST) -> set[str]:
+        """libcst's qualified names of a name or attribute chain, read from the module's bindings."""
+        if id(node) in self.in_fstring:
+            raise NotSettled  # before Python 3.12, ast may place what an f-string holds elsewhere
+        parts = []
+        current = node
+        while type(current) is ast.Attribute:
+            parts.append(current.attr)
+            current = current.value
+        if type(current) is not ast.Name:
+            raise NotSettled
+        parts.append(current.id)
+        found = self.imported.names_of(".".join(reversed(parts)), bare=type(node) is ast.Name)
+        if found is None:
+            raise NotSettled
+        return found
+
+    def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
+        return self.names(node) if self.may_name(node, short_names) else set()
+
+    # -- the module's bindings, as ``dataflow.ModuleFacts`` reads them ------------------------------------
+
+    def single_value(self, name: ast.Name) -> ast.expr | None:
+        line, column = self._at(name)
+        answer = self.locals.single_assignment(name.id, line, column)
+        if answer is NOT_KNOWN:
+            raise NotSettled
+        if answer is None:
+            return None
+        statement = self.assignments.get(answer)  # type: ignore[call-overload]  # a (line, column)
+        if statement is None:
+            raise NotSettled
+        return statement.value
+
+    def lone_parameter(self, name: ast.Name) -> ast.arg | None:
+        line, column = self._at(name)
+        answer = self.locals.lone_parameter(name.id, line, column)
+        if answer is NOT_KNOWN:
+            raise NotSettled
+        if answer is None:
+            return None
+        parameter = self.parameters.get(answer)  # type: ignore[call-overload]  # a (line, column)
+        if parameter is None:
+            raise NotSettled
+        return parameter
+
+    def references(self, name: ast.Name) -> list[tuple[int, int]] | None:
+        line, column = self._at(name)
+        reads = self.locals.references(name.id, line, column)
+        if reads is NOT_KNOWN:
+            raise NotSettled
+        return reads  # type: ignore[return-value]  # None or the reads' (line, column)
+
+    def may_be_import(self, name: ast.Name) -> bool:
+        line, column = self._at(name)
+        return self.locals.may_be_import(name.id, line, column)
+
+    # -- values, as ``analysis.evaluator`` gives them -----------------------------------------------------
+
+    def eval(self, node: ast.AST | None) -> object:
+        if node is None:
+            return None
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            value = self._eval(node)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
+
+    def _eval(self, node: Any) -> object:
+        if id(node) in self.in_fstring:
+            raise NotSettled
+        kind = type(node)
+        if kind is ast.Constant:
+            value = node.value
+            # libcst: a string's value, an integer's, and the names None, True and False.
+            if value is None or type(value) in (str, int, bool):
+                return Const(value)
+            return None
+        if kind is ast.UnaryOp:
+            if type(node.op) is not ast.USub:
+                return None
+            operand = int_of(self.eval(node.operand))
+            return None if operand is None else Const(-operand)
+        if kind is ast.Name:
+            return self._eval_name(node)
+        if kind is ast.Tuple or kind is ast.List:
+            items: list[object] = []
+            for element in node.elts:
+                if type(element) is ast.Starred:
+                    value = self.eval(element.value)
+                    if not isinstance(value, Seq):
+                        return None
+                    items.extend(value.items)
+                else:
+                    items.append(self.eval(element))
+            return Seq(tuple(items))
+        if kind is ast.Dict:
+            pairs = []
+            for key_node, value_node in zip(node.keys, node.values, strict=True):
+                if key_node is None:
+                    return None
+                key = self.eval(key_node)
+                if not isinstance(key, Const):
+                    return None
+                pairs.append((key.value, self.eval(value_node)))
+            return Mapping(tuple(pairs))
+        if kind is ast.Attribute:
+            for name in self.names_among(node, _ATTRIBUTE_NAMES):
+                if name in DTYPES or name in DIM_DYNAMIC or name in DIM_STATIC:
+                    return Qualified(name)
+            if node.attr == "parent" or (type(node.value) is ast.Name and node.value.id == "self"):
+                raise NotSettled  # a path's parent, a class's attribute
+            return None
+        if kind is ast.Subscript:
+            return self._eval_subscript(node)
+        if kind is ast.BinOp:
+            # A path built with `/` starts from a path this reading never gives; `+` joins two strings.
+            left, right = self.eval(node.left), self.eval(node.right)
+            if type(node.op) is not ast.Add or not (isinstance(left, Const) and isinstance(right, Const)):
+                return None
+            if isinstance(left.value, str) and isinstance(right.value, str):
+                return Const(left.value + right.value)
+            return None
+        if kind is ast.JoinedStr:
+            raise NotSettled  # libcst reads an f-string's parts as written
+        if kind is ast.Call:
+            return self._eval_call(node)
+        return None
+
+    def _eval_name(self, node: ast.Name) -> object:
+        # (The evaluator never gives a tensor here, so a name changed in place needs no care.)
+        bound = self.single_value(node)
+        if bound is not None:
+            return self.eval(bound)
+        parameter = self.lone_parameter(node)
+        if parameter is not None:
+            default = self._default_of(parameter)
+            if default is not None and isinstance(self.eval(default), Const):
+                raise NotSettled  # libcst's scopes tell whether every call leaves it to the default
+            return None
+        if node.id == "__file__":
+            raise NotSettled
+        return None
+
+    def _default_of(self, parameter: ast.arg) -> ast.expr | None:
+        arguments = self.parent(parameter)
+        if type(arguments) is not ast.arguments:
+            raise NotSettled
+        positional = [*arguments.posonlyargs, *arguments.args]
+        if parameter in positional:
+            index = positional.index(parameter) - (len(positional) - len(arguments.defaults))
+            return arguments.defaults[index] if index >= 0 else None
+        if parameter in arguments.kwonlyargs:
+            return arguments.kw_defaults[arguments.kwonlyargs.index(parameter)]
+        return None  # *args, **kwargs
+
+    def _eval_subscript(self, node: ast.Subscript) -> object:
+        if type(node.slice) in (ast.Slice, ast.Tuple):
+            # libcst: a slice, or several indices (`x[a, b]`), has no value; `x[(a, b)]` has one index, a tuple,
+            # which is no constant either.
+            return None
+        base = self.eval(node.value)
+        key = self.eval(node.slice)
+        if not isinstance(key, Const):
+            return None
+        if isinstance(base, Seq) and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
+            return base.items[key.value]
+        if isinstance(base, Mapping):
+            matches = [value for item_key, value in base.items if item_key == key.value]
+            return matches[-1] if matches else None
+        return None
+
+    def _eval_call(self, call: ast.Call) -> object:
+        site = self.sites_by_call.get(id(call))
+        if site is not None:
+            return Artifact(site[1]) if site[0].kind == "compile" else Loaded(site[1])
+        if self.names_among(call.func, _CALLEE_NAMES) & _SPECIAL_CALLEES:
+            raise NotSettled  # a tensor factory, a device, an export, a path builder: not read here
+        if type(call.func) is ast.Attribute and call.func.attr in _RECEIVER_METHODS:
+            raise NotSettled
+        return None
+
+    # -- what the module reader finds ---------------------------------------------------------------------
+
+    def argument(self, call: ast.Call, position: int | None, keyword: str | None) -> ast.expr | None:
+        """``ModuleReader.argument``: the expression passed as ``keyword`` or at ``position`` (before any
+        ``*args``)."""
+        for item in call.keywords:
+            if item.arg is not None and item.arg == keyword:
+                return item.value
+        if position is None:
+            return None
+        positional = []
+        for arg in call.args:
+            if type(arg) is ast.Starred:
+                break
+            positional.append(arg)
+        return positional[position] if position < len(positional) else None
+
+    @staticmethod
+    def unpacks(call: ast.Call) -> bool:
+        return any(type(arg) is ast.Starred for arg in call.args) or any(item.arg is None for item in call.keywords)
+
+    def flow(self, path: Path, display_path: str, noqa: Any) -> AstFlow:
+        self.sites_by_call: dict[int, tuple[_Site, int]] = {}
+        compiles: list[_Site] = []
+        loads: list[_Site] = []
+        for call in self.calls:
+            if type(call.func) is ast.Call or not self.may_name(call.func, _SITE_SHORT_NAMES):
+                continue
+            names = self.names(call.func)
+            if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | PACKAGE_LOADERS.keys()):
+                raise NotSettled  # the new API, or the other compile: read by libcst
+            if names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
+                raise NotSettled
+            for symbol, found in ((AOT_COMPILE, compiles), (AOT_LOAD, loads)):
+                if symbol.qualified_name in names:
+                    if names != {symbol.qualified_name}:
+                        raise NotSettled  # bound to something else too: the message quotes libcst's code
+                    site = _Site("compile" if symbol is AOT_COMPILE else "load", call, symbol, {}, _Verdict())
+                    self.sites_by_call[id(call)] = (site, len(found))
+                    found.append(site)
+                    break
+        for site in loads:
+            if not isinstance(self.parent(site.call), _LOAD_PARENTS):
+                raise NotSettled  # a loaded model held somewhere: the calls of it are libcst's to read
+        sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
+        self._plan(sites, compiles, loads)
+        summary = FlowSummary(
+            path=display_path,
+            directory=str(path.resolve().parent),
+            compiles=tuple(self._compile_site(site.call) for site in compiles),
+            loads=tuple(self._load_site(site.call) for site in loads),
+            constants=self._artifact_constants(),
+            migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
+        )
+        return AstFlow(tuple(self._findings(display_path)), summary)
+
+    def _compile_site(self, call: ast.Call) -> CompileSite:
+        model = self.argument(call, 0, "f")
+        device, inputs = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
+        options_node = self.argument(call, None, "options")
+        if type(options_node) is ast.Dict and None not in options_node.keys:
+            if any(self.eval(key) == Const(OUTPUT_PATH_OPTION) for key in options_node.keys):
+                raise NotSettled  # an output path: the plan's business
+        elif options_node is not None:
+            options = self.eval(options_node)
+            if isinstance(options, Mapping) and any(key == OUTPUT_PATH_OPTION for key, _ in options.items):
+                raise NotSettled
+        return CompileSite(self.span(call), device, None, self._dynamic_dims(call, inputs), None)
+
+    def _load_site(self, call: ast.Call) -> LoadSite:
+        path_node = self.argument(call, 0, "so_path")
+        path_value = self.eval(path_node)
+        compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
+        if path_of(path_value) is not None:
+            raise NotSettled  # a path written out: the plan's business
+        base = path_node
+        while type(base) is ast.Attribute:
+            base = base.value
+        if type(base) is ast.Name and self.may_be_import(base):
+            raise NotSettled  # maybe a constant another module holds
+        device_node = self.argument(call, 1, "device")
+        device = device_of(self.eval(device_node))
+        return LoadSite(self.span(call), "aot_load", compile_index, None, device, None, None)
+
+    def _example_inputs(self, model: Any, args: Any, kwargs: Any) -> tuple[Device | None, tuple[Placed, ...] | None]:
+        """``ModuleEvaluator._example_inputs``."""
+        devices: set[str] = set()
+        inputs: list[Placed] | None = None
+        args_value = self.eval(args)
+        if isinstance(args_value, Seq):
+            inputs = []
+            aligned = True
+            for item in args_value.items:
+                aligned = aligned and isinstance(item, Placed)
+                if aligned:
+                    inputs.append(item)
+                devices |= device_types(item)
+        if kwargs is not None:
+            devices |= device_types(self.eval(kwargs))
+        if model is not None:
+            model_device = device_of(self.eval(model))
+            if model_device is not None:
+                if devices and devices != {model_device.type}:
+                    return None, (None if inputs is None else tuple(inputs))
+                devices.add(model_device.type)
+        device = Device(devices.pop()) if len(devices) == 1 else None
+        return device, (None if inputs is None else tuple(inputs))
+
+    def _dynamic_dims(self, call: ast.Call, inputs: tuple[Placed, ...] | None) -> tuple[ExampleInput, ...] | None:
+        """``ModuleEvaluator._dynamic_dims``."""
+        if inputs is None:
+            return None
+        count = len(inputs)
+        per_input: list[tuple[DynamicDim, ...] | None]
+        node = self.argument(call, None, "dynamic_shapes")
+        spec = None if node is None and self.unpacks(call) else (Const(None) if node is None else self.eval(node))
+        if isinstance(spec, Const) and spec.value is None:
+            per_input = [()] * count
+        elif isinstance(spec, Seq):
+            per_input = [entry_dims(spec.items[i]) if i < len(spec.items) else None for i in range(count)]
+        elif isinstance(spec, Mapping) and count == 1 and len(spec.items) == 1:
+            per_input = [entry_dims(spec.items[0][1])]
+        elif isinstance(spec, Mapping):
+            entries = [entry_dims(value) for _, value in spec.items]
+            merged: tuple[DynamicDim, ...] | None = None
+            if None not in entries:
+                indices = sorted({dim.index for entry in entries for dim in entry or ()})
+                merged = tuple(DynamicDim(index) for index in indices)
+            per_input = [merged] * count
+        else:
+            per_input = [None] * count
+        return tuple(ExampleInput(item.shape, dims) for item, dims in zip(inputs, per_input, strict=True))
+
+    def _artifact_constants(self) -> tuple[tuple[str, str], ...]:
+        """None here: a module-level name bound to an artifact path is the plan's business."""
+        for statement in self.tree.body:
+            value: ast.expr | None
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, ast.AnnAssign):
+                targets, value = [statement.target], statement.value
+            else:
+                continue
+            if any(type(target) is ast.Name for target in targets):
+                path = path_of(self.eval(value))
+                if path is not None and path.endswith(ARTIFACT_SUFFIXES):
+                    raise NotSettled
+        return ()
+
+    # -- the verdicts, as ``codemods.migration_plan`` gives them ------------------------------------------
+
+    def _plan(self, sites: list[_Site], compiles: list[_Site], loads: list[_Site]) -> None:
+        for site in sites:
+            verdict, symbol = site.verdict, site.symbol
+            if self.target_torch < symbol.replacement_since:
+                since = ".".join(map(str, symbol.replacement_since))
+                verdict.lower(
+                    Applicability.DISPLAY_ONLY,
+                    f"`{symbol.replacement}` needs torch {since}; `target-torch` is "
+                    f"{'.'.join(map(str, self.target_torch))}",
+                )
+            positional, keywords = (
+                (AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS) if site.kind == "compile" else (AOT_LOAD_PARAMETERS, ())
+            )
+            arguments = _bind(site.call, positional, keywords)
+            if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
+                verdict.lower(Applicability.DISPLAY_ONLY, "its arguments cannot be read statically")
+            site.arguments = arguments or {}
+        if sites:
+            name = self._torch_binding() or "torch"
+            foreign = [site for site in sites if _root_name(site.call.func) != name]
+            if foreign and not self.locals.binds_only_a_module(name, "torch"):
+                for site in foreign:
+                    site.verdict.lower(
+                        Applicability.DISPLAY_ONLY,
+                        f"`{name}` is bound to something else than the torch package in this module: the fix's "
+                        f"`{name}._inductor` might not reach torch",
+                    )
+        for site in compiles:
+            self._analyse_compile(site)
+        for site in loads:
+            self._analyse_load(site)
+        self._link(compiles, loads)
+
+    def _torch_binding(self) -> str | None:
+        """``codemods.expressions.torch_binding``: the name a module-level ``import torch[.x] [as t]`` binds."""
+        for statement in self.tree.body:
+            if type(statement) is not ast.Import:
+                continue
+            for alias in statement.names:
+                if alias.asname is None and alias.name.split(".")[0] == "torch":
+                    return "torch"
+                if alias.name == "torch" and alias.asname is not None:
+                    return alias.asname
+        return None
+
+    def _analyse_compile(self, site: _Site) -> None:
+        verdict, args = site.verdict, site.arguments
+        for keyword, bad, reason in (
+            ("disable_constraint_solver", False, "`disable_constraint_solver=True` has no equivalent in the new API"),
+            ("same_signature", True, "`same_signature=False` has no equivalent in the new API"),
+        ):
+            if keyword in args and not _is_constant(args[keyword], bad):
+                verdict.lower(Applicability.DISPLAY_ONLY, reason)
+        if "f" in args:
+            self._analyse_callable(site, args["f"])
+        if "options" in args:
+            self._analyse_options(site, args["options"])
+
+    def _analyse_callable(self, site: _Site, f: ast.expr) -> None:
+        if type(f) is ast.Lambda or (
+            type(f) is ast.Call and self.may_name(f.func, {"partial"}) and "functools.partial" in self.names(f.func)
+        ):
+            site.verdict.lower(
+                Applicability.DISPLAY_ONLY,
+                "`torch.export.export` takes an `nn.Module`, not a lambda or `functools.partial`; wrap it in a Module",
+            )
+            return
+        if type(f) is ast.Name and f.id in self.imported.functions:
+            raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
+        # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
+
+    def _analyse_options(self, site: _Site, options: ast.expr) -> None:
+        """``codemods.options.analyse_options``, for a literal dict of keys the fix keeps."""
+        if type(options) is ast.Name:
+            raise NotSettled  # the dict's keys are read where it is built and updated: libcst's scopes
+        if type(options) is not ast.Dict:
+            site.verdict.lower(
+                Applicability.DISPLAY_ONLY,
+                "its `options` cannot be followed statically (they may set `aot_inductor.output_path`)",
+            )
+            return
+        for key in options.keys:
+            if key is None:
+                site.verdict.lower(Applicability.DISPLAY_ONLY, "its `options` unpack another mapping (`**`)")
+                return
+            value = _string_value(key)
+            if value is None:
+                site.verdict.lower(Applicability.DISPLAY_ONLY, "its `options` have keys that are not literals")
+                return
+            if value in (OUTPUT_PATH_OPTION, PACKAGE_OPTION):
+                raise NotSettled
+
+    def _analyse_load(self, site: _Site) -> None:
+        verdict = site.verdict
+        if "device" not in site.arguments:
+            return
+        value = site.arguments["device"]
+        if type(value) in (ast.Call, ast.JoinedStr):
+            raise NotSettled  # torch.device(...), f"cuda:{rank}": read by libcst
+        literal = _string_value(value)
+        device = parse_device(literal.strip()) if literal is not None else None
+        if device is None:
+            effects = _effects(value)
+            if ast.Call in effects:
+                raise NotSettled  # whether each call only reads a value: libcst's names
+            if effects:
+                verdict.lower(
+                    Applicability.DISPLAY_ONLY,
+                    "the device argument is computed by a call (or an await, a yield, an assignment) that the "
+                    "fix would drop with it; move it to a statement of its own first",
+                )
+                return
+            verdict.lower(
+                Applicability.UNSAFE,
+                "the device is not a literal: the package decides the device type, and the device index is "
+                "no longer passed (add `device_index=` for a specific GPU)",
+            )
+            return
+        if device.index is None or device.type == "cpu":
+            return
+        if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
+            return
+        if device.index == 0:
+            verdict.lower(
+                Applicability.UNSAFE,
+                "`device_index` needs torch 2.8 (`target-torch`); without it the package loads on the current device",
+            )
+        else:
+            verdict.lower(
+                Applicability.DISPLAY_ONLY,
+                f"loading on `{device.type}:{device.index}` needs `device_index=` (torch 2.8+); raise `target-torch`",
+            )
+
+    def _link(self, compiles: list[_Site], loads: list[_Site]) -> None:
+        calls = {id(site.call): site for site in compiles}
+        for load in loads:
+            path = load.arguments.get("so_path")
+            if type(path) is ast.Call and id(path) in calls:
+                load.producer = calls[id(path)]
+            elif type(path) is ast.Name:
+                value = self.single_value(path)
+                if type(value) is ast.Call and id(value) in calls:
+                    load.producer = calls[id(value)]
+                elif type(value) is ast.Call and self.may_name(value.func, {NEW_COMPILE.rsplit(".", 1)[-1]}):
+                    raise NotSettled
+                else:
+                    load.verdict.lower(Applicability.UNSAFE, _NEEDS_PACKAGE)
+            elif (_string_value(path) or "").endswith(".pt2"):
+                continue  # the old loader on a package: the new loader is the fix
+            else:
+                load.verdict.lower(Applicability.UNSAFE, _NEEDS_PACKAGE)
+            if load.producer is not None:
+                load.producer.consumers = [*(load.producer.consumers or []), load]
+        for site in compiles:
+            self._settle_compile(site)
+        for load in loads:
+            if load.producer is not None:
+                producer = load.producer.verdict
+                if producer.applicability is Applicability.DISPLAY_ONLY:
+                    load.verdict.lower(
+                        Applicability.DISPLAY_ONLY,
+                        "the compile that writes its artifact cannot be migrated automatically",
+                    )
+                elif producer.applicability is Applicability.UNSAFE:
+                    load.verdict.lower(Applicability.UNSAFE, producer.reason)
+
+    def _settle_compile(self, site: _Site) -> None:
+        verdict = site.verdict
+        if verdict.applicability is Applicability.DISPLAY_ONLY:
+            return
+        consumers = site.consumers or []
+        for load in consumers:
+            if load.verdict.applicability is Applicability.DISPLAY_ONLY:
+                verdict.lower(
+                    Applicability.DISPLAY_ONLY,
+                    f"the load that reads its artifact cannot be migrated: {load.verdict.reason}",
+                )
+                return
+            if load.verdict.applicability is Applicability.UNSAFE:
+                verdict.lower(Applicability.UNSAFE, load.verdict.reason)
+        escapes = "its artifact is now a `.pt2` package; code outside this module that reads the `.so` must change"
+        consumer_paths = {id(load.arguments["so_path"]) for load in consumers}
+        consumer_places = {self._at(load.arguments["so_path"]) for load in consumers}
+        parent = self.parent(site.call)
+        bound = None
+        if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) is ast.Name:
+            bound = parent.targets[0]
+        elif type(parent) is ast.AnnAssign and type(parent.target) is ast.Name and parent.value is site.call:
+            bound = parent.target
+        if bound is not None:
+            uses = self.references(bound)
+            if uses is None or any(use not in consumer_places for use in uses):
+                verdict.lower(Applicability.UNSAFE, escapes)
+        elif type(parent) is not ast.Expr and id(site.call) not in consumer_paths:
+            verdict.lower(Applicability.UNSAFE, escapes)
+
+    # -- the summary's migration sites and the rules' findings ---------------------------------------------
+
+    def _migration_site(self, site: _Site, noqa: Any, display_path: str) -> MigrationSite:
+        row, column = self._at(site.call.func)
+        index = self.sites_by_call[id(site.call)][1]
+        path = site.arguments.get("so_path") if site.kind == "load" else None
+        code = "AOTI001" if site.kind == "compile" else "AOTI002"
+        at = Position(row, column + 1)
+        return MigrationSite(
+            kind=site.kind,
+            row=row,
+            column=column + 1,
+            index=index,
+            applicability=site.verdict.applicability.value,
+            reason=site.verdict.reason,
+            path_name=path.id if type(path) is ast.Name else None,
+            path_blocked=False,
+            rewrites_path=False,
+            param=self._parameter_of(path) if site.kind == "load" else None,
+            suppressed=noqa.suppresses(Finding(code, "", display_path, at, at)),
+            so_name=None,  # no string names a `.so`
+        )
+
+    def _parameter_of(self, node: ast.expr | None) -> tuple[str, int, str] | None:
+        """``ModuleFlow._parameter_of``: (function, position, name) when ``node`` reads a parameter of a
+        module-level function."""
+        if type(node) is not ast.Name:
+            return None
+        parameter = self.lone_parameter(node)
+        if parameter is None:
+            return None
+        arguments = self.parent(parameter)
+        function = self.parent(arguments) if arguments is not None else None
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            raise NotSettled  # a lambda's: libcst looks for the function around it
+        if self.parent(function) is not self.tree:
+            return None
+        positional = [*function.args.posonlyargs, *function.args.args]
+        position = next((i for i, p in enumerate(positional) if p is parameter), -1)
+        return (function.name, position, node.id)
+
+    def _findings(self, display_path: str) -> list[Finding]:
+        """Every reference to the deprecated functions, called or not, as ``DeprecatedReference`` reports it."""
+        from aoti_lint.rules import DeprecatedAotCompile, DeprecatedAotLoad
+
+        rules = {AOT_COMPILE.qualified_name: DeprecatedAotCompile, AOT_LOAD.qualified_name: DeprecatedAotLoad}
+        found: list[Finding] = []
+        node: Any
+        for node in self.nodes:
+            kind = type(node)
+            if kind is ast.Attribute:
+                spelled = node.attr
+                if spelled not in (AOT_COMPILE.short_name, AOT_LOAD.short_name):
+                    continue
+            elif kind is ast.Name:
+                spelled = node.id
+                shorts = (AOT_COMPILE.short_name, AOT_LOAD.short_name)
+                if spelled not in shorts and spelled not in self.imported.import_aliases:
+                    continue
+            else:
+                if _binds_a_name(node, self.imported.import_aliases):
+                    raise NotSettled  # `global aot_load`, `except E as aot_load`: libcst may name it the API
+                continue
+            for symbol in _SYMBOLS:
+                if kind is ast.Attribute and spelled != symbol.short_name:
+                    continue
+                if kind is ast.Name and spelled != symbol.short_name and spelled not in self.imported.import_aliases:
+                    continue
+                if symbol.qualified_name in self.names(node):
+                    found.append(self._finding(rules[symbol.qualified_name], symbol, node, display_path))
+        return found
+
+    def _finding(self, rule: Any, symbol: DeprecatedSymbol, node: Any, display_path: str) -> Finding:
+        span = self.span(node)
+        message = (
+            f"`{symbol.qualified_name}` is deprecated; use `{symbol.replacement}` "
+            f"(torch {symbol.replacement_since[0]}.{symbol.replacement_since[1]}+)"
+        )
+        parent = self.parent(node)
+        found = self.sites_by_call.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
+        if found is None:
+            fix = Fix(
+                Applicability.DISPLAY_ONLY,
+                f"Migrate by hand: the reference is not called here; its callers must switch to `{symbol.replacement}`",
+            )
+        else:
+            verdict = found[0].verdict
+            if verdict.applicability is Applicability.DISPLAY_ONLY:
+                fix = Fix(Applicability.DISPLAY_ONLY, f"Migrate by hand: {verdict.reason}")
+                message += f"; not fixed automatically: {verdict.reason}"
+            else:
+                title = (
+                    "Export with `torch.export.export` and compile with `aoti_compile_and_package`"
+                    if found[0].kind == "compile"
+                    else "Load the package with `aoti_load_package`"
+                )
+                if verdict.applicability is Applicability.UNSAFE:
+                    title += f" (unsafe: {verdict.reason})"
+                fix = Fix(verdict.applicability, title, deferred=True)
+        return Finding(
+            code=rule.code,
+            message=message,
+            path=display_path,
+            start=Position(span.row, span.column),
+            end=Position(span.end_row, span.end_column),
+            severity=rule.severity,
+            fix=fix,
+            url=rule.url(),
+            data=node,
+        )
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """The node's children, the expression contexts aside."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        if name == "ctx":
+            continue
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
+def _effects(node: ast.AST) -> set[type]:
+    """The kinds of node with an effect in an expression (``MigrationPlan._has_effects``): a lambda's body runs
+    only when called."""
+    found: set[type] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        kind = type(current)
+        if kind in (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Call):
+            found.add(ast.Yield if kind is ast.YieldFrom else kind)
+        if kind is not ast.Lambda:
+            pending.extend(_children(current))
+    return found
+
+
+def _binds_a_name(node: Any, aliases: frozenset[str]) -> bool:
+    """Whether ``node`` spells a deprecated function's name (or an import's `as` name) where libcst holds a name
+    node that ``ast`` does not: `global`/`nonlocal`, `except ... as`, a match capture."""
+    names: list[str] = []
+    kind = type(node)
+    if kind is ast.Global or kind is ast.Nonlocal:
+        names = list(node.names)
+    elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+        names = [node.name] if node.name else []
+    elif kind is ast.MatchMapping:
+        names = [node.rest] if node.rest else []
+    elif kind.__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+        names = [node.name]
+    shorts = {AOT_COMPILE.short_name, AOT_LOAD.short_name}
+    return any(name in shorts or name in aliases for name in names)
+
+
+def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, ast.expr] | None:
+    """``codemods.expressions.bind``: the call's arguments by parameter name; None when that cannot be done."""
+    bound: dict[str, ast.expr] = {}
+    for index, arg in enumerate(call.args):
+        if type(arg) is ast.Starred or index >= len(positional):
+            return None
+        bound[positional[index]] = arg
+    for item in call.keywords:
+        name = item.arg
+        if name is None or (name not in positional and name not in keywords) or name in bound:
+            return None
+        bound[name] = item.value
+    return bound
+
+
+def _string_value(node: ast.AST | None) -> str | None:
+    """``codemods.expressions.string_value``: a string literal's value (several pieces joined), else None."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    return None
+
+
+def _is_constant(node: ast.AST, value: bool) -> bool:
+    """``codemods.expressions.is_true`` / ``is_false``."""
+    return type(node) is ast.Constant and node.value is value
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while type(node) is ast.Attribute:
+        node = node.value
+    return node.id if type(node) is ast.Name else None

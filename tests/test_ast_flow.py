@@ -1,0 +1,212 @@
+"""AOTI001/AOTI002 and the device-flow summary read from ``ast`` (``aoti_lint.analysis.ast_flow``): where the reading
+answers, a run without fix edits gives what libcst's analysis gives (findings, fixes' verdicts, the summary and the
+noqa comments the project pass reads), on every fixture and rule example and on generated modules; where it does not
+answer, libcst reads the file."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoti_lint import engine, parse
+from aoti_lint.engine import check_source
+from aoti_lint.file_context import FileContext
+from aoti_lint.prefilter import prefiltered
+from aoti_lint.rules import ALL_RULES, DeprecatedAotCompile, DeprecatedAotLoad
+from aoti_lint.source import SourceFile
+from aoti_lint.target_torch import parse_target_torch
+from benchmarks.run import AOTI_FORMS, PLAIN, PLANTED
+from tests.conftest import FIXTURES, REPO
+
+MIGRATION_RULES = [DeprecatedAotCompile, DeprecatedAotLoad]
+CONTEXTS = [
+    FileContext.of(ALL_RULES),
+    FileContext.of(MIGRATION_RULES),
+    FileContext.of(ALL_RULES, target_torch=parse_target_torch("2.5")),
+    FileContext.of(ALL_RULES, target_torch=parse_target_torch("2.8")),
+]
+
+
+def source_of(text: str, name: str = "m.py") -> SourceFile:
+    return SourceFile(Path(name), name, "python", text.encode())
+
+
+def shown(result) -> tuple:
+    """All a check gives the report and the project pass, as comparable data."""
+    findings = sorted(
+        (
+            f.code,
+            f.message,
+            f.start.row,
+            f.start.column,
+            f.end.row,
+            f.end.column,
+            f.noqa_row,
+            None if f.fix is None else (f.fix.applicability, f.fix.message, f.fix.has_edits),
+        )
+        for f in result.findings
+    )
+    project = None
+    if result.project is not None:
+        noqa = result.project.suppressions
+        project = (
+            result.project.summaries,
+            result.project.codes,
+            (noqa.lines, noqa.file_all, noqa.file_codes),
+        )
+    return findings, project, sorted(error.message for error in result.errors)
+
+
+def answered_and_agrees(text: str, context: FileContext, name: str = "m.py") -> bool:
+    """Whether the ast reading answered; asserts that the two readings agree on the text."""
+    wanted = prefiltered(source_of(text, name), context)
+    answered = bool(wanted) and engine.ast_answer(source_of(text, name), context, wanted) is not None
+    fast = check_source(source_of(text, name), context, build_edits=False)
+    full = check_source(source_of(text, name), context, build_edits=True)
+    assert shown(fast) == shown(full), text
+    return answered
+
+
+def _fixture_texts() -> list[tuple[str, str]]:
+    found = []
+    for path in sorted([*FIXTURES.rglob("*.py"), *(REPO / "examples").rglob("*.py")]):
+        try:
+            found.append((str(path.relative_to(REPO)), path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, OSError):
+            continue
+    for rule in ALL_RULES:
+        for index, example in enumerate([*rule.VALID, *rule.INVALID]):
+            if example.filename.endswith(".py"):
+                found.append((f"{rule.code}-example-{index}", example.source))
+    return found
+
+
+FIXTURE_TEXTS = _fixture_texts()
+BENCHMARK_FORMS = [PLAIN.format(doc="x", cls="Block", func="run", width=64) + "\n\n" + form for form in AOTI_FORMS]
+
+
+def test_the_readings_agree_on_every_fixture_and_example():
+    answered = 0
+    for name, text in FIXTURE_TEXTS:
+        # What the reading is asked about: the deprecated calls, and the summary of a file with an AOTI name.
+        if not any(token in text for token in ("aot_compile", "aot_load", "load_package", ".pt2")):
+            continue
+        for context in CONTEXTS:
+            answered += answered_and_agrees(text, context, Path(name).name if name.endswith(".py") else "m.py")
+    assert answered >= 20, f"the ast reading answered {answered} times: the test does not reach it"
+
+
+@pytest.mark.parametrize("text", [*BENCHMARK_FORMS, PLANTED], ids=["form0", "form1", "form2", "planted"])
+def test_a_deploy_helper_is_read_without_libcst(text, monkeypatch):
+    parsed: list[str] = []
+    original = parse.parse_module
+    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
+    for context in CONTEXTS:
+        assert answered_and_agrees(text, context)
+    result = check_source(source_of(text), CONTEXTS[0], build_edits=False)
+    assert {f.code for f in result.findings} >= {"AOTI001"} and result.project is not None
+    assert len(parsed) == len(CONTEXTS), "only the runs that build edits parsed with libcst"
+
+
+# Pieces of generated modules: how the API is imported and spelled, where the calls stand, what they are given.
+IMPORTS = [
+    ("import torch\n", "torch._export.aot_compile", "torch._export.aot_load"),
+    ("from torch._export import aot_compile, aot_load\n", "aot_compile", "aot_load"),
+    ("import torch._export as te\n", "te.aot_compile", "te.aot_load"),
+    ("from torch import _export\n", "_export.aot_compile", "_export.aot_load"),
+    ("import torch as t\n", "t._export.aot_compile", "t._export.aot_load"),
+    ("from torch._export import aot_compile as build, aot_load as open_so\n", "build", "open_so"),
+    ("import torch\ntorch = None\n", "torch._export.aot_compile", "torch._export.aot_load"),
+    ("import os\nfrom torch._export import aot_compile\nimport torch\n", "aot_compile", "torch._export.aot_load"),
+]
+ARGS = ["(x,)", "(x, y)", "[x]", "()", "args", "(1, 2)", "(x,), {}", "(x,), {'k': y}", "*pair"]
+KEYWORDS = [
+    "",
+    ", options={}",
+    ", options={'max_autotune': True}",
+    ", options={**base}",
+    ", options={key: 1}",
+    ", options=opts",
+    ", options=dict(a=1)",
+    ", dynamic_shapes={'x': {0: batch}}",
+    ", dynamic_shapes=None",
+    ", disable_constraint_solver=True",
+    ", disable_constraint_solver=False",
+    ", same_signature=False",
+    ", remove_runtime_assertions=True",
+    ", bogus=1",
+]
+MODELS = ["model", "lambda z: z", "Net()", "ep.module()", "net", "functools.partial(f, 1)", "m"]
+DEVICES = ["'cpu'", "'cuda'", "'cuda:0'", "'cuda:1'", "'mps'", "'cuda:x'", "device", "dev.kind", "f'cuda:{rank}'"]
+DEVICES += ["torch.device('cuda', 1)", "'cuda' if gpu else 'cpu'", "pick()", "(yield)", "x := 'cpu'"]
+DEVICES += ["lambda: (yield)"]
+LOAD_PATHS = ["so", "path", "'model.pt2'", "other", "compiled"]
+
+
+def _module(rng: random.Random) -> str:
+    header, compile_name, load_name = rng.choice(IMPORTS)
+    model, args, keywords = rng.choice(MODELS), rng.choice(ARGS), rng.choice(KEYWORDS)
+    device = rng.choice(DEVICES)
+    compile_call = f"{compile_name}({model}, {args}{keywords})"
+    shape = rng.randrange(9)
+    noqa = rng.choice(["", "", "  # noqa", "  # noqa: AOTI001", "  # noqa: AOTI002"])
+    if shape == 0:
+        body = f"def build(model, x, y=None, *pair, net=2, **k):\n    so = {compile_call}{noqa}\n"
+        body += f"    return {load_name}(so, {device})\n"
+    elif shape == 1:
+        body = f"def build(model, x, path):\n    {compile_call}\n"
+        body += f"    return {load_name}({rng.choice(LOAD_PATHS)}, {device})\n"
+    elif shape == 2:
+        body = f"so = {compile_call}\nrunner = {load_name}(so, {device})\n"
+    elif shape == 3:
+        body = f"def build(model, x):\n    return {load_name}({compile_call}, {device}){noqa}\n"
+    elif shape == 4:
+        body = f"def build(model, x):\n    return {compile_call}\n\n\ndef serve(path):\n"
+        body += f"    return {load_name}(path, {device})\n"
+    elif shape == 5:
+        body = f"def build(model, x):\n    so = {compile_call}\n    keep(so)\n    {load_name}(so, {device})\n"
+    elif shape == 6:
+        body = f"fn = {compile_name}\nloader = {load_name}\n\n\ndef go(model, x):\n    return fn(model, x)\n"
+    elif shape == 7:
+        body = f"class Exporter:\n    def build(self, model, x):\n        so = {compile_call}\n"
+        body += f"        return {load_name}(so, {device})\n"
+    else:
+        body = (
+            f"def build(model, x):\n    so: str = {compile_call}\n    print(so)\n    return {load_name}(so, {device})\n"
+        )
+    extra = rng.choice(["", "", "BATCH = 8\n", "PATH = 'out/model.pt2'\n", "log = logging.getLogger(__name__)\n"])
+    extra += rng.choice(["", "", "def model():\n    pass\n", "compiled = 1\n", "global_name = torch\n"])
+    return f"{header}{extra}\n\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("count", "seed"), [(150, 1), pytest.param(4000, 2, marks=pytest.mark.slow)], ids=["small", "full"]
+)
+def test_the_readings_agree_on_generated_modules(count, seed):
+    rng = random.Random(seed)
+    answered = 0
+    for _ in range(count):
+        text = _module(rng)
+        for context in (CONTEXTS[0], rng.choice(CONTEXTS[1:])):
+            answered += answered_and_agrees(text, context)
+    assert answered > count / 5, f"the ast reading answered {answered} of {2 * count}: the sweep misses it"
+
+
+def test_a_run_of_deploy_helpers_imports_no_libcst(tmp_path):
+    for index, form in enumerate(itertools.islice(itertools.cycle(BENCHMARK_FORMS), 6)):
+        (tmp_path / f"m{index}.py").write_text(form)
+    code = (
+        "import sys\nfrom aoti_lint.cli import main\n"
+        "rc = main(['--quiet', '--no-cache', '--jobs', '1', '.'])\n"
+        "assert 'libcst' not in sys.modules, 'libcst imported'\n"
+        "print(rc)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(REPO)}
+    )
+    assert result.stdout.strip().endswith("1"), result.stderr

@@ -146,6 +146,7 @@ DEVICES = ["'cpu'", "'cuda'", "'cuda:0'", "'cuda:1'", "'mps'", "'cuda:x'", "devi
 DEVICES += ["torch.device('cuda', 1)", "'cuda' if gpu else 'cpu'", "pick()", "(yield)", "x := 'cpu'"]
 DEVICES += ["lambda: (yield)"]
 LOAD_PATHS = ["so", "path", "'model.pt2'", "other", "compiled"]
+CALL_ARGUMENTS = ["x", "x, 1", "*x", "**x", "torch.randn(2, 3)", "x.cuda()", "[x, y]", "x=x", "x.eval()", "(x, (1, 2))"]
 
 
 def _module(rng: random.Random) -> str:
@@ -153,7 +154,7 @@ def _module(rng: random.Random) -> str:
     model, args, keywords = rng.choice(MODELS), rng.choice(ARGS), rng.choice(KEYWORDS)
     device = rng.choice(DEVICES)
     compile_call = f"{compile_name}({model}, {args}{keywords})"
-    shape = rng.randrange(9)
+    shape = rng.randrange(11)
     noqa = rng.choice(["", "", "  # noqa", "  # noqa: AOTI001", "  # noqa: AOTI002"])
     if shape == 0:
         body = f"def build(model, x, y=None, *pair, net=2, **k):\n    so = {compile_call}{noqa}\n"
@@ -175,10 +176,15 @@ def _module(rng: random.Random) -> str:
     elif shape == 7:
         body = f"class Exporter:\n    def build(self, model, x):\n        so = {compile_call}\n"
         body += f"        return {load_name}(so, {device})\n"
+    elif shape == 9:
+        body = f"def build(model, x):\n    so = {compile_call}\n    runner = {load_name}(so, {device})\n"
+        body += f"    return runner({rng.choice(CALL_ARGUMENTS)})\n"
+    elif shape == 10:
+        body = f"class Server:\n    def __init__(self, so):\n        self.model = {load_name}(so, {device})\n\n"
+        body += f"    def __call__(self, x):\n        return self.model({rng.choice(CALL_ARGUMENTS)})\n"
     else:
-        body = (
-            f"def build(model, x):\n    so: str = {compile_call}\n    print(so)\n    return {load_name}(so, {device})\n"
-        )
+        body = f"def build(model, x):\n    so: str = {compile_call}\n    print(so)\n"
+        body += f"    return {load_name}(so, {device})\n"
     extra = rng.choice(["", "", "BATCH = 8\n", "PATH = 'out/model.pt2'\n", "log = logging.getLogger(__name__)\n"])
     extra += rng.choice(["", "", "def model():\n    pass\n", "compiled = 1\n", "global_name = torch\n"])
     return f"{header}{extra}\n\n{body}"

@@ -9,8 +9,8 @@ A module is settled here when
 - what those calls are given are literals, parameters without a default, names bound once to such values or to
   a compile's result, tuples, lists and dicts of them, and `options` are a dict of literal keys other than the
   output path; a load's device is a string (or a name, an attribute);
-- each load's result is returned, dropped or passed straight on (so no call of a loaded model is in the module,
-  and none to check), and its path is a compile's result or a name;
+- a load's path is a compile's result or a name, and a loaded model is called with no tensor the evaluator gives a
+  device or shape (those are libcst's to read);
 - no string of it names a `.so` file (nor does its text), and no module-level name is bound to an artifact path.
 
 Deploy helpers mid-migration are such modules (``so = aot_compile(model, (x,))`` then ``return aot_load(so,
@@ -34,6 +34,7 @@ from aoti_lint.analysis.flow_summary import (
     FlowSummary,
     LoadSite,
     MigrationSite,
+    ModelCall,
     Span,
 )
 from aoti_lint.analysis.module_reader import last_parts
@@ -129,10 +130,10 @@ _SPECIAL_CALLEES = frozenset(
 )
 _CALLEE_NAMES = last_parts(_SPECIAL_CALLEES)
 _ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
-# Methods whose value the evaluator reads from their receiver.
-_RECEIVER_METHODS = frozenset({"module", "resolve", "absolute", "to"}) | PRESERVING_METHODS | MOVING_METHODS.keys()
-# Where a load's result may stand for no name, container or attribute to hold the loaded model.
-_LOAD_PARENTS = (ast.Return, ast.Expr, ast.Call, ast.keyword)
+# Methods whose value the evaluator reads from their receiver (``ModuleEvaluator._method``): the value of a tensor, a
+# program or a path, which this reading never gives, so theirs is none; and those that place a tensor.
+_RECEIVER_METHODS = frozenset({"module", "resolve", "absolute"}) | PRESERVING_METHODS
+_PLACING_METHODS = frozenset({"to"}) | MOVING_METHODS.keys()
 _NEEDS_PACKAGE = "the loader will need a `.pt2` package where it read a `.so`: its producer must now write one"
 _RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
 
@@ -215,6 +216,7 @@ class _Reader:
                 self.assignments[self._at(node.target)] = node
             elif type(node) is ast.arg:
                 self.parameters[self._at(node)] = node
+        self.self_attributes = self._self_attributes()
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
 
@@ -362,8 +364,12 @@ class _Reader:
             for name in self.names_among(node, _ATTRIBUTE_NAMES):
                 if name in DTYPES or name in DIM_DYNAMIC or name in DIM_STATIC:
                     return Qualified(name)
-            if node.attr == "parent" or (type(node.value) is ast.Name and node.value.id == "self"):
-                raise NotSettled  # a path's parent, a class's attribute
+            if type(node.value) is ast.Name and node.value.id == "self":
+                owner = self._enclosing_class(node)
+                values = self.self_attributes.get((id(owner), node.attr), []) if owner is not None else []
+                return self.eval(values[0]) if len(values) == 1 else None
+            if node.attr == "parent":
+                raise NotSettled  # a path's parent
             return None
         if kind is ast.Subscript:
             return self._eval_subscript(node)
@@ -430,8 +436,10 @@ class _Reader:
             return Artifact(site[1]) if site[0].kind == "compile" else Loaded(site[1])
         if self.names_among(call.func, _CALLEE_NAMES) & _SPECIAL_CALLEES:
             raise NotSettled  # a tensor factory, a device, an export, a path builder: not read here
-        if type(call.func) is ast.Attribute and call.func.attr in _RECEIVER_METHODS:
+        if type(call.func) is ast.Attribute and call.func.attr in _PLACING_METHODS:
             raise NotSettled
+        if type(call.func) is ast.Attribute and call.func.attr in _RECEIVER_METHODS:
+            self.eval(call.func.value)
         return None
 
     # -- what the module reader finds ---------------------------------------------------------------------
@@ -475,9 +483,6 @@ class _Reader:
                     self.sites_by_call[id(call)] = (site, len(found))
                     found.append(site)
                     break
-        for site in loads:
-            if not isinstance(self.parent(site.call), _LOAD_PARENTS):
-                raise NotSettled  # a loaded model held somewhere: the calls of it are libcst's to read
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self._plan(sites, compiles, loads)
         summary = FlowSummary(
@@ -485,10 +490,58 @@ class _Reader:
             directory=str(path.resolve().parent),
             compiles=tuple(self._compile_site(site.call) for site in compiles),
             loads=tuple(self._load_site(site.call) for site in loads),
+            calls=self._model_calls() if loads else (),
             constants=self._artifact_constants(),
             migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
         )
         return AstFlow(tuple(self._findings(display_path)), summary)
+
+    def _model_calls(self) -> tuple[ModelCall, ...]:
+        """The calls of a loaded model (``ModuleFlow.summary``). Their arguments hold no tensor this reading knows (it
+        gives none a device or shape: what would is libcst's to read), so none is listed (``SiteReader.model_call``)."""
+        found = []
+        for call in self.calls:
+            if type(call.func) not in (ast.Name, ast.Attribute):
+                continue
+            loaded = self.eval(call.func)
+            if isinstance(loaded, Loaded):
+                arguments: list[Any] = [*call.args, *call.keywords]
+                for argument in sorted(arguments, key=lambda item: (item.lineno, item.col_offset)):
+                    self.eval(argument.value if isinstance(argument, ast.keyword | ast.Starred) else argument)
+                found.append(ModelCall(self.span(call), loaded.load_index, ()))
+        return tuple(found)
+
+    def _self_attributes(self) -> dict[tuple[int, str], list[ast.expr | None]]:
+        """``self.x = ...`` values per class (``module_reader.scan_module``): a value not tracked counts twice."""
+        found: dict[tuple[int, str], list[ast.expr | None]] = {}
+
+        def bind(target: ast.expr, value: ast.expr | None) -> None:
+            if isinstance(target, ast.Tuple | ast.List):
+                for element in target.elts:
+                    bind(element.value if isinstance(element, ast.Starred) else element, None)
+            elif isinstance(target, ast.Attribute) and type(target.value) is ast.Name and target.value.id == "self":
+                owner = self._enclosing_class(target)
+                if owner is not None:
+                    found.setdefault((id(owner), target.attr), []).extend(
+                        [value] if value is not None else [None, None]
+                    )
+
+        for node in self.nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target, node.value)
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None:
+                    bind(node.target, node.value)
+            elif isinstance(node, ast.AugAssign):
+                bind(node.target, None)
+        return found
+
+    def _enclosing_class(self, node: ast.AST) -> ast.AST | None:
+        current = self.parent(node)
+        while current is not None and type(current) is not ast.ClassDef:
+            current = self.parent(current)
+        return current
 
     def _compile_site(self, call: ast.Call) -> CompileSite:
         model = self.argument(call, 0, "f")

@@ -775,8 +775,8 @@ def targets(trees: dict[str, Tree]) -> list[str]:
 def stage_counts(key: str, tree: Tree) -> list[str]:
     """How many files (and MB) each prefilter stage lets through, counted in this process with aoti-lint's own
     stages; then those of them that pay for libcst in a run that shows no fix edits (as the timed runs): not the
-    files summarised only for `.so` mentions (``analysis/so_mentions.py``), nor those whose rules all answer from
-    ast (``PythonRule.check_ast``)."""
+    files summarised only for `.so` mentions (``analysis/so_mentions.py``), nor those whose rules and summary all
+    answer from ast (``PythonRule.check_ast``, ``analysis/ast_flow.py``)."""
     from aoti_lint.config import Settings
     from aoti_lint.disk import read_source
     from aoti_lint.engine import needs_libcst
@@ -870,8 +870,9 @@ def write_results(
         "(`aoti_lint/local_bindings.py`); libcst analyses the scopes of the module only for a name bound "
         "otherwise. Node positions come from one code generation that counts characters "
         "(`aoti_lint/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
-        "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`, AOTI202's `config.debug = True`); "
-        "a file whose rules all "
+        "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`, AOTI202's `config.debug = True`), "
+        "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
+        "(`aoti_lint/analysis/ast_flow.py`: the monorepo's and the one file's); a file whose rules all "
         "answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. A warm run "
         "opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its verdict "
         "(`aoti_lint/stamps.py`, as ruff does): it stats the files, "

@@ -243,6 +243,31 @@ def test_big_files_held_back_go_first_to_workers_that_small_files_started(tmp_pa
     assert shown(pooled) == shown(run(tree, Execution(jobs=1)))
 
 
+def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(tmp_path, monkeypatch):
+    """Files read from ast alone bring no libcst work to start the workers with: once this process has spent its
+    share of the threshold on them, the workers start and take the files still to come."""
+    from aoti_lint import runner
+    from benchmarks.run import AOTI_FORMS, PLAIN
+
+    helper = PLAIN.format(doc="x", cls="Block", func="run", width=64) + "\n\n" + AOTI_FORMS[0]
+    tree = project(tmp_path, {f"m{i:02d}.py": helper for i in range(12)})
+    here: list[str] = []
+    original = runner.lint_file
+    monkeypatch.setattr(runner, "lint_file", lambda source, *a: here.append(source.path.name) or original(source, *a))
+    submitted: list[str] = []
+    submit = runner._Pool.submit
+    monkeypatch.setattr(
+        runner._Pool,
+        "submit",
+        lambda self, index, item, fix: submitted.append(item.source.path.name) or submit(self, index, item, fix),
+    )
+    check = FixOptions(edits=False)  # a run that shows no fix edits, as the concise output
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=1e-6), fix=check)
+    # The first file was done here, before any worker ran; the workers took every file after it.
+    assert here == ["m00.py"] and submitted == [f"m{i:02d}.py" for i in range(1, 12)], (here, submitted)
+    assert shown(pooled) == shown(run(tree, Execution(jobs=1), fix=check)) and len(pooled.findings) == 24
+
+
 def test_pre_commit_runs_serially(tree, monkeypatch):
     monkeypatch.setenv("PRE_COMMIT", "1")
     result = run(tree, Execution(jobs=None, pool_min_seconds=0))

@@ -880,30 +880,27 @@ class _Reader:
         from aoti_lint.rules import DeprecatedAotCompile, DeprecatedAotLoad
 
         rules = {AOT_COMPILE.qualified_name: DeprecatedAotCompile, AOT_LOAD.qualified_name: DeprecatedAotLoad}
+        aliases = self.imported.import_aliases
         found: list[Finding] = []
         node: Any
         for node in self.nodes:
             kind = type(node)
             if kind is ast.Attribute:
-                spelled = node.attr
-                if spelled not in (AOT_COMPILE.short_name, AOT_LOAD.short_name):
-                    continue
+                symbols = [symbol for symbol in _SYMBOLS if node.attr == symbol.short_name]
             elif kind is ast.Name:
-                spelled = node.id
-                shorts = (AOT_COMPILE.short_name, AOT_LOAD.short_name)
-                if spelled not in shorts and spelled not in self.imported.import_aliases:
-                    continue
+                # A name libcst may resolve to the API: spelled as one of it, or an import's `as` name.
+                symbols = [symbol for symbol in _SYMBOLS if node.id == symbol.short_name or node.id in aliases]
             else:
-                if _binds_a_name(node, self.imported.import_aliases):
+                if kind in _NAME_HOLDERS and _binds_a_name(node, aliases):
                     raise NotSettled  # `global aot_load`, `except E as aot_load`: libcst may name it the API
                 continue
-            for symbol in _SYMBOLS:
-                if kind is ast.Attribute and spelled != symbol.short_name:
-                    continue
-                if kind is ast.Name and spelled != symbol.short_name and spelled not in self.imported.import_aliases:
-                    continue
-                if symbol.qualified_name in self.names(node):
-                    found.append(self._finding(rules[symbol.qualified_name], symbol, node, display_path))
+            if symbols:
+                names = self.names(node)
+                found += [
+                    self._finding(rules[s.qualified_name], s, node, display_path)
+                    for s in symbols
+                    if s.qualified_name in names
+                ]
         return found
 
     def _finding(self, rule: Any, symbol: DeprecatedSymbol, node: Any, display_path: str) -> Finding:
@@ -975,6 +972,14 @@ def _effects(node: ast.AST) -> set[type]:
     return found
 
 
+# Nodes that hold a name libcst visits as a name node and ``ast`` as a string (``_binds_a_name``).
+_NAME_HOLDERS = frozenset(
+    {ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping}
+    | {getattr(ast, name) for name in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name)}
+)
+_SHORT_NAMES = frozenset(symbol.short_name for symbol in _SYMBOLS)
+
+
 def _binds_a_name(node: Any, aliases: frozenset[str]) -> bool:
     """Whether ``node`` spells a deprecated function's name (or an import's `as` name) where libcst holds a name
     node that ``ast`` does not: `global`/`nonlocal`, `except ... as`, a match capture."""
@@ -986,10 +991,9 @@ def _binds_a_name(node: Any, aliases: frozenset[str]) -> bool:
         names = [node.name] if node.name else []
     elif kind is ast.MatchMapping:
         names = [node.rest] if node.rest else []
-    elif kind.__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):
+    else:  # a type parameter (Python 3.12)
         names = [node.name]
-    shorts = {AOT_COMPILE.short_name, AOT_LOAD.short_name}
-    return any(name in shorts or name in aliases for name in names)
+    return any(name in _SHORT_NAMES or name in aliases for name in names)
 
 
 def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, ast.expr] | None:

@@ -208,20 +208,15 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
 def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: bool = True):
     """The lint fix of one site: its applicability, a title, and the edits that migrate its flow in this module
     (``whole_flow``), or the site alone where edits cannot reach past it (a notebook's fix stays in its cell)."""
+    from aoti_lint.analysis.migration_verdicts import by_hand, fix_title
     from aoti_lint.diagnostics import Fix
     from aoti_lint.edits import edits_between, with_last_line_end
 
     site = plan.compiles.get(key) or plan.loads.get(key)
     verdict = site.verdict
     if verdict.applicability is Applicability.DISPLAY_ONLY:
-        return Fix(Applicability.DISPLAY_ONLY, f"Migrate by hand: {verdict.reason}")
-    title = (
-        "Export with `torch.export.export` and compile with `aoti_compile_and_package`"
-        if site.kind == "compile"
-        else "Load the package with `aoti_load_package`"
-    )
-    if verdict.applicability is Applicability.UNSAFE:
-        title += f" (unsafe: {verdict.reason})"
+        return Fix(Applicability.DISPLAY_ONLY, by_hand(verdict.reason))
+    title = fix_title(site.kind, verdict)
     # A fix shown alone (json, SARIF, an editor) also drops the imports it leaves unused; past a few sites that
     # costs a scope analysis per site, so the imports are left to the one tidying pass after all the fixes.
     tidy = len(plan.sites) <= TIDY_PER_SITE_UP_TO

@@ -13,6 +13,23 @@ from typing import Any
 
 import libcst as cst
 
+from aoti_lint.analysis.migration_verdicts import (
+    ARGUMENTS_UNREAD,
+    DEVICE_EFFECTS,
+    DEVICE_INDEX_ZERO,
+    DEVICE_NOT_LITERAL,
+    ESCAPES,
+    NEEDS_PACKAGE,
+    NO_CONSTRAINT_SOLVER,
+    NO_SAME_SIGNATURE,
+    NOT_A_MODULE,
+    PRODUCER_BLOCKED,
+    Verdict,
+    device_index_needed,
+    foreign_torch,
+    load_blocked,
+    needs_torch,
+)
 from aoti_lint.codemods.expressions import (
     bind,
     device_index_expression,
@@ -25,7 +42,7 @@ from aoti_lint.codemods.expressions import (
     torch_binding,
 )
 from aoti_lint.codemods.options import analyse_options
-from aoti_lint.codemods.rewrites import CompileRewrite, LoadRewrite, Verdict
+from aoti_lint.codemods.rewrites import CompileRewrite, LoadRewrite
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import (
@@ -42,8 +59,6 @@ from aoti_lint.knowledge.deprecated_api import (
     PACKAGE_AOTI,
     PACKAGE_OPTION,
 )
-
-NEEDS_PACKAGE = "the loader will need a `.pt2` package where it read a `.so`: its producer must now write one"
 
 
 class MigrationPlan:
@@ -131,12 +146,7 @@ class MigrationPlan:
                     continue
                 verdict = Verdict(Applicability.SAFE)
                 if self.target_torch < symbol.replacement_since:
-                    since = ".".join(map(str, symbol.replacement_since))
-                    verdict.lower(
-                        Applicability.DISPLAY_ONLY,
-                        f"`{symbol.replacement}` needs torch {since}; `target-torch` is "
-                        f"{'.'.join(map(str, self.target_torch))}",
-                    )
+                    verdict.lower(Applicability.DISPLAY_ONLY, needs_torch(symbol, self.target_torch))
                 if names != {symbol.qualified_name}:
                     verdict.lower(
                         Applicability.DISPLAY_ONLY,
@@ -144,7 +154,7 @@ class MigrationPlan:
                     )
                 arguments = bind(node, positional, keywords)
                 if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
-                    verdict.lower(Applicability.DISPLAY_ONLY, "its arguments cannot be read statically")
+                    verdict.lower(Applicability.DISPLAY_ONLY, ARGUMENTS_UNREAD)
                     arguments = arguments or {}
                 table[id(node.func)] = site = site_type(node, node.func, arguments, verdict)
                 self.sites.append(site)
@@ -157,22 +167,14 @@ class MigrationPlan:
             foreign = [site for site in self.sites if _root_name(site.reference) != name]
             if foreign and not self.facts.binds_only_a_module(name, "torch"):
                 for site in foreign:
-                    site.verdict.lower(
-                        Applicability.DISPLAY_ONLY,
-                        f"`{name}` is bound to something else than the torch package in this module: the fix's "
-                        f"`{name}._inductor` might not reach torch",
-                    )
+                    site.verdict.lower(Applicability.DISPLAY_ONLY, foreign_torch(name))
 
     # -- compile -------------------------------------------------------------------------------------
     def _analyse_compile(self, site: CompileRewrite) -> None:
         verdict, args = site.verdict, site.arguments
         for keyword, bad, reason in (
-            (
-                "disable_constraint_solver",
-                is_false,
-                "`disable_constraint_solver=True` has no equivalent in the new API",
-            ),
-            ("same_signature", is_true, "`same_signature=False` has no equivalent in the new API"),
+            ("disable_constraint_solver", is_false, NO_CONSTRAINT_SOLVER),
+            ("same_signature", is_true, NO_SAME_SIGNATURE),
         ):
             if keyword in args and not bad(args[keyword].value):
                 verdict.lower(Applicability.DISPLAY_ONLY, reason)
@@ -189,10 +191,7 @@ class MigrationPlan:
 
     def _analyse_callable(self, site: CompileRewrite, f: cst.BaseExpression) -> None:
         if isinstance(f, cst.Lambda) or (isinstance(f, cst.Call) and self.names(f.func) & {"functools.partial"}):
-            site.verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                "`torch.export.export` takes an `nn.Module`, not a lambda or `functools.partial`; wrap it in a Module",
-            )
+            site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
             return
         if isinstance(f, cst.Name) and self.facts.may_be_function(f.value):
             scope = self.facts.scopes.get(f)
@@ -280,25 +279,14 @@ class MigrationPlan:
             if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
                 site.device_index_expr = expression
             else:
-                verdict.lower(
-                    Applicability.DISPLAY_ONLY,
-                    f"loading on `{self.module.code_for_node(site.arguments['device'].value)}` needs "
-                    "`device_index=` (torch 2.8+); raise `target-torch`",
-                )
+                device_text = self.module.code_for_node(site.arguments["device"].value)
+                verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(device_text))
             return
         if device is None and self._has_effects(site.arguments["device"].value):
-            verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                "the device argument is computed by a call (or an await, a yield, an assignment) that the "
-                "fix would drop with it; move it to a statement of its own first",
-            )
+            verdict.lower(Applicability.DISPLAY_ONLY, DEVICE_EFFECTS)
             return
         if device is None:
-            verdict.lower(
-                Applicability.UNSAFE,
-                "the device is not a literal: the package decides the device type, and the device index is "
-                "no longer passed (add `device_index=` for a specific GPU)",
-            )
+            verdict.lower(Applicability.UNSAFE, DEVICE_NOT_LITERAL)
             return
         device_type, index = device
         if index is None or device_type == "cpu":
@@ -306,15 +294,9 @@ class MigrationPlan:
         if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
             site.device_index = index
         elif index == 0:
-            verdict.lower(
-                Applicability.UNSAFE,
-                "`device_index` needs torch 2.8 (`target-torch`); without it the package loads on the current device",
-            )
+            verdict.lower(Applicability.UNSAFE, DEVICE_INDEX_ZERO)
         else:
-            verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                f"loading on `{device_type}:{index}` needs `device_index=` (torch 2.8+); raise `target-torch`",
-            )
+            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(f"{device_type}:{index}"))
 
     def _has_effects(self, node: cst.CSTNode) -> bool:
         """Whether evaluating ``node`` may do something besides giving a value: it holds an await, a yield, an
@@ -393,10 +375,7 @@ class MigrationPlan:
             if load.producer is not None:
                 producer = load.producer.verdict
                 if producer.applicability is Applicability.DISPLAY_ONLY:
-                    load.verdict.lower(
-                        Applicability.DISPLAY_ONLY,
-                        "the compile that writes its artifact cannot be migrated automatically",
-                    )
+                    load.verdict.lower(Applicability.DISPLAY_ONLY, PRODUCER_BLOCKED)
                 elif producer.applicability is Applicability.UNSAFE:
                     load.verdict.lower(Applicability.UNSAFE, producer.reason)
 
@@ -406,16 +385,13 @@ class MigrationPlan:
             return
         for load in site.consumers:
             if load.verdict.applicability is Applicability.DISPLAY_ONLY:
-                verdict.lower(
-                    Applicability.DISPLAY_ONLY,
-                    f"the load that reads its artifact cannot be migrated: {load.verdict.reason}",
-                )
+                verdict.lower(Applicability.DISPLAY_ONLY, load_blocked(load.verdict.reason))
                 return
             if load.verdict.applicability is Applicability.UNSAFE:
                 # Migrated alone (a safe-only --fix without the run's plan: stdin, the codemod command), the
                 # compile would hand the old loader a package: the pair is as safe as its weaker side.
                 verdict.lower(Applicability.UNSAFE, load.verdict.reason)
-        escapes = "its artifact is now a `.pt2` package; code outside this module that reads the `.so` must change"
+        escapes = ESCAPES
         if site.package_call is not None:
             verdict.lower(Applicability.UNSAFE, escapes)
             return

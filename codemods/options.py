@@ -7,6 +7,7 @@ from typing import Any
 
 import libcst as cst
 
+from aoti_lint.analysis.migration_verdicts import OPTIONS_KEYS, OPTIONS_UNFOLLOWED, OPTIONS_UNPACKED
 from aoti_lint.codemods.expressions import is_false, is_true, replace_suffix, string_value
 from aoti_lint.codemods.rewrites import CompileRewrite
 from aoti_lint.dataflow import ModuleFacts
@@ -30,10 +31,7 @@ def analyse_options(facts: ModuleFacts, site: CompileRewrite, options: cst.BaseE
             )
         site.options = options
         return False
-    verdict.lower(
-        Applicability.DISPLAY_ONLY,
-        "its `options` cannot be followed statically (they may set `aot_inductor.output_path`)",
-    )
+    verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNFOLLOWED)
     return False
 
 
@@ -42,11 +40,11 @@ def _analyse_options_dict(site: CompileRewrite, options: cst.Dict) -> bool:
     package = False
     for element in options.elements:
         if not isinstance(element, cst.DictElement):
-            site.verdict.lower(Applicability.DISPLAY_ONLY, "its `options` unpack another mapping (`**`)")
+            site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNPACKED)
             return False
         key = string_value(element.key)
         if key is None:
-            site.verdict.lower(Applicability.DISPLAY_ONLY, "its `options` have keys that are not literals")
+            site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_KEYS)
             return False
         if key == OUTPUT_PATH_OPTION:
             site.so_path = element.value

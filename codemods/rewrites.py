@@ -10,20 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from aoti_lint.diagnostics import Applicability
-
-_RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
-
-
-@dataclass
-class Verdict:
-    applicability: Applicability
-    reason: str = ""
-
-    def lower(self, applicability: Applicability, reason: str) -> None:
-        if _RANK[applicability] < _RANK[self.applicability]:
-            self.applicability = applicability
-            self.reason = reason
+from aoti_lint.analysis.migration_verdicts import Verdict
 
 
 @dataclass

@@ -26,16 +26,39 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from aoti_lint.analysis.example_inputs import ExampleInputs
 from aoti_lint.analysis.flow_summary import (
     CompileSite,
-    Device,
-    DynamicDim,
-    ExampleInput,
     FlowSummary,
     LoadSite,
     MigrationSite,
     ModelCall,
     Span,
+)
+from aoti_lint.analysis.migration_verdicts import (
+    ARGUMENTS_UNREAD,
+    DEVICE_EFFECTS,
+    DEVICE_INDEX_ZERO,
+    DEVICE_NOT_LITERAL,
+    ESCAPES,
+    NEEDS_PACKAGE,
+    NO_CONSTRAINT_SOLVER,
+    NO_SAME_SIGNATURE,
+    NOT_A_MODULE,
+    OPTIONS_KEYS,
+    OPTIONS_UNFOLLOWED,
+    OPTIONS_UNPACKED,
+    PRODUCER_BLOCKED,
+    Verdict,
+    by_hand,
+    deprecation,
+    device_index_needed,
+    fix_title,
+    foreign_torch,
+    load_blocked,
+    needs_torch,
+    not_called,
+    not_fixed,
 )
 from aoti_lint.analysis.module_reader import last_parts
 from aoti_lint.analysis.values import (
@@ -43,12 +66,9 @@ from aoti_lint.analysis.values import (
     Const,
     Loaded,
     Mapping,
-    Placed,
     Qualified,
     Seq,
     device_of,
-    device_types,
-    entry_dims,
     int_of,
     parse_device,
     path_of,
@@ -134,8 +154,6 @@ _ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
 # program or a path, which this reading never gives, so theirs is none; and those that place a tensor.
 _RECEIVER_METHODS = frozenset({"module", "resolve", "absolute"}) | PRESERVING_METHODS
 _PLACING_METHODS = frozenset({"to"}) | MOVING_METHODS.keys()
-_NEEDS_PACKAGE = "the loader will need a `.pt2` package where it read a `.so`: its producer must now write one"
-_RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
 
 
 def read_flow(
@@ -148,18 +166,6 @@ def read_flow(
         return None
 
 
-class _Verdict:
-    """``codemods.rewrites.Verdict``: only ever lowered."""
-
-    def __init__(self) -> None:
-        self.applicability = Applicability.SAFE
-        self.reason = ""
-
-    def lower(self, applicability: Applicability, reason: str) -> None:
-        if _RANK[applicability] < _RANK[self.applicability]:
-            self.applicability, self.reason = applicability, reason
-
-
 @dataclass
 class _Site:
     """One deprecated call, as ``codemods.migration_plan`` plans it."""
@@ -168,12 +174,12 @@ class _Site:
     call: ast.Call
     symbol: DeprecatedSymbol
     arguments: dict[str, ast.expr]
-    verdict: _Verdict
+    verdict: Verdict
     producer: _Site | None = None
     consumers: list[_Site] | None = None
 
 
-class _Reader:
+class _Reader(ExampleInputs):
     def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int]) -> None:
         if ".so" in text or folds_names(text):
             raise NotSettled  # a `.so` named anywhere is the migration plan's business; see module docs
@@ -479,7 +485,9 @@ class _Reader:
                 if symbol.qualified_name in names:
                     if names != {symbol.qualified_name}:
                         raise NotSettled  # bound to something else too: the message quotes libcst's code
-                    site = _Site("compile" if symbol is AOT_COMPILE else "load", call, symbol, {}, _Verdict())
+                    site = _Site(
+                        "compile" if symbol is AOT_COMPILE else "load", call, symbol, {}, Verdict(Applicability.SAFE)
+                    )
                     self.sites_by_call[id(call)] = (site, len(found))
                     found.append(site)
                     break
@@ -571,55 +579,6 @@ class _Reader:
         device = device_of(self.eval(device_node))
         return LoadSite(self.span(call), "aot_load", compile_index, None, device, None, None)
 
-    def _example_inputs(self, model: Any, args: Any, kwargs: Any) -> tuple[Device | None, tuple[Placed, ...] | None]:
-        """``ModuleEvaluator._example_inputs``."""
-        devices: set[str] = set()
-        inputs: list[Placed] | None = None
-        args_value = self.eval(args)
-        if isinstance(args_value, Seq):
-            inputs = []
-            aligned = True
-            for item in args_value.items:
-                aligned = aligned and isinstance(item, Placed)
-                if aligned:
-                    inputs.append(item)
-                devices |= device_types(item)
-        if kwargs is not None:
-            devices |= device_types(self.eval(kwargs))
-        if model is not None:
-            model_device = device_of(self.eval(model))
-            if model_device is not None:
-                if devices and devices != {model_device.type}:
-                    return None, (None if inputs is None else tuple(inputs))
-                devices.add(model_device.type)
-        device = Device(devices.pop()) if len(devices) == 1 else None
-        return device, (None if inputs is None else tuple(inputs))
-
-    def _dynamic_dims(self, call: ast.Call, inputs: tuple[Placed, ...] | None) -> tuple[ExampleInput, ...] | None:
-        """``ModuleEvaluator._dynamic_dims``."""
-        if inputs is None:
-            return None
-        count = len(inputs)
-        per_input: list[tuple[DynamicDim, ...] | None]
-        node = self.argument(call, None, "dynamic_shapes")
-        spec = None if node is None and self.unpacks(call) else (Const(None) if node is None else self.eval(node))
-        if isinstance(spec, Const) and spec.value is None:
-            per_input = [()] * count
-        elif isinstance(spec, Seq):
-            per_input = [entry_dims(spec.items[i]) if i < len(spec.items) else None for i in range(count)]
-        elif isinstance(spec, Mapping) and count == 1 and len(spec.items) == 1:
-            per_input = [entry_dims(spec.items[0][1])]
-        elif isinstance(spec, Mapping):
-            entries = [entry_dims(value) for _, value in spec.items]
-            merged: tuple[DynamicDim, ...] | None = None
-            if None not in entries:
-                indices = sorted({dim.index for entry in entries for dim in entry or ()})
-                merged = tuple(DynamicDim(index) for index in indices)
-            per_input = [merged] * count
-        else:
-            per_input = [None] * count
-        return tuple(ExampleInput(item.shape, dims) for item, dims in zip(inputs, per_input, strict=True))
-
     def _artifact_constants(self) -> tuple[tuple[str, str], ...]:
         """None here: a module-level name bound to an artifact path is the plan's business."""
         for statement in self.tree.body:
@@ -642,29 +601,20 @@ class _Reader:
         for site in sites:
             verdict, symbol = site.verdict, site.symbol
             if self.target_torch < symbol.replacement_since:
-                since = ".".join(map(str, symbol.replacement_since))
-                verdict.lower(
-                    Applicability.DISPLAY_ONLY,
-                    f"`{symbol.replacement}` needs torch {since}; `target-torch` is "
-                    f"{'.'.join(map(str, self.target_torch))}",
-                )
+                verdict.lower(Applicability.DISPLAY_ONLY, needs_torch(symbol, self.target_torch))
             positional, keywords = (
                 (AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS) if site.kind == "compile" else (AOT_LOAD_PARAMETERS, ())
             )
             arguments = _bind(site.call, positional, keywords)
             if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
-                verdict.lower(Applicability.DISPLAY_ONLY, "its arguments cannot be read statically")
+                verdict.lower(Applicability.DISPLAY_ONLY, ARGUMENTS_UNREAD)
             site.arguments = arguments or {}
         if sites:
             name = self._torch_binding() or "torch"
             foreign = [site for site in sites if _root_name(site.call.func) != name]
             if foreign and not self.locals.binds_only_a_module(name, "torch"):
                 for site in foreign:
-                    site.verdict.lower(
-                        Applicability.DISPLAY_ONLY,
-                        f"`{name}` is bound to something else than the torch package in this module: the fix's "
-                        f"`{name}._inductor` might not reach torch",
-                    )
+                    site.verdict.lower(Applicability.DISPLAY_ONLY, foreign_torch(name))
         for site in compiles:
             self._analyse_compile(site)
         for site in loads:
@@ -686,8 +636,8 @@ class _Reader:
     def _analyse_compile(self, site: _Site) -> None:
         verdict, args = site.verdict, site.arguments
         for keyword, bad, reason in (
-            ("disable_constraint_solver", False, "`disable_constraint_solver=True` has no equivalent in the new API"),
-            ("same_signature", True, "`same_signature=False` has no equivalent in the new API"),
+            ("disable_constraint_solver", False, NO_CONSTRAINT_SOLVER),
+            ("same_signature", True, NO_SAME_SIGNATURE),
         ):
             if keyword in args and not _is_constant(args[keyword], bad):
                 verdict.lower(Applicability.DISPLAY_ONLY, reason)
@@ -700,10 +650,7 @@ class _Reader:
         if type(f) is ast.Lambda or (
             type(f) is ast.Call and self.may_name(f.func, {"partial"}) and "functools.partial" in self.names(f.func)
         ):
-            site.verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                "`torch.export.export` takes an `nn.Module`, not a lambda or `functools.partial`; wrap it in a Module",
-            )
+            site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
             return
         if type(f) is ast.Name and f.id in self.imported.functions:
             raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
@@ -714,18 +661,15 @@ class _Reader:
         if type(options) is ast.Name:
             raise NotSettled  # the dict's keys are read where it is built and updated: libcst's scopes
         if type(options) is not ast.Dict:
-            site.verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                "its `options` cannot be followed statically (they may set `aot_inductor.output_path`)",
-            )
+            site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNFOLLOWED)
             return
         for key in options.keys:
             if key is None:
-                site.verdict.lower(Applicability.DISPLAY_ONLY, "its `options` unpack another mapping (`**`)")
+                site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNPACKED)
                 return
             value = _string_value(key)
             if value is None:
-                site.verdict.lower(Applicability.DISPLAY_ONLY, "its `options` have keys that are not literals")
+                site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_KEYS)
                 return
             if value in (OUTPUT_PATH_OPTION, PACKAGE_OPTION):
                 raise NotSettled
@@ -744,32 +688,18 @@ class _Reader:
             if ast.Call in effects:
                 raise NotSettled  # whether each call only reads a value: libcst's names
             if effects:
-                verdict.lower(
-                    Applicability.DISPLAY_ONLY,
-                    "the device argument is computed by a call (or an await, a yield, an assignment) that the "
-                    "fix would drop with it; move it to a statement of its own first",
-                )
+                verdict.lower(Applicability.DISPLAY_ONLY, DEVICE_EFFECTS)
                 return
-            verdict.lower(
-                Applicability.UNSAFE,
-                "the device is not a literal: the package decides the device type, and the device index is "
-                "no longer passed (add `device_index=` for a specific GPU)",
-            )
+            verdict.lower(Applicability.UNSAFE, DEVICE_NOT_LITERAL)
             return
         if device.index is None or device.type == "cpu":
             return
         if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
             return
         if device.index == 0:
-            verdict.lower(
-                Applicability.UNSAFE,
-                "`device_index` needs torch 2.8 (`target-torch`); without it the package loads on the current device",
-            )
+            verdict.lower(Applicability.UNSAFE, DEVICE_INDEX_ZERO)
         else:
-            verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                f"loading on `{device.type}:{device.index}` needs `device_index=` (torch 2.8+); raise `target-torch`",
-            )
+            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(str(device)))
 
     def _link(self, compiles: list[_Site], loads: list[_Site]) -> None:
         calls = {id(site.call): site for site in compiles}
@@ -784,11 +714,11 @@ class _Reader:
                 elif type(value) is ast.Call and self.may_name(value.func, {NEW_COMPILE.rsplit(".", 1)[-1]}):
                     raise NotSettled
                 else:
-                    load.verdict.lower(Applicability.UNSAFE, _NEEDS_PACKAGE)
+                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
             elif (_string_value(path) or "").endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
             else:
-                load.verdict.lower(Applicability.UNSAFE, _NEEDS_PACKAGE)
+                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
             if load.producer is not None:
                 load.producer.consumers = [*(load.producer.consumers or []), load]
         for site in compiles:
@@ -797,10 +727,7 @@ class _Reader:
             if load.producer is not None:
                 producer = load.producer.verdict
                 if producer.applicability is Applicability.DISPLAY_ONLY:
-                    load.verdict.lower(
-                        Applicability.DISPLAY_ONLY,
-                        "the compile that writes its artifact cannot be migrated automatically",
-                    )
+                    load.verdict.lower(Applicability.DISPLAY_ONLY, PRODUCER_BLOCKED)
                 elif producer.applicability is Applicability.UNSAFE:
                     load.verdict.lower(Applicability.UNSAFE, producer.reason)
 
@@ -811,14 +738,10 @@ class _Reader:
         consumers = site.consumers or []
         for load in consumers:
             if load.verdict.applicability is Applicability.DISPLAY_ONLY:
-                verdict.lower(
-                    Applicability.DISPLAY_ONLY,
-                    f"the load that reads its artifact cannot be migrated: {load.verdict.reason}",
-                )
+                verdict.lower(Applicability.DISPLAY_ONLY, load_blocked(load.verdict.reason))
                 return
             if load.verdict.applicability is Applicability.UNSAFE:
                 verdict.lower(Applicability.UNSAFE, load.verdict.reason)
-        escapes = "its artifact is now a `.pt2` package; code outside this module that reads the `.so` must change"
         consumer_paths = {id(load.arguments["so_path"]) for load in consumers}
         consumer_places = {self._at(load.arguments["so_path"]) for load in consumers}
         parent = self.parent(site.call)
@@ -830,9 +753,9 @@ class _Reader:
         if bound is not None:
             uses = self.references(bound)
             if uses is None or any(use not in consumer_places for use in uses):
-                verdict.lower(Applicability.UNSAFE, escapes)
+                verdict.lower(Applicability.UNSAFE, ESCAPES)
         elif type(parent) is not ast.Expr and id(site.call) not in consumer_paths:
-            verdict.lower(Applicability.UNSAFE, escapes)
+            verdict.lower(Applicability.UNSAFE, ESCAPES)
 
     # -- the summary's migration sites and the rules' findings ---------------------------------------------
 
@@ -905,31 +828,18 @@ class _Reader:
 
     def _finding(self, rule: Any, symbol: DeprecatedSymbol, node: Any, display_path: str) -> Finding:
         span = self.span(node)
-        message = (
-            f"`{symbol.qualified_name}` is deprecated; use `{symbol.replacement}` "
-            f"(torch {symbol.replacement_since[0]}.{symbol.replacement_since[1]}+)"
-        )
+        message = deprecation(symbol)
         parent = self.parent(node)
         found = self.sites_by_call.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
         if found is None:
-            fix = Fix(
-                Applicability.DISPLAY_ONLY,
-                f"Migrate by hand: the reference is not called here; its callers must switch to `{symbol.replacement}`",
-            )
+            fix = Fix(Applicability.DISPLAY_ONLY, not_called(symbol))
         else:
             verdict = found[0].verdict
             if verdict.applicability is Applicability.DISPLAY_ONLY:
-                fix = Fix(Applicability.DISPLAY_ONLY, f"Migrate by hand: {verdict.reason}")
-                message += f"; not fixed automatically: {verdict.reason}"
+                fix = Fix(Applicability.DISPLAY_ONLY, by_hand(verdict.reason))
+                message += not_fixed(verdict.reason)
             else:
-                title = (
-                    "Export with `torch.export.export` and compile with `aoti_compile_and_package`"
-                    if found[0].kind == "compile"
-                    else "Load the package with `aoti_load_package`"
-                )
-                if verdict.applicability is Applicability.UNSAFE:
-                    title += f" (unsafe: {verdict.reason})"
-                fix = Fix(verdict.applicability, title, deferred=True)
+                fix = Fix(verdict.applicability, fix_title(found[0].kind, verdict), deferred=True)
         return Finding(
             code=rule.code,
             message=message,

@@ -21,9 +21,8 @@ from aoti_lint.analysis.flow_summary import (
     Span,
     link_loads,
 )
+from aoti_lint.analysis.migration_verdicts import RANK
 from aoti_lint.diagnostics import Applicability
-
-_RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
 
 
 @dataclass(frozen=True)
@@ -395,7 +394,7 @@ def _decide(
             f"its artifact flow ({everyone}) migrates whole or not at all: {'; '.join(blockers)}",
         )
     sites = [member.site for member in group if member.site is not None]
-    value = min((Applicability(site.applicability) for site in sites), key=_RANK.__getitem__)
+    value = min((Applicability(site.applicability) for site in sites), key=RANK.__getitem__)
     reasons = [site.reason for site in sites if Applicability(site.applicability) is value]
     reason = reasons[0] if reasons else ""
     if len({member.path for member in group}) > 1 and value is Applicability.SAFE:

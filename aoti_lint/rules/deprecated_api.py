@@ -74,11 +74,9 @@ class DeprecatedReference(PythonRule):
         return self.symbol.qualified_name in self.qualified_names(node)
 
     def _report(self, node: Any) -> None:
-        self.report(
-            node,
-            f"`{self.symbol.qualified_name}` is deprecated; use `{self.symbol.replacement}` "
-            f"(torch {self.symbol.replacement_since[0]}.{self.symbol.replacement_since[1]}+)",
-        )
+        from aoti_lint.analysis.migration_verdicts import deprecation
+
+        self.report(node, deprecation(self.symbol))
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -99,6 +97,7 @@ class DeprecatedReference(PythonRule):
         mine = [f for f in self.context.findings if f.code == self.code]
         if not mine:
             return
+        from aoti_lint.analysis.migration_verdicts import not_called, not_fixed
         from aoti_lint.codemods.migrate_aoti import fix_for_site
         from aoti_lint.codemods.migration_plan import MigrationPlan
         from aoti_lint.diagnostics import Applicability, Fix
@@ -112,17 +111,13 @@ class DeprecatedReference(PythonRule):
             site = plan.site_for_reference(finding.data)
             if site is None:
                 # A reference that is not called here (stored, passed on): its callers decide the arguments.
-                finding.fix = Fix(
-                    Applicability.DISPLAY_ONLY,
-                    f"Migrate by hand: the reference is not called here; its callers must switch to "
-                    f"`{self.symbol.replacement}`",
-                )
+                finding.fix = Fix(Applicability.DISPLAY_ONLY, not_called(self.symbol))
                 continue
             # A notebook's fix edits its own cell only: a flow across cells is migrated whole by `--fix`.
             whole_flow = context.source.kind != "jupyter"
             finding.fix = fix_for_site(plan, id(finding.data), context.source.text, whole_flow)
             if finding.fix.applicability is Applicability.DISPLAY_ONLY:
-                finding.message += f"; not fixed automatically: {site.verdict.reason}"
+                finding.message += not_fixed(site.verdict.reason)
 
 
 class DeprecatedAotCompile(DeprecatedReference):

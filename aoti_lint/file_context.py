@@ -102,7 +102,16 @@ def _screen(rules: tuple[type[Rule], ...], project_rules: tuple[type[ProjectRule
         tokens.update((max(group, key=len), None) for group in groups)  # the longest: the rarest, mostly
         return True
 
-    own_rules = [rule for rule in rules if not by_groups(rule.could_match, Rule.could_match, rule.triggers)]
+    def by_screen_tokens(rule: type[Rule]) -> bool:
+        # A rule of its own test whose matching bytes hold one of its screen tokens: the screen asks it only then.
+        tokens.update((token, None) for token in rule.screen_tokens)
+        return bool(rule.screen_tokens)
+
+    own_rules = [
+        rule
+        for rule in rules
+        if not (by_groups(rule.could_match, Rule.could_match, rule.triggers) or by_screen_tokens(rule))
+    ]
     own_project_rules = [
         rule
         for rule in project_rules

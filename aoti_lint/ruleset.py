@@ -31,6 +31,7 @@ class RuleSet:
         self._per_file = []
         self._for_file: dict[tuple[str, frozenset[str]], tuple[type[Rule], ...]] = {}
         self._project_rules: dict[str, tuple[type[ProjectRule], ...]] = {}
+        self._contexts: dict[tuple[tuple[type[Rule], ...], str, tuple[int, int]], FileContext] = {}
         # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
         self.errors: list[FileError] = []
         if settings.per_file_ignores:
@@ -93,18 +94,24 @@ class RuleSet:
         return rules
 
     def context(
-        self, path: Path, kind: str, target_torch: tuple[int, int] | None = None, flow: FileFlow | None = None
+        self, path: Path | str, kind: str, target_torch: tuple[int, int] | None = None, flow: FileFlow | None = None
     ) -> FileContext:
         """Everything linting the file at ``path`` depends on besides its bytes (the project rules left aside
         when ``kind`` is not the kind of any)."""
-        from aoti_lint.file_context import FileContext
+        rules = self.for_file(path, kind)
+        target = self.settings.target_torch if target_torch is None else target_torch
+        if flow is not None:
+            from aoti_lint.file_context import FileContext
 
-        return FileContext(
-            self.for_file(path, kind),
-            self.project_rules(kind),
-            self.settings.target_torch if target_torch is None else target_torch,
-            flow,
-        )
+            return FileContext(rules, self.project_rules(kind), target, flow)
+        # Without a plan, one context per set of rules: a large tree asks for one per file it reads.
+        key = (rules, kind, target)
+        context = self._contexts.get(key)
+        if context is None:
+            from aoti_lint.file_context import FileContext
+
+            context = self._contexts[key] = FileContext(rules, self.project_rules(kind), target)
+        return context
 
     def for_file(self, path: Path | str, kind: str) -> tuple[type[Rule], ...]:
         if not self._per_file:

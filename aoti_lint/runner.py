@@ -2,26 +2,27 @@
 
 Four tiers, cheapest first: with a cache, a file whose stat is the one a run recorded with its verdict
 (``aoti_lint.stamps``) is settled without being opened; a file that no enabled rule's prefilter accepts is
-settled in this process by reading it (the vast majority of files); a file whose outcome is in the cache is
-settled by reading the entry; only the rest is parsed, in a process pool when there is enough of it to pay for
-the workers' start (each worker imports libcst, about half a second). Files go to the workers as soon as that
-much work is queued, so the workers parse while this process is still reading the tree, and one set of workers
-serves every pass of a run (``Workers``). Under pre-commit, which already runs hooks in parallel, the default is
-serial.
+settled by reading it (the vast majority of files); a file whose outcome is in the cache is settled by reading the
+entry; only the rest is parsed, in a process pool when there is enough of it to pay for the workers' start (each
+worker imports libcst, about half a second). Files go to the workers as soon as that much work is queued, so the
+workers parse while this process is still reading the tree, and one set of workers serves every pass of a run
+(``Workers``). In a large tree the reading itself is most of the work: once the files left would take this process
+its share of the threshold, the workers read them too, in chunks, and send back only the few that pass stage one
+(``_Chunks``). Under pre-commit, which already runs hooks in parallel, the default is serial.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from aoti_lint.diagnostics import FileError
-from aoti_lint.disk import lint_file, read_stamped
+from aoti_lint.disk import lint_file, make_source, read_stamped
 from aoti_lint.engine import FileOutcome, needs_libcst, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
@@ -52,6 +53,12 @@ INLINE_STAGE_BYTES = 32_000
 # workers to take the rest while this process reads on: their start is a fork, their imports this process's, and a
 # file read from ``ast`` alone needs no libcst (20,000 files with 2% of hits: a third less time on 2 cores).
 INLINE_SHARE = 0.25
+# Past that share, the files still to read go to the workers in chunks of this many: each worker reads its files and
+# runs stage one on them, and sends back the bytes of the few that pass it (``_Chunks``). Reading a large tree is
+# most of its cost (20,000 files, 2% of them past stage one: two thirds of the run in this process).
+CHUNK_FILES = 128
+# How many files this process reads before it judges the pace of the rest by them.
+PACE_FILES = 32
 
 
 def available_cores() -> int:
@@ -122,30 +129,24 @@ def run_files(
         owned.enter_context(stream)
         if execution.pool_min_seconds <= 0:
             stream.start()  # any work pays for the workers: they take every file past stage one
-        for index, candidate in enumerate(candidates):
-            stream.check()
-            if cache and stamps:
-                info = stats.get(candidate.where) if stats else None
-                recalled = _recalled(cache, stamps, candidate, cwd, ruleset, flows, fix, info)
-                if recalled is not None:
-                    outcomes[index] = recalled
-                    continue
-            source, info = read_stamped(candidate, cwd)
+
+        def take(index: int, candidate: Candidate, source: SourceFile | FileError, info: os.stat_result | None) -> None:
+            """Everything after reading a file: stage one, the cache, and the later stages here or in the stream."""
             if isinstance(source, FileError):
                 outcomes[index] = FileOutcome(path=source.path, errors=[source])
                 _learn(stamps, candidate, None, None, None, started_ns)
-                continue
+                return
             context = ruleset.context(source.path, source.kind, flow=(flows or {}).get(source.display_path))
             if not context.reads(source.prefilter_data):
                 # check_source runs no rule on such bytes: nothing to parse, nothing to find.
                 outcomes[index] = FileOutcome(path=source.display_path, checked=True)
                 _learn(stamps, candidate, info, context, CLEAN, started_ns)
-                continue
+                return
             too_big = over_limits(source)
             if too_big is not None:
                 outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
                 _learn(stamps, candidate, None, context, None, started_ns)
-                continue
+                return
             plan = context.flow.fingerprint() if context.flow is not None else ""
             digest = cache.digest(source.data) if cache else ""
             key = cache.key(source, context.rules, plan, digest) if cache else None
@@ -153,7 +154,7 @@ def run_files(
             if cached is not None and _usable(cached, fix):
                 outcomes[index] = cached
                 _learn(stamps, candidate, info, context, _verdict(cached, digest), started_ns)
-                continue
+                return
             item = _Pending(index, source, context, key, None, candidate, info, digest)
             if stream.running:
                 stream.add(item)  # the workers take every later stage, each file's in one process
@@ -165,6 +166,51 @@ def run_files(
                     outcomes[index] = outcome = lint_file(item.source, item.context, fix, item.wanted)
                     _settle(cache, stamps, item, outcome, started_ns)
                 stream.worked_here(perf_counter() - began)
+
+        # Reading and stage one go to the workers too once the files left would take this process its share of the
+        # threshold, at the pace it read the first ones, and enough are left for every worker (``_Chunks``); a pass
+        # over planned flows is small, and stays here.
+        chunks: _Chunks | None = None
+        may_chunk = stream.jobs > 1 and not flows
+        read_here, reading_seconds = 0, 0.0
+        for index, candidate in enumerate(candidates):
+            stream.check()
+            if cache and stamps:
+                info = stats.get(candidate.where) if stats else None
+                recalled = _recalled(cache, stamps, candidate, cwd, ruleset, flows, fix, info)
+                if recalled is not None:
+                    outcomes[index] = recalled
+                    continue
+            if chunks is not None:
+                chunks.add(index, candidate)
+                continue
+            began = perf_counter()
+            source, info = read_stamped(candidate, cwd)
+            take(index, candidate, source, info)
+            reading_seconds += perf_counter() - began
+            read_here += 1
+            left = len(candidates) - index - 1
+            if (
+                may_chunk
+                and read_here >= PACE_FILES
+                and left >= CHUNK_FILES * stream.jobs
+                and reading_seconds / read_here * left >= execution.pool_min_seconds * INLINE_SHARE
+            ):
+                chunks = _Chunks(stream, ruleset, cwd, stamped=stamps is not None)
+        for index, candidate, screened in chunks.results() if chunks is not None else ():
+            if screened is None:  # the chunk's worker failed: the file is read here, as any other
+                take(index, candidate, *read_stamped(candidate, cwd))
+                continue
+            error, info, data, rules = screened
+            if error is not None:
+                take(index, candidate, error, None)
+            elif data is not None:  # past stage one: the rest as for a file read here
+                shown = display_path(candidate.where, cwd)
+                take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info)
+            else:
+                outcomes[index] = FileOutcome(path=display_path(candidate.where, cwd), checked=True)
+                if stamps is not None:
+                    stamps.learn(candidate.where, info, rules, CLEAN, started_ns)
         # Held files no workers took: their later stages run here. A settled file's bytes and text are let go as
         # soon as it is done.
         queue = deque(stream.release())
@@ -265,6 +311,47 @@ def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
         stream.add(item, SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data))
         return True
     return False
+
+
+# What a worker's stage one gives for one file of a chunk: the read error, or the ``stat`` of what was read and either
+# its bytes (it passed stage one: this process goes on with them) or the rules it was settled with (stamps).
+_Screened = tuple["FileError | None", "os.stat_result | None", "bytes | None", str]
+
+
+class _Chunks:
+    """The files still to read, sent to the workers in chunks (``CHUNK_FILES``) as the run reaches them; their
+    results come back in the order the chunks went."""
+
+    def __init__(self, stream: _Stream, ruleset: RuleSet, cwd: Path, stamped: bool) -> None:
+        stream.start(stream.jobs)
+        self.stream = stream
+        self.ruleset = ruleset
+        self.cwd = cwd
+        self.stamped = stamped
+        self.chunk: list[tuple[int, Candidate]] = []
+        self.sent: list[tuple[list[tuple[int, Candidate]], Future[list[_Screened]] | None]] = []
+
+    def add(self, index: int, candidate: Candidate) -> None:
+        self.chunk.append((index, candidate))
+        if len(self.chunk) >= CHUNK_FILES:
+            self._send()
+
+    def _send(self) -> None:
+        chunk, self.chunk = self.chunk, []
+        self.sent.append((chunk, self.stream.screen(chunk, self.ruleset, self.cwd, self.stamped)))
+
+    def results(self) -> Iterator[tuple[int, Candidate, _Screened | None]]:
+        """Each file's result; None for the files of a chunk whose worker failed (it died, or raised)."""
+        if self.chunk:
+            self._send()
+        for chunk, future in self.sent:
+            screened = self.stream.screened(future)
+            if screened is None:
+                yield from ((index, candidate, None) for index, candidate in chunk)
+            else:
+                yield from (
+                    (index, candidate, result) for (index, candidate), result in zip(chunk, screened, strict=True)
+                )
 
 
 class Workers:
@@ -409,6 +496,28 @@ class _Stream:
         # Largest first, so that one big file started last does not keep the other workers waiting.
         for index in sorted(range(len(self.items)), key=lambda i: -len(self.items[i].source.data)):
             self._pool.submit(index, self.items[index], self.fix)
+
+    def screen(
+        self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
+    ) -> Future[list[_Screened]] | None:
+        """Send a chunk of files to be read and put through stage one by a worker; None if the pool broke."""
+        return self._pool.screen(chunk, ruleset, cwd, stamped) if self._pool is not None else None
+
+    def screened(self, future: Future[list[_Screened]] | None) -> list[_Screened] | None:
+        """The chunk's results; None if its worker failed."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        interrupts = self.workers.interrupts
+        if future is None or interrupts is None:
+            return None
+        try:
+            return _result(future, interrupts)
+        except BrokenProcessPool:
+            if self._pool is not None:
+                self._pool.broken = True
+            return None
+        except Exception:  # raised in the worker: its files are read here, where the error is theirs alone
+            return None
 
     def finish(self) -> list[tuple[_Pending, FileOutcome]]:
         """Every file's outcome, once (the workers are then done with this pass); a worker crash (a native parser
@@ -563,6 +672,21 @@ class _Pool:
             self.broken = True
         self.interrupts.check()
 
+    def screen(
+        self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
+    ) -> Future[list[_Screened]] | None:
+        """Queue a chunk for stage one (``_screen_in_worker``); None once the pool broke."""
+        from concurrent.futures.process import BrokenProcessPool
+
+        self.interrupts.check()
+        if self.broken:
+            return None
+        try:
+            return self.executor.submit(_screen_in_worker, chunk, ruleset, cwd, stamped)
+        except BrokenProcessPool:
+            self.broken = True
+            return None
+
     def gather(self, pending: list[_Pending], outcomes: dict[int, FileOutcome]) -> set[int]:
         """Wait for every queued file; when a worker died, the files that were in flight."""
         from concurrent.futures.process import BrokenProcessPool
@@ -592,11 +716,13 @@ class _Pool:
         self.executor.shutdown(wait=True, cancel_futures=True)
 
 
+Result = TypeVar("Result")
+
 # How often the parent, waiting for a result, looks whether Ctrl-C was pressed.
 INTERRUPT_POLL_SECONDS = 0.1
 
 
-def _result(future: Future[FileOutcome], interrupts: _Interrupts) -> FileOutcome:
+def _result(future: Future[Result], interrupts: _Interrupts) -> Result:
     from concurrent.futures import wait
 
     while not wait([future], timeout=INTERRUPT_POLL_SECONDS).done:
@@ -731,6 +857,37 @@ def _die_with_parent() -> None:
     pr_set_pdeathsig = 1
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+
+def _screen_in_worker(
+    chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
+) -> list[_Screened]:
+    """Read each file of the chunk and run stage one on it, as ``run_files`` does for a file it reads itself."""
+    import contextlib
+
+    from aoti_lint.reading import NotRegularFile, read_regular_file_stat
+
+    screened: list[_Screened] = []
+    for _, candidate in chunk:
+        data = prefilter_data = None
+        info: os.stat_result | None = None
+        if candidate.kind != "jupyter":  # a notebook's stage one reads its cells' code, not its JSON
+            with contextlib.suppress(OSError, NotRegularFile):
+                data, info = read_regular_file_stat(candidate.where)
+                prefilter_data = data
+        if data is None or prefilter_data is None:  # as read_stamped reads it, with the message of its error
+            source, info = read_stamped(candidate, cwd)
+            if isinstance(source, FileError):
+                screened.append((source, None, None, ""))
+                continue
+            data, prefilter_data = source.data, source.prefilter_data
+        context = ruleset.context(candidate.where, candidate.kind)
+        if context.reads(prefilter_data):
+            screened.append((None, info, data, ""))
+        else:
+            # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
+            screened.append((None, info if stamped else None, None, _rules_named(context) if stamped else ""))
+    return screened
 
 
 def _process_in_worker(

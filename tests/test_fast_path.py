@@ -47,6 +47,16 @@ def test_a_rule_with_its_own_first_stage_needs_its_groups():
             assert rule.wants_summary.__func__ is ProjectRule.wants_summary.__func__, rule.code
 
 
+def test_a_rule_with_its_own_first_stage_is_screened_by_tokens_of_all_its_groups():
+    """Its screen tokens (``Rule.screen_tokens``) each lie in a token of some group, and every group holds one: bytes
+    holding a whole group, which its own test needs, hold one of them."""
+    own = [rule for rule in ALL_RULES if rule.could_match.__func__ is not Rule.could_match.__func__]
+    for rule in own:
+        assert rule.screen_tokens, rule.code
+        for group in rule.triggers:
+            assert any(screen in token for screen in rule.screen_tokens for token in group), (rule.code, group)
+
+
 def test_the_benchmark_clean_file_mentions_aoti_and_is_settled(tmp_path):
     """A word that is only an anchor of the rules' first stage (`AOT`) is no finding's: such a file is settled."""
     (tmp_path / "clean.py").write_text('"""No AOTI here."""\nimport torch\n\nx = torch.compile(f)\n')

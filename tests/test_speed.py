@@ -268,6 +268,82 @@ def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(
     assert shown(pooled) == shown(run(tree, Execution(jobs=1), fix=check)) and len(pooled.findings) == 24
 
 
+def chunked_tree(root: Path) -> Path:
+    """Enough files for the workers to read them in chunks, with every kind of outcome among them: findings, a mention
+    only, an undecodable file and a syntax error (both AOTI000), a notebook, and a FIFO named like a module."""
+    from aoti_lint.runner import CHUNK_FILES, PACE_FILES
+
+    files = {f"pkg{i // 50}/m{i:04d}.py": "import torch\nprint(torch.ones(1))\n" for i in range(CHUNK_FILES * 3)}
+    files.update({"pkg0/hit.py": OLD_COMPILE, "pkg5/load.py": OLD_LOAD, "pkg6/mentions.py": MENTIONS_ONLY})
+    files["pkg3/broken.py"] = "import torch._export\ndef f(:\n    torch._export.aot_load\n"
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": OLD_LOAD}
+    files["pkg4/notebook.ipynb"] = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    project(root, files)
+    (root / "pkg2" / "latin.py").write_bytes(b"x = '\xe9'\nimport torch._export\n")
+    os.mkfifo(root / "pkg7" / "pipe.py") if hasattr(os, "mkfifo") else None
+    assert len(files) > PACE_FILES + CHUNK_FILES * 2
+    return root
+
+
+def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_job(tmp_path, monkeypatch):
+    from aoti_lint import runner
+
+    tree = chunked_tree(tmp_path / "tree")
+    chunks: list[int] = []
+    screen = runner._Pool.screen
+    monkeypatch.setattr(
+        runner._Pool, "screen", lambda self, chunk, *a: chunks.append(len(chunk)) or screen(self, chunk, *a)
+    )
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    # Past the files read here to judge the pace, every file went to the workers in full chunks, but the last.
+    assert sum(chunks) == pooled.files_checked + len(pooled.errors) - runner.PACE_FILES, (chunks, pooled.errors)
+    assert chunks[:-1] == [runner.CHUNK_FILES] * (len(chunks) - 1)
+    serial = run(tree, Execution(jobs=1))
+    assert shown(pooled) == shown(serial) and {f.code for f in serial.findings} == {"AOTI000", "AOTI001", "AOTI002"}
+    assert [(e.path, e.message) for e in pooled.errors] == [(e.path, e.message) for e in serial.errors]
+    assert [Path(e.path).name for e in serial.errors] == ["pipe.py"] * hasattr(os, "mkfifo")
+    assert pooled.files_checked == serial.files_checked
+
+
+def test_files_read_in_chunks_are_stamped_for_the_next_run(tmp_path, reads, later):
+    """A cold run whose workers read the files records each one's stat: the next run opens none of them."""
+    tree = chunked_tree(tmp_path / "tree")
+    cache_dir = tmp_path / "cache"
+    cold = run(tree, Execution(jobs=2, pool_min_seconds=0, cache_dir=cache_dir))
+    assert len(reads) < cold.files_checked / 2, "the workers read most files"
+    forget_the_runs(cache_dir)  # the stamps, not the run's memo, answer
+    reads.clear()
+    warm = run(tree, Execution(jobs=1, cache_dir=cache_dir))
+    assert shown(warm) == shown(cold) and warm.findings
+    # Only a file that could not be read has no stamp, and is tried again.
+    assert reads == ["pipe.py"] * hasattr(os, "mkfifo")
+
+
+def crashing_screen(chunk, ruleset, cwd, stamped):
+    """A worker that dies on the chunk holding ``load.py`` (a native crash, the OOM killer)."""
+    from aoti_lint import runner
+
+    if any(candidate.where.endswith("load.py") for _, candidate in chunk):
+        os._exit(1)
+    return runner._screen_chunk_for_test(chunk, ruleset, cwd, stamped)
+
+
+def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
+    from aoti_lint import runner
+
+    tree = chunked_tree(tmp_path / "tree")
+    monkeypatch.setattr(runner, "_screen_chunk_for_test", runner._screen_in_worker, raising=False)
+    monkeypatch.setattr(runner, "_screen_in_worker", crashing_screen)
+    pools: list[int] = []
+    original = runner._Pool.__init__
+    monkeypatch.setattr(runner._Pool, "__init__", lambda self, *a: pools.append(1) or original(self, *a))
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    assert len(pools) > 1, "the pool did not break: the case does not test what it says"
+    serial = run(tree, Execution(jobs=1))
+    assert shown(pooled) == shown(serial) and any(f.path.endswith("load.py") for f in pooled.findings)
+    assert pooled.files_checked == serial.files_checked
+
+
 def test_pre_commit_runs_serially(tree, monkeypatch):
     monkeypatch.setenv("PRE_COMMIT", "1")
     result = run(tree, Execution(jobs=None, pool_min_seconds=0))
@@ -793,13 +869,16 @@ def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
 
     context = FileContext.of(ALL_RULES)
     screen = _screen(context.rules, context.project_rules)
-    # The tokens: the longest of each trigger group of the rules matching on their groups alone.
+    # The tokens: the longest of each trigger group of the rules matching on their groups alone, and the screen
+    # tokens of those with a test of their own.
+    screened = [rule for rule in context.rules if rule.screen_tokens]
     tokens = {
         max(group, key=len)
         for rule in (*context.rules, *context.project_rules)
-        if rule not in screen.rules and rule not in screen.project_rules
+        if rule not in screen.rules and rule not in screen.project_rules and rule not in screened
         for group in (rule.summary_triggers if issubclass(rule, ProjectRule) else rule.triggers)
-    }
+    } | {token for rule in screened for token in rule.screen_tokens}
+    assert screened and not set(screened) & set(screen.rules)
     assert tokens
     assert len(screen.anchored) < len(tokens) / 2  # the point of it: fewer scans than tokens
     for token in tokens:

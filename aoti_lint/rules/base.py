@@ -155,6 +155,9 @@ class Rule:
     # Prefilter: the file can only trigger the rule if, for at least one group, every token of the group
     # occurs in its bytes. Must be sound: a test runs every example and fixture through it.
     triggers: ClassVar[tuple[tuple[bytes, ...], ...]] = ()
+    # For a rule whose ``could_match`` is its own: tokens one of which every bytes it matches hold, each a part of
+    # some token of every group of ``triggers``. Stage one's screen looks for them before asking the rule.
+    screen_tokens: ClassVar[tuple[bytes, ...]] = ()
     VALID: ClassVar[list[Valid]] = []
     INVALID: ClassVar[list[Invalid]] = []
     # Rendered as the docs' References section (``explanation``); data in ``knowledge/references.py``.

@@ -135,6 +135,8 @@ class DebugInductorConfig(PythonSwitchRule):
     fix_availability = "sometimes"
     # Necessary tokens; could_match below also wants one of the key's forms (see _KeyForms).
     triggers = tuple((*forms.parts, *context) for forms in _KEY_FORMS for context in _CONFIG_CONTEXTS)
+    # Each context holds one: most files hold neither, and the screen settles them without the test below.
+    screen_tokens = (_INDUCTOR, b"options")
 
     @classmethod
     def could_match(cls, data: bytes) -> bool:

@@ -7,8 +7,8 @@ entry; only the rest is parsed, in a process pool when there is enough of it to 
 worker imports libcst, about half a second). Files go to the workers as soon as that much work is queued, so the
 workers parse while this process is still reading the tree, and one set of workers serves every pass of a run
 (``Workers``). In a large tree the reading itself is most of the work: once the files left would take this process
-its share of the threshold, the workers read them too, in chunks, and send back only the few that pass stage one
-(``_Chunks``). Under pre-commit, which already runs hooks in parallel, the default is serial.
+its share of the threshold, they are read in chunks, by a worker when one may be idle and here otherwise; a worker
+sends back only the few that pass stage one (``_Chunks``). Under pre-commit, which already runs hooks in parallel, the default is serial.
 """
 
 from __future__ import annotations
@@ -182,7 +182,8 @@ def run_files(
                     outcomes[index] = recalled
                     continue
             if chunks is not None:
-                chunks.add(index, candidate)
+                for mine, file in chunks.add(index, candidate):
+                    take(mine, file, *read_stamped(file, cwd))
                 continue
             began = perf_counter()
             source, info = read_stamped(candidate, cwd)
@@ -319,8 +320,9 @@ _Screened = tuple["FileError | None", "os.stat_result | None", "bytes | None", s
 
 
 class _Chunks:
-    """The files still to read, sent to the workers in chunks (``CHUNK_FILES``) as the run reaches them; their
-    results come back in the order the chunks went."""
+    """The files still to read, in chunks (``CHUNK_FILES``) as the run reaches them: to a worker when one may be idle
+    (fewer chunks in flight than workers), else read here, so that this process reads its share too; the results of
+    the chunks sent come back in the order they went."""
 
     def __init__(self, stream: _Stream, ruleset: RuleSet, cwd: Path, stamped: bool) -> None:
         stream.start(stream.jobs)
@@ -330,15 +332,26 @@ class _Chunks:
         self.stamped = stamped
         self.chunk: list[tuple[int, Candidate]] = []
         self.sent: list[tuple[list[tuple[int, Candidate]], Future[list[_Screened]] | None]] = []
+        self.in_flight: list[Future[list[_Screened]]] = []
 
-    def add(self, index: int, candidate: Candidate) -> None:
+    def add(self, index: int, candidate: Candidate) -> list[tuple[int, Candidate]]:
+        """The files of a full chunk for this process to read, when every worker has one in hand; else none."""
         self.chunk.append((index, candidate))
-        if len(self.chunk) >= CHUNK_FILES:
-            self._send()
+        if len(self.chunk) < CHUNK_FILES:
+            return []
+        self.in_flight = [future for future in self.in_flight if not future.done()]
+        if len(self.in_flight) >= self.stream.jobs:
+            chunk, self.chunk = self.chunk, []
+            return chunk
+        self._send()
+        return []
 
     def _send(self) -> None:
         chunk, self.chunk = self.chunk, []
-        self.sent.append((chunk, self.stream.screen(chunk, self.ruleset, self.cwd, self.stamped)))
+        future = self.stream.screen(chunk, self.ruleset, self.cwd, self.stamped)
+        self.sent.append((chunk, future))
+        if future is not None:
+            self.in_flight.append(future)
 
     def results(self) -> Iterator[tuple[int, Candidate, _Screened | None]]:
         """Each file's result; None for the files of a chunk whose worker failed (it died, or raised)."""

@@ -285,7 +285,7 @@ def chunked_tree(root: Path) -> Path:
     return root
 
 
-def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_job(tmp_path, monkeypatch):
+def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_job(tmp_path, reads, monkeypatch):
     from aoti_lint import runner
 
     tree = chunked_tree(tmp_path / "tree")
@@ -295,9 +295,11 @@ def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_jo
         runner._Pool, "screen", lambda self, chunk, *a: chunks.append(len(chunk)) or screen(self, chunk, *a)
     )
     pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
-    # Past the files read here to judge the pace, every file went to the workers in full chunks, but the last.
-    assert sum(chunks) == pooled.files_checked + len(pooled.errors) - runner.PACE_FILES, (chunks, pooled.errors)
-    assert chunks[:-1] == [runner.CHUNK_FILES] * (len(chunks) - 1)
+    # Past the files read here to judge the pace, each file was read once: by a worker, in a full chunk but the last,
+    # or here, a chunk at a time while every worker had one in hand.
+    assert chunks and chunks[:-1] == [runner.CHUNK_FILES] * (len(chunks) - 1)
+    assert sum(chunks) + len(reads) == pooled.files_checked + len(pooled.errors), (chunks, len(reads))
+    assert (len(reads) - runner.PACE_FILES) % runner.CHUNK_FILES == 0
     serial = run(tree, Execution(jobs=1))
     assert shown(pooled) == shown(serial) and {f.code for f in serial.findings} == {"AOTI000", "AOTI001", "AOTI002"}
     assert [(e.path, e.message) for e in pooled.errors] == [(e.path, e.message) for e in serial.errors]

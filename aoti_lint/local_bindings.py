@@ -36,7 +36,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import cast
 
-from aoti_lint.pyast import walk
+from aoti_lint.pyast import child_fields, walk
 
 NOT_KNOWN = object()
 _SEEN_BY_FUNCTIONS = object()  # a name some function reads (``_module_level_reads``)
@@ -55,6 +55,27 @@ _PLAIN_HINT = re.compile(r"[\w\s.,\[\]()|*'\"-]*")
 _NOT_DIRECT = (*_SCOPES, ast.JoinedStr)
 # A plain assignment: `name = value`, or `name: T = value` (libcst counts either binding once its statement ends).
 _Assignment = ast.Assign | ast.AnnAssign
+# The node types ``FunctionLocals._other_bindings`` reads: the walk asks it about these alone (most nodes are none).
+_OTHER_BINDINGS: frozenset[type] = frozenset(
+    {
+        ast.ImportFrom,
+        ast.alias,
+        ast.MatchClass,
+        ast.Global,
+        ast.Nonlocal,
+        ast.arg,
+        ast.Subscript,
+        ast.Call,
+        ast.AnnAssign,
+        ast.ExceptHandler,
+        ast.ClassDef,
+        ast.MatchAs,
+        ast.MatchStar,
+        ast.MatchMapping,
+        *(kind for name in ("TypeVar", "ParamSpec", "TypeVarTuple", "TypeAlias") if (kind := getattr(ast, name, None))),
+    }
+)
+_NOT_DIRECT_KINDS = frozenset(_NOT_DIRECT)
 
 
 def _plain_target(node: _Assignment) -> ast.Name | None:
@@ -447,8 +468,9 @@ class FunctionLocals:
         ]
         while stack:
             node, direct, inside, at_module, formatted = stack.pop()
-            if isinstance(node, ast.Name):
-                if isinstance(node.ctx, ast.Load):
+            kind = type(node)
+            if type(node) is ast.Name:
+                if type(node.ctx) is ast.Load:
                     if direct is not None:
                         self._reads[(node.lineno, self._column(node))] = (node, direct, len(inside) == 1)
                     elif at_module and not formatted:
@@ -463,10 +485,11 @@ class FunctionLocals:
                     if not inside:
                         self._stored_outside_functions.add(node.id)
                 continue
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                self._strings.append(node.value)
+            if type(node) is ast.Constant:
+                if isinstance(node.value, str):
+                    self._strings.append(node.value)
                 continue
-            if isinstance(node, _FUNCTIONS):
+            if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
                 self._bind(inside, node.name, None)
                 function = _Function()
                 arguments = node.args
@@ -487,7 +510,7 @@ class FunctionLocals:
                 for type_parameter in getattr(node, "type_params", ()):
                     stack.append((type_parameter, None, inside, False, formatted))
                 continue
-            if isinstance(node, _Assignment) and (direct is not None or at_module):
+            if (type(node) is ast.Assign or type(node) is ast.AnnAssign) and (direct is not None or at_module):
                 target = _plain_target(node)
                 if target is not None:
                     position = (target.lineno, self._column(target))
@@ -506,11 +529,13 @@ class FunctionLocals:
                         stack.append((node.annotation, direct, inside, at_module, formatted))
                         self._hint_roots.append(node.annotation)
                     continue
-            self._other_bindings(node, inside, at_module)
-            child_direct = None if isinstance(node, _NOT_DIRECT) else direct
-            child_at_module = at_module and not isinstance(node, _NOT_DIRECT)
-            child_formatted = formatted or isinstance(node, ast.JoinedStr)
-            for name in node._fields:
+            if kind in _OTHER_BINDINGS:
+                self._other_bindings(node, inside, at_module)
+            not_direct = kind in _NOT_DIRECT_KINDS
+            child_direct = None if not_direct else direct
+            child_at_module = at_module and not not_direct
+            child_formatted = formatted or kind is ast.JoinedStr
+            for name in child_fields(kind):
                 value = getattr(node, name, None)
                 if type(value) is list:
                     for item in value:

@@ -85,6 +85,26 @@ def walk(root: ast.AST) -> Iterator[ast.AST]:
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+def child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
+    """The fields of a node type that may hold nodes, the expression context aside (see ``walk``)."""
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = _CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+    return names
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """The node's children in field order, as ``ast.iter_child_nodes`` gives them, the expression context aside."""
+    found: list[ast.AST] = []
+    for name in child_fields(type(node)):
+        value = getattr(node, name, None)
+        if type(value) is list:
+            found.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
+
+
 def source_lines(text: str) -> list[str]:
     """The text's lines with their ends, numbered as ``ast`` numbers them: split once for many
     ``source_segment`` calls (``ast.get_source_segment`` splits the whole text, a character at a time, on

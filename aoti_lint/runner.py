@@ -8,7 +8,8 @@ worker imports libcst, about half a second). Files go to the workers as soon as 
 workers parse while this process is still reading the tree, and one set of workers serves every pass of a run
 (``Workers``). In a large tree the reading itself is most of the work: once the files left would take this process
 its share of the threshold, they are read in chunks, by a worker when one may be idle and here otherwise; a worker
-sends back only the few that pass stage one (``_Chunks``). Under pre-commit, which already runs hooks in parallel, the default is serial.
+sends back only the few that pass stage one (``_Chunks``). Under pre-commit, which already runs hooks in
+parallel, the default is serial.
 """
 
 from __future__ import annotations

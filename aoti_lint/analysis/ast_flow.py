@@ -111,7 +111,7 @@ from aoti_lint.knowledge.device_flow import (
     TORCH_DEVICE,
 )
 from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
-from aoti_lint.pyast import source_lines
+from aoti_lint.pyast import children, source_lines
 
 
 class NotSettled(Exception):
@@ -206,7 +206,7 @@ class _Reader(ExampleInputs):
             if type(node) is ast.Constant and type(node.value) is str and ".so" in node.value:
                 raise NotSettled  # an escaped `.so` ("m.s\x6f") the text does not show
             inner = formatted or type(node) is ast.JoinedStr
-            stack.extend((child, node, inner) for child in reversed(_children(node)))
+            stack.extend((child, node, inner) for child in reversed(children(node)))
         # Calls in the order libcst meets them: by where they start, one around another first.
         self.calls: list[ast.Call] = sorted(
             (node for node in self.nodes if isinstance(node, ast.Call)),
@@ -853,20 +853,6 @@ class _Reader(ExampleInputs):
         )
 
 
-def _children(node: ast.AST) -> list[ast.AST]:
-    """The node's children, the expression contexts aside."""
-    found: list[ast.AST] = []
-    for name in node._fields:
-        if name == "ctx":
-            continue
-        value = getattr(node, name, None)
-        if type(value) is list:
-            found.extend(item for item in value if isinstance(item, ast.AST))
-        elif isinstance(value, ast.AST):
-            found.append(value)
-    return found
-
-
 def _effects(node: ast.AST) -> set[type]:
     """The kinds of node with an effect in an expression (``MigrationPlan._has_effects``): a lambda's body runs
     only when called."""
@@ -878,7 +864,7 @@ def _effects(node: ast.AST) -> set[type]:
         if kind in (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Call):
             found.add(ast.Yield if kind is ast.YieldFrom else kind)
         if kind is not ast.Lambda:
-            pending.extend(_children(current))
+            pending.extend(children(current))
     return found
 
 

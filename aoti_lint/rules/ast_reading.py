@@ -43,6 +43,8 @@ class AstReading:
         (``(x): int``) and ``\\N{...}`` in an f-string, which libcst 1.9 cannot parse."""
         import ast
 
+        from aoti_lint.pyast import children
+
         tree, text = self.code.tree, self.code.text
         if tree is None or _MISREAD_BY_LIBCST.search(text):
             return None
@@ -62,7 +64,7 @@ class AstReading:
             found.append(node)
             if kind.__name__ in self._BLOCKS:
                 in_body.update(id(statement) for statement in node.body)
-            for child in ast.iter_child_nodes(node):
+            for child in children(node):
                 parents[child] = node
                 stack.append((child, depth + 1))
         return found

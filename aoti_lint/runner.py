@@ -168,6 +168,22 @@ def run_files(
                     _settle(cache, stamps, item, outcome, started_ns)
                 stream.worked_here(perf_counter() - began)
 
+        def settle(index: int, candidate: Candidate, screened: _Screened | None) -> None:
+            """A file of a chunk, by what its stage one gave (``_screen_chunk``); None: its worker failed."""
+            if screened is None:  # the file is read here, as any other
+                take(index, candidate, *read_stamped(candidate, cwd))
+                return
+            error, info, data, rules = screened
+            if error is not None:
+                take(index, candidate, error, None)
+            elif data is not None:  # past stage one: the rest as for a file read here
+                shown = display_path(candidate.where, cwd)
+                take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info)
+            else:
+                outcomes[index] = FileOutcome(path=display_path(candidate.where, cwd), checked=True)
+                if stamps is not None:
+                    stamps.learn(candidate.where, info, rules, CLEAN, started_ns)
+
         # Reading and stage one go to the workers too once the files left would take this process its share of the
         # threshold, at the pace it read the first ones, and enough are left for every worker (``_Chunks``); a pass
         # over planned flows is small, and stays here.
@@ -183,8 +199,11 @@ def run_files(
                     outcomes[index] = recalled
                     continue
             if chunks is not None:
-                for mine, file in chunks.add(index, candidate):
-                    take(mine, file, *read_stamped(file, cwd))
+                mine = chunks.add(index, candidate)
+                # Read here as a worker reads it: stage one on the bytes alone.
+                screened_here = _screen_chunk(mine, ruleset, cwd, stamps is not None)
+                for (at, file), screened in zip(mine, screened_here, strict=True):
+                    settle(at, file, screened)
                 continue
             began = perf_counter()
             source, info = read_stamped(candidate, cwd)
@@ -199,20 +218,8 @@ def run_files(
                 and reading_seconds / read_here * left >= execution.pool_min_seconds * INLINE_SHARE
             ):
                 chunks = _Chunks(stream, ruleset, cwd, stamped=stamps is not None)
-        for index, candidate, screened in chunks.results() if chunks is not None else ():
-            if screened is None:  # the chunk's worker failed: the file is read here, as any other
-                take(index, candidate, *read_stamped(candidate, cwd))
-                continue
-            error, info, data, rules = screened
-            if error is not None:
-                take(index, candidate, error, None)
-            elif data is not None:  # past stage one: the rest as for a file read here
-                shown = display_path(candidate.where, cwd)
-                take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info)
-            else:
-                outcomes[index] = FileOutcome(path=display_path(candidate.where, cwd), checked=True)
-                if stamps is not None:
-                    stamps.learn(candidate.where, info, rules, CLEAN, started_ns)
+        for index, candidate, result in chunks.results() if chunks is not None else ():
+            settle(index, candidate, result)
         # Held files no workers took: their later stages run here. A settled file's bytes and text are let go as
         # soon as it is done.
         queue = deque(stream.release())
@@ -689,14 +696,14 @@ class _Pool:
     def screen(
         self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
     ) -> Future[list[_Screened]] | None:
-        """Queue a chunk for stage one (``_screen_in_worker``); None once the pool broke."""
+        """Queue a chunk for stage one (``_screen_chunk``); None once the pool broke."""
         from concurrent.futures.process import BrokenProcessPool
 
         self.interrupts.check()
         if self.broken:
             return None
         try:
-            return self.executor.submit(_screen_in_worker, chunk, ruleset, cwd, stamped)
+            return self.executor.submit(_screen_chunk, chunk, ruleset, cwd, stamped)
         except BrokenProcessPool:
             self.broken = True
             return None
@@ -873,10 +880,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
-def _screen_in_worker(
-    chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
-) -> list[_Screened]:
-    """Read each file of the chunk and run stage one on it, as ``run_files`` does for a file it reads itself."""
+def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool) -> list[_Screened]:
+    """Read each file of the chunk and run stage one on it, in a worker or here: ``run_files`` settles each by what
+    this gives (``settle``)."""
     import contextlib
 
     from aoti_lint.reading import NotRegularFile, read_regular_file_stat

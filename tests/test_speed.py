@@ -322,10 +322,13 @@ def test_files_read_in_chunks_are_stamped_for_the_next_run(tmp_path, reads, late
 
 
 def crashing_screen(chunk, ruleset, cwd, stamped):
-    """A worker that dies on the chunk holding ``load.py`` (a native crash, the OOM killer)."""
+    """A worker that dies on the chunk holding ``load.py`` (a native crash, the OOM killer); the run's own process
+    reads such a chunk unharmed."""
+    import multiprocessing
+
     from aoti_lint import runner
 
-    if any(candidate.where.endswith("load.py") for _, candidate in chunk):
+    if multiprocessing.parent_process() is not None and any(c.where.endswith("load.py") for _, c in chunk):
         os._exit(1)
     return runner._screen_chunk_for_test(chunk, ruleset, cwd, stamped)
 
@@ -334,8 +337,8 @@ def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
     from aoti_lint import runner
 
     tree = chunked_tree(tmp_path / "tree")
-    monkeypatch.setattr(runner, "_screen_chunk_for_test", runner._screen_in_worker, raising=False)
-    monkeypatch.setattr(runner, "_screen_in_worker", crashing_screen)
+    monkeypatch.setattr(runner, "_screen_chunk_for_test", runner._screen_chunk, raising=False)
+    monkeypatch.setattr(runner, "_screen_chunk", crashing_screen)
     pools: list[int] = []
     original = runner._Pool.__init__
     monkeypatch.setattr(runner._Pool, "__init__", lambda self, *a: pools.append(1) or original(self, *a))

@@ -70,7 +70,7 @@ def walk(root: ast.AST) -> Iterator[ast.AST]:
         kind = type(node)
         names = fields.get(kind)
         if names is None:
-            names = fields[kind] = tuple(name for name in kind._fields if name != "ctx")
+            names = child_fields(kind)
         for name in names:
             value = getattr(node, name, None)
             if type(value) is list:

@@ -889,18 +889,19 @@ def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Pat
 
     screened: list[_Screened] = []
     for _, candidate in chunk:
-        data = prefilter_data = None
+        data: bytes | None = None
         info: os.stat_result | None = None
         if candidate.kind != "jupyter":  # a notebook's stage one reads its cells' code, not its JSON
             with contextlib.suppress(OSError, NotRegularFile):
                 data, info = read_regular_file_stat(candidate.where)
-                prefilter_data = data
-        if data is None or prefilter_data is None:  # as read_stamped reads it, with the message of its error
+        if data is None:  # as read_stamped reads it, with the message of its error
             source, info = read_stamped(candidate, cwd)
             if isinstance(source, FileError):
                 screened.append((source, None, None, ""))
                 continue
             data, prefilter_data = source.data, source.prefilter_data
+        else:
+            prefilter_data = data
         context = ruleset.context(candidate.where, candidate.kind)
         if context.reads(prefilter_data):
             screened.append((None, info, data, ""))

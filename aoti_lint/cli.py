@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from aoti_lint import __version__
+from aoti_lint.records import replace
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2

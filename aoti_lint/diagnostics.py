@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+
+from aoti_lint.records import dataclass, field, replace
 
 
 class Severity(enum.Enum):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
@@ -28,6 +27,7 @@ from aoti_lint.knowledge.custom_ops import (
     TENSOR_ANNOTATION,
     TENSOR_METHODS,
 )
+from aoti_lint.records import dataclass, field
 from aoti_lint.rules.base import call_argument
 
 _TENSOR_ANNOTATION = re.compile(TENSOR_ANNOTATION)

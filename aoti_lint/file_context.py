@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from aoti_lint.records import dataclass
 from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, remember, rule_matches
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 

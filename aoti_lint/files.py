@@ -6,12 +6,12 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aoti_lint.config import Settings
 from aoti_lint.path_text import gitignore_bases, relative
+from aoti_lint.records import dataclass
 from aoti_lint.source import file_kind, kind_of_name
 
 if TYPE_CHECKING:

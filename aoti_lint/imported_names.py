@@ -21,10 +21,10 @@ import ast
 import builtins
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aoti_lint.pyast import child_fields
+from aoti_lint.records import dataclass
 
 if TYPE_CHECKING:
     import libcst as cst

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass
 
 from aoti_lint.knowledge.custom_ops import (
     CUSTOM_OP_METHOD,
@@ -26,6 +25,7 @@ from aoti_lint.knowledge.custom_ops import (
     TENSOR_METHODS,
 )
 from aoti_lint.pyast import walk
+from aoti_lint.records import dataclass
 
 # The last names of the registering APIs (torch.library.register_fake/impl_abstract/impl, Library.impl).
 _REGISTRATIONS = frozenset({"register_fake", "impl_abstract", "impl"})

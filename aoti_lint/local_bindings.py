@@ -33,10 +33,10 @@ import bisect
 import keyword
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from typing import cast
 
 from aoti_lint.pyast import child_fields, walk
+from aoti_lint.records import dataclass, field
 
 NOT_KNOWN = object()
 _SEEN_BY_FUNCTIONS = object()  # a name some function reads (``_module_level_reads``)

@@ -9,11 +9,11 @@ import re
 import stat
 import tokenize
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_lint.cpp import CPP_SUFFIXES
 from aoti_lint.diagnostics import Finding
+from aoti_lint.records import dataclass, field
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")

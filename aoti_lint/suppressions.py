@@ -8,10 +8,10 @@ import itertools
 import re
 import tokenize
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aoti_lint.diagnostics import Finding
+from aoti_lint.records import dataclass, field
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
 LINE_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)

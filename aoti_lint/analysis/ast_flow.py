@@ -22,7 +22,6 @@ summary with libcst's on every fixture and rule example and on generated modules
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +111,7 @@ from aoti_lint.knowledge.device_flow import (
 )
 from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
 from aoti_lint.pyast import children, source_lines
+from aoti_lint.records import dataclass
 
 
 class NotSettled(Exception):

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import Position
 from aoti_lint.knowledge.cpp_runners import PACKAGE_LOADER, RUNNER_CLASSES
+from aoti_lint.records import dataclass
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 
 from aoti_lint.analysis.flow_summary import (
     ConstantSite,
@@ -23,6 +22,7 @@ from aoti_lint.analysis.flow_summary import (
 )
 from aoti_lint.analysis.migration_verdicts import RANK
 from aoti_lint.diagnostics import Applicability
+from aoti_lint.records import dataclass, field, replace
 
 
 @dataclass(frozen=True)

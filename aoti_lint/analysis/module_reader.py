@@ -8,7 +8,6 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from aoti_lint.analysis.flow_summary import (
@@ -26,6 +25,7 @@ from aoti_lint.knowledge.device_flow import (
     SET_DEFAULT_DEVICE,
     TORCH_DEVICE,
 )
+from aoti_lint.records import dataclass, field
 
 
 def last_parts(*tables: Iterable[str]) -> frozenset[str]:

@@ -12,7 +12,8 @@ debugging (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR``, ``TORCHINDUCTOR_CO
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from aoti_lint.records import dataclass
 
 
 class Phase(enum.Enum):

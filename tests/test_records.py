@@ -13,6 +13,13 @@ import pytest
 from aoti_lint import records
 
 
+@pytest.fixture(autouse=True, params=["compiled", "generic"])
+def init_kind(request, monkeypatch):
+    """Every test runs with the compiled ``__init__`` from the first instance, and with the generic one only."""
+    monkeypatch.setattr(records, "GENERIC_INITS", 0 if request.param == "compiled" else 10**9)
+    return request.param
+
+
 def _both(frozen: bool = False, eq: bool = True, order: bool = False):
     """The same class body under dataclasses and under records."""
 
@@ -121,7 +128,8 @@ def test_post_init_runs_and_instances_pickle():
         del globals()["_Pickled"]
 
 
-def test_init_is_compiled_on_first_instantiation_only(monkeypatch):
+def test_init_is_compiled_once_a_class_has_made_its_first_instances(monkeypatch):
+    monkeypatch.setattr(records, "GENERIC_INITS", 2)
     compiled = []
     real = records._compiled_init
     monkeypatch.setattr(records, "_compiled_init", lambda cls: compiled.append(cls) or real(cls))
@@ -131,12 +139,26 @@ def test_init_is_compiled_on_first_instantiation_only(monkeypatch):
         a: int
 
     @records.dataclass(frozen=True)
-    class Twice:
+    class Often:
         a: int
+        b: list[int] = records.field(default_factory=list)
 
-    assert compiled == []
-    Twice(1), Twice(2)
-    assert compiled == [Twice]
+    made = [Often(n) for n in range(5)]
+    assert compiled == [Often] and [o.a for o in made] == list(range(5)) and made[0].b is not made[4].b
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [((1, 2, [], "n", 5), {}, "arguments"), ((1,), {"x": 1}, "multiple values"), ((), {"y": 1}, "missing")],
+)
+def test_bad_arguments_raise_type_error_as_dataclasses_do(args, kwargs, message):
+    standard, ours = _both()
+    with pytest.raises(TypeError):
+        standard(*args, **kwargs)
+    with pytest.raises(TypeError, match=message):
+        ours(*args, **kwargs)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ours(1, colour="red")
 
 
 def test_importing_records_imports_neither_dataclasses_nor_inspect():

@@ -7,7 +7,6 @@ import functools
 import os
 import re
 import stat
-import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -127,10 +126,18 @@ def _lines(data: bytes) -> Iterator[bytes]:
 
 
 def decode_python(data: bytes) -> tuple[str, str]:
-    try:
-        encoding, _ = tokenize.detect_encoding(_lines(data).__next__)
-    except SyntaxError as exc:
-        raise DecodeError(str(exc)) from None
+    lines = _lines(data)
+    head = next(lines, b"") + next(lines, b"")
+    if head.isascii() and b"coding" not in head:
+        # No BOM, no cookie, nothing tokenize would reject in the lines it reads: its answer, without importing it.
+        encoding = "utf-8"
+    else:
+        import tokenize
+
+        try:
+            encoding, _ = tokenize.detect_encoding(_lines(data).__next__)
+        except SyntaxError as exc:
+            raise DecodeError(str(exc)) from None
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:

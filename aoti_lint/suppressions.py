@@ -6,7 +6,6 @@ import bisect
 import io
 import itertools
 import re
-import tokenize
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -70,6 +69,8 @@ def python_suppressions(text: str) -> Suppressions:
     result = Suppressions()
     if _NOQA.search(text) is None:
         return result
+    import tokenize  # only for a text that holds a suppression
+
     try:
         # newline=None: a lone "\r" ends a line, as it does for the parser that numbered the findings.
         for token in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):

@@ -7,6 +7,7 @@ swapped for a test rule whose fix is known (see tests/reliability_sources.py).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -423,3 +424,41 @@ def test_a_migrated_file_keeps_its_last_line_end(cli, tmp_path, newline):
     assert b"aoti_load_package" in fixed and b"_export" not in fixed, fixed
     assert fixed.endswith(newline.encode()) and not fixed.endswith(newline.encode() * 2), fixed
     _assert_same_form(data, fixed)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"import torch\n",
+        b"\n# -*- coding: latin-1 -*-\nx = '\xe9'\n",
+        b"#!/usr/bin/env python\n# vim: set fileencoding=utf-8 :\n",
+        b"# coding: utf-8\r# caf\xc3\xa9\r",
+        b"\xef\xbb\xbfx = 1\n",
+        b"# caf\xc3\xa9\nx = 1\n",
+        b"# caf\xe9\nx = 1\n",  # not UTF-8 in a line tokenize reads: its SyntaxError
+        b"x = 1\ny = 2\n# coding: bogus-codec\n",  # a third line's cookie is no cookie
+        b"# coding: bogus-codec\n",
+        b"x = 1\n\n\n# caf\xe9\n",  # not UTF-8 below the lines tokenize reads: the decode fails
+    ],
+)
+def test_decode_python_settles_the_encoding_as_tokenize_does(data):
+    """``decode_python`` answers UTF-8 without tokenize for an ASCII head without a cookie: the same text,
+    encoding or error as with it."""
+    import tokenize
+
+    from aoti_lint.source import DecodeError, decode_python
+
+    def with_tokenize() -> object:
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            text = data.decode(encoding)
+        except (SyntaxError, UnicodeDecodeError, LookupError):
+            return DecodeError
+        return (text[1:] if text.startswith("\ufeff") else text), encoding
+
+    try:
+        ours: object = decode_python(data)
+    except DecodeError:
+        ours = DecodeError
+    assert ours == with_tokenize()

@@ -8,7 +8,6 @@ prefiltering and printing docs stay instant.
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -45,6 +44,12 @@ _ANCHOR_OF: dict[bytes, bytes | None] = {}
 # Which tokens the bytes last asked about hold: the rules' trigger groups share most tokens (`aot_load` is in
 # ten groups), and each absent token costs a scan of the whole file; stage one asks about every file read.
 _scanned: list[Any] = [b"", {}]
+
+
+def _dedent(text: str) -> str:
+    import textwrap  # for the rules' examples and pages only: a lint run need not import it
+
+    return textwrap.dedent(text)
 
 
 def holds(data: bytes, token: bytes) -> bool:
@@ -114,7 +119,7 @@ class Valid:
 
     @property
     def source(self) -> str:
-        return textwrap.dedent(self.code).lstrip("\n")
+        return _dedent(self.code).lstrip("\n")
 
 
 @dataclass(frozen=True)
@@ -134,11 +139,11 @@ class Invalid:
 
     @property
     def source(self) -> str:
-        return textwrap.dedent(self.code).lstrip("\n")
+        return _dedent(self.code).lstrip("\n")
 
     @property
     def fixed_source(self) -> str | None:
-        return None if self.fixed is None else textwrap.dedent(self.fixed).lstrip("\n")
+        return None if self.fixed is None else _dedent(self.fixed).lstrip("\n")
 
 
 class Rule:
@@ -194,7 +199,7 @@ class Rule:
 
     @classmethod
     def explanation(cls) -> str:
-        text = textwrap.dedent(cls.__doc__ or "").strip()
+        text = _dedent(cls.__doc__ or "").strip()
         if cls.references:  # the last section, from the knowledge tables: each page is named in one place
             text += "\n\n## References\n" + "\n".join(f"- {reference.markdown()}" for reference in cls.references)
         return text

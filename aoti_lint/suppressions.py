@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import io
 import itertools
 import re
@@ -13,8 +14,18 @@ from aoti_lint.diagnostics import Finding
 from aoti_lint.records import dataclass, field
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
-LINE_NOQA = re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
-FILE_NOQA = re.compile(rf"#\s*aoti-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE)
+
+
+@functools.cache
+def _noqa_forms() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The file-level and the line suppression, compiled for the first text that holds a noqa (a millisecond
+    of every run's start otherwise)."""
+    return (
+        re.compile(rf"#\s*aoti-lint\s*:\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE),
+        re.compile(rf"#\s*noqa(?::\s*(?P<codes>{_CODE_LIST}))?", re.IGNORECASE),
+    )
+
+
 # Shell, Dockerfile, YAML and .env comments: a `#` at the start of a line or after whitespace.
 _HASH_COMMENT = re.compile(r"(?:^|\s)(#.*)$")
 # What every suppression holds: a text without it has none, and is not tokenized (a second per MB).
@@ -37,7 +48,8 @@ class Suppressions:
     file_codes: set[str] = field(default_factory=set)
 
     def add_comment(self, row: int, comment: str) -> None:
-        file_match = FILE_NOQA.search(comment)
+        file_noqa, line_noqa = _noqa_forms()
+        file_match = file_noqa.search(comment)
         if file_match:
             codes = _codes(file_match)
             if codes is ALL:
@@ -45,7 +57,7 @@ class Suppressions:
             else:
                 self.file_codes |= codes
             return
-        match = LINE_NOQA.search(comment)
+        match = line_noqa.search(comment)
         if match:
             codes = _codes(match)
             previous = self.lines.get(row, frozenset())
@@ -148,7 +160,7 @@ def python_filter(
     than its `ast` parse."""
     if not findings or _NOQA.search(text) is None:
         return findings
-    if FILE_NOQA.search(text) is None:
+    if _noqa_forms()[0].search(text) is None:
         rows, row, position = set(), 1, 0
         for match in _NOQA.finditer(text):
             row += len(_PYTHON_LINE_END.findall(text, position, match.start()))

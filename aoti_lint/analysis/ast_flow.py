@@ -312,22 +312,6 @@ class _Reader(ExampleInputs):
 
     # -- values, as ``analysis.evaluator`` gives them -----------------------------------------------------
 
-    def eval(self, node: ast.AST | None) -> object:
-        if node is None:
-            return None
-        key = id(node)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._busy:
-            return None
-        self._busy.add(key)
-        try:
-            value = self._eval(node)
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = value
-        return value
-
     def _eval(self, node: Any) -> object:
         if id(node) in self.in_fstring:
             raise NotSettled

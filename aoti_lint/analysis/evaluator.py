@@ -76,20 +76,6 @@ _CALLEE_NAMES = last_parts(
 class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
     """Evaluates expressions of one module on demand, memoised per node."""
 
-    def eval(self, node: Any) -> object:
-        key = id(node)
-        if key in self._memo:
-            return self._memo[key]
-        if key in self._busy:
-            return None
-        self._busy.add(key)
-        try:
-            value = self._eval(node)
-        finally:
-            self._busy.discard(key)
-        self._memo[key] = value
-        return value
-
     def _eval(self, node: Any) -> object:
         cst = self.cst
         if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):

@@ -11,12 +11,32 @@ from aoti_lint.analysis.values import Const, Mapping, Placed, Seq, device_of, de
 
 
 class ExampleInputs:
-    """Mixed into an evaluator that gives ``eval(node)``, ``argument(call, position, keyword)`` and
-    ``unpacks(call)``."""
+    """Mixed into an evaluator that gives ``_eval(node)`` (one node's value, reading others through ``eval``),
+    ``argument(call, position, keyword)`` and ``unpacks(call)``, and starts ``_memo`` and ``_busy`` empty."""
 
-    eval: Any
+    _eval: Any
+    _memo: dict[int, object]
+    _busy: set[int]
     argument: Any
     unpacks: Any
+
+    def eval(self, node: Any) -> object:
+        """The node's value, memoised per node; None for no node, and for a node whose value depends on itself
+        (``x = x + 1`` read from its own assignment)."""
+        if node is None:
+            return None
+        key = id(node)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:
+            return None
+        self._busy.add(key)
+        try:
+            value = self._eval(node)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = value
+        return value
 
     def _example_inputs(self, model: Any, args: Any, kwargs: Any) -> tuple[Device | None, tuple[Placed, ...] | None]:
         """The compile device and the known prefix of the flat positional example inputs."""

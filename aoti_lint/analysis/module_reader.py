@@ -46,7 +46,10 @@ _SITE_SHORT_NAMES = last_parts(
 
 
 class ModuleReader:
-    """One module's calls and syntax facts; :meth:`eval` is given by ``evaluator.ModuleEvaluator``."""
+    """One module's calls and syntax facts; ``eval`` (an expression's abstract value, or None when it is not
+    known) is given by ``example_inputs.ExampleInputs``, mixed into ``evaluator.ModuleEvaluator``."""
+
+    eval: Any
 
     def __init__(self, context: Any) -> None:
         import libcst as cst
@@ -147,10 +150,6 @@ class ModuleReader:
         while current is not None and not isinstance(current, kind):
             current = self.parent(current)
         return current
-
-    def eval(self, node: Any) -> object:
-        """The abstract value of an expression, or None when it is not known."""
-        raise NotImplementedError
 
 
 @dataclass

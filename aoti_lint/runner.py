@@ -60,6 +60,16 @@ INLINE_SHARE = 0.25
 CHUNK_FILES = 128
 # How many files this process reads before it judges the pace of the rest by them.
 PACE_FILES = 32
+# The modules of the later prefilter stages and of the readings from ``ast`` (libcst aside): imported here before the
+# workers start, so that each forked worker has them instead of importing them again (a tenth of the CPU time of the
+# workers on torch's sources, and a tenth less wall time there and on 20,000 files).
+LATER_STAGE_MODULES = (
+    "aoti_lint.code_index",
+    "aoti_lint.kernel_prefilter",
+    "aoti_lint.suppressions",
+    "aoti_lint.analysis.ast_flow",
+    "aoti_lint.analysis.so_mentions",
+)
 
 
 def available_cores() -> int:
@@ -649,9 +659,12 @@ class _Pool:
     when one dies the files in flight are known (``_recover``)."""
 
     def __init__(self, jobs: int, interrupts: _Interrupts) -> None:
+        import importlib
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        for name in LATER_STAGE_MODULES:
+            importlib.import_module(name)
         self.jobs = jobs
         context = multiprocessing.get_context()
         # Slot k holds the index of the file worker k is processing, -1 between files: what was in flight.

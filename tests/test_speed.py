@@ -199,6 +199,28 @@ def test_a_pooled_run_leaves_the_later_prefilter_stages_to_the_workers(tmp_path)
     assert shown(pooled) == shown(serial) and pooled.findings
 
 
+def test_workers_start_with_the_later_stages_modules_imported(tmp_path):
+    """They are imported before the workers fork, not once per worker: a worker of a fresh process finds them
+    loaded before it has linted anything."""
+    (tmp_path / "probe.py").write_text(
+        "import sys\n\n\ndef loaded(names):\n    return [n in sys.modules for n in names]\n"
+    )
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import probe\n"
+        "from aoti_lint import runner\n"
+        "names = runner.LATER_STAGE_MODULES\n"
+        "print(all(name in sys.modules for name in names))\n"
+        "pool = runner._Pool(1, runner._Interrupts())\n"
+        "print(all(pool.executor.submit(probe.loaded, names).result(timeout=60)))\n"
+        "pool.close()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert result.stdout.split() == ["False", "True"], result.stderr
+
+
 def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
     """The plan re-does files in a second pass: its files go to the workers the first pass started (any pass
     does, whatever its own work, once workers run)."""

@@ -235,7 +235,7 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
     return values + [keyword.value for keyword in call.keywords if keyword.arg is not None]
 
 
-class _Scan:
+class KernelScan:
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
         self.lines = lines
         # Names imported under another name: `from torch.library import register_fake as rf`.
@@ -292,7 +292,6 @@ class _Scan:
     def kernels(self) -> list[ast.AST]:
         definitions: dict[str, list[ast.AST]] = {}
         kernels: list[ast.AST] = []
-        registered: set[str] = set()
         for function in self.functions:
             definitions.setdefault(function.name, []).append(function)
             for decorator in function.decorator_list:
@@ -303,14 +302,34 @@ class _Scan:
                     break
         for call in self.calls:
             if self.registers_kernel(call, decorator=False):
-                for value in _arguments(call):
-                    if type(value) is ast.Lambda:
-                        kernels.append(value)
-                    elif type(value) is ast.Name:
-                        registered.add(value.id)
-        for name in registered:
+                kernels.extend(value for value in _arguments(call) if type(value) is ast.Lambda)
+        for name in self.registered_names():
             kernels.extend(definitions.get(name, ()))
         return kernels
+
+    def registered_names(self) -> set[str]:
+        """The names passed to a registering call: the functions of those names are kernels too."""
+        return {
+            value.id
+            for call in self.calls
+            if self.registers_kernel(call, decorator=False)
+            for value in _arguments(call)
+            if type(value) is ast.Name
+        }
+
+    def registering_aliases(self) -> set[str]:
+        """The names a registering name is imported under (``from torch.library import impl as i``)."""
+        return {alias for alias, names in self.aliases.items() if names & _REGISTRATIONS}
+
+    def judged(self) -> KernelCandidates:
+        """Whether some kernel of the scanned tree could hold an AOTI301 or an AOTI302 finding."""
+        concrete = branch = False
+        for kernel in self.kernels():
+            found = self.candidates(kernel)
+            concrete, branch = concrete or found.concrete, branch or found.branch
+            if concrete and branch:
+                break
+        return KernelCandidates(concrete, branch)
 
     def candidates(self, function: ast.AST) -> KernelCandidates:
         kernel = _Kernel(function)
@@ -377,12 +396,9 @@ class _Scan:
 @functools.lru_cache(maxsize=1)
 def kernel_candidates(tree: ast.Module, text: str) -> KernelCandidates:
     """Whether some fake/meta kernel of the module could hold an AOTI301 or an AOTI302 finding."""
-    # Lines as ast numbers them (not str.splitlines, which also splits at form feeds and other separators).
-    scan = _Scan(tree, text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
-    concrete = branch = False
-    for kernel in scan.kernels():
-        found = scan.candidates(kernel)
-        concrete, branch = concrete or found.concrete, branch or found.branch
-        if concrete and branch:
-            break
-    return KernelCandidates(concrete, branch)
+    return KernelScan(tree, lines_of(text)).judged()
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines as ast numbers them (not str.splitlines, which also splits at form feeds and other separators)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")

@@ -10,6 +10,7 @@ from aoti_lint.rules.base import Invalid, PythonRule, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_TRIGGERS,
     could_hold_finding,
+    could_hold_finding_text,
     could_hold_kernel,
     could_hold_kernel_text,
 )
@@ -75,7 +76,7 @@ class FakeKernelShapeBranch(PythonRule):
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:
-        return could_hold_kernel_text(text)
+        return could_hold_kernel_text(text) and could_hold_finding_text(text).branch
 
     VALID = [
         Valid(

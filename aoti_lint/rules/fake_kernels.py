@@ -47,6 +47,16 @@ def could_hold_kernel_text(text: str) -> bool:
     return False
 
 
+def could_hold_finding_text(text: str) -> Any:
+    """The kernels' own text stage (``aoti_lint.kernel_regions``): the kernels read from the statements that can
+    hold one, without parsing the module; both kinds of candidate where those cannot be told apart."""
+    from aoti_lint.kernel_prefilter import KernelCandidates
+    from aoti_lint.kernel_regions import kernel_candidates_in_regions
+
+    found = kernel_candidates_in_regions(text)
+    return KernelCandidates(concrete=True, branch=True) if found is None else found
+
+
 def could_hold_finding(code: Any) -> Any:
     """The kernels' own stage (``aoti_lint.kernel_prefilter``), over the index's cached tree."""
     from aoti_lint.kernel_prefilter import KernelCandidates, kernel_candidates

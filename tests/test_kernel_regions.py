@@ -1,0 +1,211 @@
+"""The kernels' text stage (``aoti_lint.kernel_regions``) against the whole tree: the strings it finds are the
+tokenizer's, the pieces it parses are the module's own statements, and its judgment of the kernels keeps every
+module the ``ast`` stage keeps, on the fixtures, on tricky forms and on torch's own sources."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import io
+import itertools
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from aoti_lint.kernel_prefilter import kernel_candidates
+from aoti_lint.kernel_regions import kernel_candidates_in_regions, statement_starts, string_spans
+from aoti_lint.rules import ALL_RULES
+from aoti_lint.rules.fake_kernels import could_hold_kernel_text
+from tests.conftest import FIXTURES, REPO
+
+
+def _python_files() -> list[Path]:
+    """This repository's Python: its code, tests and fixtures (strings of every form, kernels of many)."""
+    return sorted(
+        path
+        for folder in ("aoti_lint", "codemods", "tests", "benchmarks")
+        for path in (REPO / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    )
+
+
+def _tokenizer_strings(text: str) -> list[tuple[int, int]]:
+    """(offset of the opening quote, end) of every string literal, as Python's tokenizer reads them."""
+    line_starts = [0]
+    for line in io.StringIO(text).readlines():
+        line_starts.append(line_starts[-1] + len(line))
+
+    def offset(row: int, column: int) -> int:
+        return line_starts[row - 1] + column
+
+    spans, fstring_starts = [], []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        kind = tokenize.tok_name[token.type]
+        if kind in ("STRING", "FSTRING_START"):
+            start = offset(*token.start)
+            quote = start + len(token.string) - len(token.string.lstrip("rbufRBUF"))
+            if kind == "STRING":
+                spans.append((quote, offset(*token.end)))
+            else:
+                fstring_starts.append(quote)
+        elif kind == "FSTRING_END":  # Python 3.12+: an f-string is a sequence of tokens
+            spans.append((fstring_starts.pop(), offset(*token.end)))
+    return sorted(spans)
+
+
+@pytest.mark.parametrize("path", _python_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_strings_are_the_tokenizers(path):
+    text = path.read_text()
+    try:
+        expected = _tokenizer_strings(text)
+    except (tokenize.TokenError, SyntaxError):
+        pytest.skip("not Python the tokenizer reads")
+    assert string_spans(text) == expected
+
+
+def _statements_of_pieces(text: str) -> tuple[list[str], list[str]]:
+    """The top-level statements of the whole tree, and those of every piece between two starts that parses."""
+    whole = [ast.dump(statement) for statement in ast.parse(text).body]
+    starts = statement_starts(text, string_spans(text) or [])
+    pieces = []
+    for start, end in itertools.pairwise(starts):
+        try:
+            tree = ast.parse("\n" * text.count("\n", 0, start) + text[start:end])
+        except SyntaxError:
+            continue
+        pieces += [ast.dump(statement) for statement in tree.body]
+    return whole, pieces
+
+
+@pytest.mark.parametrize("path", _python_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_every_piece_that_parses_holds_the_modules_own_statements(path):
+    """The soundness of the pieces: one that parses holds top-level statements of the module, whole, at their
+    rows (a piece cut inside a statement would have to fail)."""
+    text = path.read_text()
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        pytest.skip("not Python the parser reads")
+    whole, pieces = _statements_of_pieces(text)
+    assert set(pieces) <= set(whole)
+    assert len(pieces) == len(whole)  # on well-formed code, every statement starts a piece of its own
+
+
+# (text, what the regions say: None where they give way to the ast stage). Each is also compared with the
+# whole tree's judgment below.
+_KERNEL = '@torch.library.register_fake("ns::op")\ndef op_fake(x):\n'
+CASES = {
+    "col-0 lines in a kernel's string": (
+        f'import torch\n\n{_KERNEL}    """Rows:\nnot code\n"""\n    return x.new_empty(int(x.shape[0]))\n',
+        (True, False),
+    ),
+    "a kernel in an else branch": (
+        f"import torch\nif HAS:\n    pass\nelse:\n    {_KERNEL.replace(chr(10), chr(10) + '    ')}"
+        "    if x.shape[0] == 3:\n            pass\n        return x\n",
+        (False, True),
+    ),
+    "a registered function defined far away, in a class": (
+        "import torch\n\n\nclass K:\n    @staticmethod\n    def meta(x):\n        return float(x.size(0))\n\n\n"
+        "lib = torch.library.Library('ns', 'IMPL')\nlib.impl('op', K.meta, 'Meta')\nlib.impl('op2', meta, 'Meta')\n",
+        (True, False),
+    ),
+    "an impl imported under another name": (
+        "from torch.library import (\n    impl  # the registering one\n    as register,\n)\n\n\n"
+        '@register("ns::op", "Meta")\ndef op_meta(x):\n    return x.new_empty(x.shape[0].item())\n',
+        (True, False),
+    ),
+    "range imported under another name": (
+        f"import torch\nfrom myrange import range as upto\n\n\n{_KERNEL}"
+        "    for _ in upto(x.shape[0]):\n        pass\n    return x\n",
+        (False, True),
+    ),
+    "math under another name": (
+        f"import torch\nimport os, \\\n    math as m\n\n\n{_KERNEL}    return x.new_empty(m.floor(x.shape[0]))\n",
+        (True, False),
+    ),
+    "a multi-line decorator": (
+        "import torch\n\n\n@torch.library.register_fake(\n    'ns::op'\n)\ndef op_fake(x):\n"
+        "    return x.new_empty(int(x.shape[0]))\n",
+        (True, False),
+    ),
+    "a kernel without candidates": (f"import torch\n\n\n{_KERNEL}    return x.new_empty(x.shape)\n", (False, False)),
+    "a line continued in brackets from column 0": (
+        f"import torch\n\n\n{_KERNEL}    return x.new_empty(\nint(x.shape[0]))\n",
+        None,
+    ),
+    "a lone carriage return": (f"import torch\r\r\r{_KERNEL}    return x\n", None),
+    "the joke future import": (f"from __future__ import barry_as_FLUFL\nimport torch\n{_KERNEL}    return x\n", None),
+    "an f-string nesting its own quotes (Python 3.12)": (
+        f'import torch\n{_KERNEL}    name = f"{{x["a"]}}"\n    return x\n',
+        None,
+    ),
+    "a string that does not end": (f'import torch\n{_KERNEL}    return "x\n', None),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_kernel_forms(name):
+    text, expected = CASES[name]
+    found = kernel_candidates_in_regions.__wrapped__(text)
+    assert (found if found is None else (found.concrete, found.branch)) == expected
+    _assert_keeps_what_the_tree_keeps(text)
+
+
+def _assert_keeps_what_the_tree_keeps(text: str, where: object = None) -> None:
+    found = kernel_candidates_in_regions.__wrapped__(text)
+    if found is None:
+        return
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return  # the ast stage keeps what it cannot parse: no judgment to keep up with
+    whole = kernel_candidates.__wrapped__(tree, text)
+    assert (found.concrete or not whole.concrete) and (found.branch or not whole.branch), where
+
+
+def _example_texts() -> list[str]:
+    texts = [path.read_text() for path in FIXTURES.rglob("*.py")]
+    for rule in ALL_RULES:
+        texts += [example.source for example in (*rule.VALID, *rule.INVALID)]
+    return texts
+
+
+def test_keeps_every_fixture_and_example_the_tree_keeps():
+    texts = [text for text in _example_texts() if could_hold_kernel_text(text)]
+    assert len(texts) > 20
+    for text in texts:
+        _assert_keeps_what_the_tree_keeps(text, text[:200])
+
+
+def test_keeps_every_module_of_torchs_sources_the_tree_keeps():
+    """Read from the installed torch package's sources (the linter never imports them); 100 modules or so."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    checked = 0
+    for path in sorted(root.rglob("*.py")):
+        data = path.read_bytes()
+        if b"register_fake" not in data and b"impl" not in data:
+            continue
+        text = data.decode("utf-8", "replace")
+        if could_hold_kernel_text(text):
+            _assert_keeps_what_the_tree_keeps(text, path)
+            whole, pieces = _statements_of_pieces(text)
+            assert set(pieces) <= set(whole), path
+            checked += 1
+    assert checked > 50, f"{checked} modules: torch's sources are not where they were"
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ('x = f"{d["k"]}"\n', False),  # Python 3.12 nests the f-string's own quotes: 3.11's rules misread it
+        ("x = f'{a:>{w}} {{literal}} {b!r}'\n", True),
+        ('x = rf"{{}}" + F"{{{y}}}"\n', True),
+        ('x = f"{y}}"\n', False),
+    ],
+)
+def test_an_fstring_is_read_only_where_its_fields_close(text, read):
+    assert (string_spans(text) is not None) == read

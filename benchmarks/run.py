@@ -864,7 +864,10 @@ def write_results(
         "",
         "A file pays for libcst only once it passes every prefilter stage: its bytes (`Rule.could_match`), "
         "for Python its text (`could_match_python`), then one `ast` parse (`could_match_code`); see "
-        "`aoti_lint/prefilter.py`. Once parsed, a rule's question of what a name resolves to is answered from "
+        "`aoti_lint/prefilter.py`. The text stage of the fake-kernel rules (AOTI301/AOTI302) parses only the "
+        "top-level statements that can hold a kernel, told apart by a lexer of the strings "
+        "(`aoti_lint/kernel_regions.py`): torch's kernel modules are large and hold few kernels. Once parsed, "
+        "a rule's question of what a name resolves to is answered from "
         "the module's own imports and definitions, read from `ast` (`aoti_lint/imported_names.py`), and what "
         "value a name holds from the function's own parameters and single assignments "
         "(`aoti_lint/local_bindings.py`); libcst analyses the scopes of the module only for a name bound "
@@ -889,7 +892,9 @@ def write_results(
         "(d). With more "
         "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
-        "(`aoti_lint/runner.py`).",
+        "(`aoti_lint/runner.py`); they are forked with the modules of the later stages imported. The classes "
+        "are made by `aoti_lint/records.py`, whose `dataclass` compiles no method at import (the standard one "
+        "took half of a one-file run).",
         "",
         *work_done,
         "",

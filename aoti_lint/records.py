@@ -166,9 +166,8 @@ def _process(cls: type, frozen: bool, eq: bool, order: bool) -> type:
 
         put("__eq__", __eq__)
     if order:
-        for name, compare in (("__lt__", operator.lt), ("__le__", operator.le), ("__gt__", operator.gt)):
+        for name, compare in _ORDERINGS:
             put(name, _ordering(key, compare))
-        put("__ge__", _ordering(key, operator.ge))
     if frozen:
         put("__setattr__", _frozen_setattr)
         put("__delattr__", _frozen_delattr)
@@ -184,6 +183,9 @@ def _process(cls: type, frozen: bool, eq: bool, order: bool) -> type:
         elif eq:
             cls.__hash__ = None  # type: ignore[method-assign,assignment]
     return cls
+
+
+_ORDERINGS = (("__lt__", operator.lt), ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge))
 
 
 def _ordering(key: Callable[[Any], Any], compare: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:

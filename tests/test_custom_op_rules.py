@@ -436,6 +436,27 @@ def test_kernel_words_are_found_as_the_word_pattern_finds_them():
     assert [could_hold_kernel_text.__wrapped__(text) for text in texts] == [reference(text) for text in texts]
 
 
+def test_stage_one_finds_a_kernel_word_wherever_the_text_stage_does():
+    """The bytes' test (a registering name as a word, a byte of 128 or more counting as a word's) passes every text
+    the text's test passes, identifiers of non-ASCII letters included; `impl` inside other words passes neither."""
+    import random
+
+    from aoti_lint.rules.fake_kernels import _holds_kernel_word, could_hold_kernel_bytes
+
+    atoms = ["impl", "register_fake", "impl_abstract", "simple", "_impl", "impl_", "é", "Ǆ", "٣", "x", " ", "#"]
+    atoms += ["'", '"', "\n", "\r", ".", "(", "1", "implimpl", "implé", "éimpl"]
+    generated = random.Random(1)
+    texts = ["".join(generated.choice(atoms) for _ in range(generated.randint(1, 12))) for _ in range(20_000)]
+    passed = [text for text in texts if could_hold_kernel_text.__wrapped__(text)]
+    assert passed and all(_holds_kernel_word(text.encode()) for text in passed)
+    assert any(not _holds_kernel_word(text.encode()) for text in texts)
+    meta = b'lib = torch.library.Library("a", "IMPL", "Meta")\n'
+    assert could_hold_kernel_bytes(meta + b'lib.impl("b", k)\n')
+    for words in (b"simple(x)", b"my_impl(x)", b"implementation(x)", b"impl\xc3\xa9(x)", b"# register_fakes"):
+        assert not could_hold_kernel_bytes(meta + words + b"\n"), words
+        assert not FileContext.of(PYTHON_RULES).reads(meta + words + b"\n"), words
+
+
 def test_a_kernel_after_a_hash_inside_a_string_is_kept():
     text = 'import torch\n\nlib = torch.library.Library("a", "IMPL", "Meta")\n\n\ndef k(x):\n'
     text += '    return x if x.shape[0] > 8 else x\n\n\nSEP = "#"; lib.impl("b", k)\n'

@@ -10,10 +10,12 @@ from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNA
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 from aoti_lint.rules.fake_kernels import (
+    KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
     could_hold_finding,
     could_hold_finding_text,
     could_hold_kernel,
+    could_hold_kernel_bytes,
     could_hold_kernel_text,
 )
 
@@ -67,6 +69,11 @@ class FakeKernelConcreteSize(PythonRule):
     references = (REGISTER_FAKE_DOCS, CUSTOM_OPS_DYNAMIC_SHAPES, AOTI_DEBUGGING_GUIDE)
     summary = "A fake/meta kernel forces a symbolic size to a Python number or reads tensor data"
     triggers = KERNEL_TRIGGERS
+    screen_tokens = KERNEL_SCREEN_TOKENS
+
+    @classmethod
+    def could_match(cls, data: bytes) -> bool:
+        return could_hold_kernel_bytes(data)
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:

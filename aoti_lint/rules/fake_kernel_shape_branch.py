@@ -8,10 +8,12 @@ from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CON
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 from aoti_lint.rules.fake_kernels import (
+    KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
     could_hold_finding,
     could_hold_finding_text,
     could_hold_kernel,
+    could_hold_kernel_bytes,
     could_hold_kernel_text,
 )
 
@@ -73,6 +75,11 @@ class FakeKernelShapeBranch(PythonRule):
     references = (EXPORT_CONTROL_FLOW, TORCH_CHECK, CUSTOM_OPS_DYNAMIC_SHAPES)
     summary = "A fake/meta kernel branches on a symbolic size, which specialises the exported op"
     triggers = KERNEL_TRIGGERS
+    screen_tokens = KERNEL_SCREEN_TOKENS
+
+    @classmethod
+    def could_match(cls, data: bytes) -> bool:
+        return could_hold_kernel_bytes(data)
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:

@@ -8,6 +8,8 @@ import functools
 import re
 from typing import Any
 
+from aoti_lint.rules.base import tokens_match
+
 # Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
 # A Meta impl names its key in a plain string literal (see ``fake_kernels._is_meta``), quotes included.
 KERNEL_TRIGGERS = (
@@ -15,6 +17,39 @@ KERNEL_TRIGGERS = (
     (b"impl_abstract",),
     *((b"impl", quote + key + quote) for key in (b"Meta", b"meta") for quote in (b'"', b"'")),
 )
+# Every group above holds one of these: stage one's screen asks the rules' own test only for bytes holding one.
+KERNEL_SCREEN_TOKENS = tuple(dict.fromkeys(max(group, key=len) for group in KERNEL_TRIGGERS))
+
+
+# Stage one's own test: the tokens above, and a registering name as a whole word of the bytes. `impl` is mostly
+# inside other words (`simple`, `_impl`, `implementation`): of torch's files holding it and a "meta" string, half
+# hold it as a word. An identifier is preceded and followed by no identifier character; a byte of 128 or more
+# counts as one (in code, a non-ASCII character next to a name is part of it), as in ``debug_switches``.
+_KERNEL_NAMES = (b"register_fake", b"impl_abstract", b"impl")
+_NAME_BYTES = frozenset(b"_0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") | frozenset(range(128, 256))
+# The bytes last asked about and the answer: AOTI301 and AOTI302 ask about the same bytes in a row.
+_last_bytes: list[Any] = [None, False]
+
+
+def could_hold_kernel_bytes(data: bytes) -> bool:
+    """Stage one of AOTI301/AOTI302: the trigger tokens, one registering name among them as a word."""
+    if _last_bytes[0] is not data:
+        _last_bytes[:] = [data, tokens_match(KERNEL_TRIGGERS, data) and _holds_kernel_word(data)]
+    return bool(_last_bytes[1])
+
+
+def _holds_kernel_word(data: bytes) -> bool:
+    # One `find` per occurrence, at C speed; a pattern with a look-behind first is tried at every position.
+    for name in _KERNEL_NAMES:
+        end = len(name)
+        at = data.find(name)
+        while at != -1:
+            if (at == 0 or data[at - 1] not in _NAME_BYTES) and (
+                at + end == len(data) or data[at + end] not in _NAME_BYTES
+            ):
+                return True
+            at = data.find(name, at + 1)
+    return False
 
 
 # The same names as words of the text: `impl` also occurs inside `simple` or `impl_`, and a torch file of 1.4 MB

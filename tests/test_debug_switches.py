@@ -22,7 +22,7 @@ from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
 from aoti_lint.scanners import yaml as yaml_scanner
 from aoti_lint.source import SourceFile, file_kind
 from tests.conftest import FIXTURES, REPO
-from tests.helpers import by_code, expected_by_code
+from tests.helpers import by_code, expected_by_code, lint_text
 
 SELECT = ("--isolated", "--select", "AOTI201,AOTI202")
 TREE = FIXTURES / "rules" / "AOTI201" / "debug_switches"
@@ -355,6 +355,37 @@ def _inductor_configs(keys: list[str], envs: list[dict[str, str]]) -> list[dict[
         assert process.returncode == 0, stderr
         values.append(json.loads(stdout.splitlines()[-1]))
     return values
+
+
+# A dotted key's last name set as an attribute, however the attribute is spelled; the same name as a keyword.
+DOTTED_KEY_WRITES = [
+    "torch._inductor.config.trace.enabled = True",
+    "torch._inductor.config.trace . enabled = True",
+    "torch._inductor.config.trace.\\\n    enabled = True",
+    "(torch._inductor.config.trace.\n    enabled) = True",
+    "(torch._inductor.config.trace.  # the trace\n    enabled) = True",
+    "(torch._inductor.config.trace.\r\n    enabled) = True",
+]
+
+
+@pytest.mark.parametrize("write", DOTTED_KEY_WRITES)
+def test_stage_one_passes_every_spelling_of_a_dotted_keys_attribute(write):
+    text = f"import torch._inductor.config\n\n{write}\n"
+    found = lint_text(text, select=("AOTI202",), prefilter=False).findings
+    assert [f.code for f in found] == ["AOTI202"]
+    assert DebugInductorConfig.could_match(text.encode())
+
+
+def test_a_dotted_keys_last_name_as_a_keyword_is_no_setting_of_it():
+    """`flags(enabled=True)` is in most of torch's files; only `trace.enabled` as an attribute sets the key."""
+    for call in ("flags(enabled=True)", "flags(\n    enabled=True)", "flags(x,\n    enabled = 1)"):
+        text = f"import torch._inductor\nimport torch\n\nwith torch.backends.cudnn.{call}:\n    pass\n"
+        assert not lint_text(text, select=("AOTI202",), prefilter=False).findings
+        assert not DebugInductorConfig.could_match(text.encode()), call
+    # The single-part key `debug` is set by a keyword of a patch.
+    text = "import torch._inductor.config\n\n@torch._inductor.config.patch(debug=True)\ndef f():\n    pass\n"
+    assert [f.code for f in lint_text(text, select=("AOTI202",), prefilter=False).findings] == ["AOTI202"]
+    assert DebugInductorConfig.could_match(text.encode())
 
 
 @pytest.mark.torch

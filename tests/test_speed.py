@@ -1140,7 +1140,7 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
     import re
 
     from aoti_lint.rules.base import tokens_match
-    from aoti_lint.rules.debug_inductor_config import _KEY_FORMS
+    from aoti_lint.rules.debug_inductor_config import _KEY_FORMS, _may_follow_dot
     from aoti_lint.rules.debug_switches import is_word_byte
 
     def expected(forms, data: bytes) -> bool:
@@ -1148,9 +1148,14 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
             return False
         if forms.key in data and re.search(forms.quoted, data):
             return True
-        return any(m.start() == 0 or not is_word_byte(data[m.start() - 1]) for m in re.finditer(forms.written, data))
+        # A dotted key's last name counts only as an attribute (tested in test_debug_switches).
+        return any(
+            (m.start() == 0 or not is_word_byte(data[m.start() - 1]))
+            and (len(forms.parts) == 1 or _may_follow_dot(data, m.start()))
+            for m in re.finditer(forms.written, data)
+        )
 
-    punctuation = [b'"', b"'", b":", b",", b"]", b"=", b"==", b" ", b"True", b"1", b"#", b"\n", b"_", b"x"]
+    punctuation = [b'"', b"'", b":", b",", b"]", b"=", b"==", b" ", b"True", b"1", b"#", b"\n", b"_", b"x", b"."]
     generated = random.Random(7)
     found = 0
     for _ in range(20000):

@@ -77,10 +77,38 @@ class _KeyForms:
                 if quoted.match(data, at - 1):
                     return True
             at = data.find(key, at + 1)
-        # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =`.
+        # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =`. A dotted key is set so only
+        # as an attribute (`config.trace.enabled = True`), never by a keyword (`flags(enabled=True)`, in most files).
+        dotted = len(self.parts) > 1
         return any(
-            match.start() == 0 or not is_word_byte(data[match.start() - 1]) for match in re.finditer(self.written, data)
+            (match.start() == 0 or not is_word_byte(data[match.start() - 1]))
+            and (not dotted or _may_follow_dot(data, match.start()))
+            for match in re.finditer(self.written, data)
         )
+
+
+def _may_follow_dot(data: bytes, at: int) -> bool:
+    """Whether the name at ``at`` may be an attribute: the first byte before it that is no blank and no line
+    continuation is a `.`; or a line before it may end in a comment (it holds a `#`), which hides what precedes."""
+    index = at - 1
+    while index >= 0:
+        byte = data[index]
+        if byte in _BLANKS:
+            index -= 1
+        elif byte in _LINE_ENDS:
+            # The line before: a comment there may sit between the `.` and the name (inside brackets).
+            start = max(data.rfind(b"\n", 0, index), data.rfind(b"\r", 0, index)) + 1
+            if b"#" in data[start:index]:
+                return True
+            index -= 1
+        else:
+            return byte == _DOT
+    return False
+
+
+_BLANKS = frozenset(b" \t\f\\")
+_LINE_ENDS = frozenset(b"\r\n")
+_DOT = ord(".")
 
 
 # A key is set through torch._inductor.config (assignment, patch: both spell `_inductor`), or in a dict passed

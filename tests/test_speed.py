@@ -1133,6 +1133,47 @@ def test_the_summary_text_test_finds_what_one_alternation_finds():
     assert not _mentions_summary_text("my_aot_load(x); éimport aot_load")
 
 
+# AOTI003's findings, each with its call spelled another way: the text stage passes every one.
+AOTI003_SPELLINGS = [
+    'torch._inductor.aoti_load_package("m.pt2", device="cuda")',
+    'from torch._inductor import aoti_load_package as load\nload("m.pt2", device="cuda")',
+    'from torch._inductor import (\n    aoti_load_package,\n)\naoti_load_package("m.pt2", device="cuda")',
+    '(torch._inductor.aoti_load_package)("m.pt2", device="cuda")',
+    'torch._inductor.aoti_load_package \\\n    ("m.pt2", device="cuda")',
+    'torch._inductor.aoti_load_package(  # the package\n    "m.pt2", device="cuda")',
+    'torch.compile(m, options={"aot_inductor.debug_intermediate_value_printer": 2})',
+    "torch.compile(m, options={'aot_inductor.' 'debug_intermediate_value_printer': 2})",
+    'torch._inductor.package.load_package("m.so")',
+]
+
+
+@pytest.mark.parametrize("spelling", AOTI003_SPELLINGS)
+def test_aoti003s_text_stage_passes_every_spelling_of_a_call(spelling):
+    from aoti_lint.rules.aoti_api_misuse import AotiApiMisuse
+    from tests.helpers import lint_text
+
+    text = f"import torch\nimport torch._inductor.package\n\n{spelling}\n"
+    assert [f.code for f in lint_text(text, select=("AOTI003",), prefilter=False).findings] == ["AOTI003"]
+    assert AotiApiMisuse.could_match(text.encode()) and AotiApiMisuse.could_match_python(text)
+
+
+def test_aoti003s_text_stage_leaves_mentions_definitions_and_reads_of_the_api():
+    """As torch's own sources hold them: in docstrings and messages, defined, read as attributes."""
+    from aoti_lint.rules.aoti_api_misuse import AotiApiMisuse
+
+    for text in (
+        '"""Load it with ``torch._inductor.aoti_load_package``."""',
+        'raise ValueError("please call `torch._inductor.aoti_compile_and_package`.")',
+        "def load_package(path, name):\n    return path",
+        "class Loader:\n    async def load_package(self, path):\n        pass",
+        "level = config.aot_inductor.debug_intermediate_value_printer",
+        "def _aoti_compile_and_package_inner(ep):\n    return _aoti_compile_and_package_inner(ep)",
+        "x = my_load_package(p)",
+    ):
+        assert AotiApiMisuse.could_match(text.encode()), text  # the bytes alone let it through
+        assert not AotiApiMisuse.could_match_python(text), text
+
+
 def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
     """AOTI202's bytes test matches a quoted key's pattern only at the key's occurrences, after a quote: it must
     answer as ``re.search`` of the pattern over the whole bytes."""

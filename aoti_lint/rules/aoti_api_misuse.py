@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from aoti_lint.knowledge.deprecated_api import (
@@ -50,6 +51,50 @@ _PATH_WRAPPERS = frozenset(
     {"builtins.str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath", "os.path.expanduser"}
 )
 _PACKAGE_LOADERS = {NEW_LOAD: "aoti_load_package", NEW_LOAD_LOW_LEVEL: "load_package"}
+
+
+# The text stage. A name is called (`f(`, `(f)(`, `f[0](`) or imported (`import f`, `f as g`, `f,`, `(f,`) only where
+# the next character that is no blank opens or ends brackets, separates, ends the line or opens a comment; where
+# it is a `.`, a quote, a backtick or an operator, the name is a mention (most of torch's files that name the API
+# do so in docstrings and messages) or a value. A `def`/`class` of the name defines it.
+_WORD = re.compile(r"\w")
+_AFTER_CALLED_OR_IMPORTED = frozenset("()[,;\\#\r\n")
+_DEFINING = re.compile(r"(?:^|(?<=\W))(?:def|class)[ \t]+$")
+
+
+def _called_or_imported(text: str, name: str) -> bool:
+    at = text.find(name)
+    while at != -1:
+        end = at + len(name)
+        if not (at and _WORD.match(text, at - 1)) and not _WORD.match(text, end):
+            after = end
+            while after < len(text) and text[after] in " \t\f":
+                after += 1
+            if (
+                after == len(text)
+                or text[after] in _AFTER_CALLED_OR_IMPORTED
+                or (text.startswith("as", after) and not _WORD.match(text, after + 2))
+            ):
+                line_start = text.rfind("\n", 0, at) + 1
+                if not _DEFINING.search(text, line_start, at):
+                    return True
+        at = text.find(name, at + 1)
+    return False
+
+
+def _printer_key_in_string(text: str) -> bool:
+    """The printer's key where a string can spell it: after a quote and what of `aot_inductor.` may open it
+    (`"aot_inductor.debug_...`, `"aot_inductor." "debug_..."`), not in `config.aot_inductor.debug_...`."""
+    token = PRINTER_KEY.rsplit(".", 1)[-1]
+    at = text.find(token)
+    while at != -1:
+        start = at
+        while start and (text[start - 1] == "." or _WORD.match(text, start - 1)):
+            start -= 1
+        if start and text[start - 1] in "\"'":
+            return True
+        at = text.find(token, at + 1)
+    return False
 
 
 def _file_name_literal(node: Any) -> Any:
@@ -253,6 +298,11 @@ class AotiApiMisuse(PythonRule):
             message_contains="cannot read a `.pt2`",
         ),
     ]
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        # Every check but the printer's is on a call of the API; the printer's key is a dict's, in a string.
+        return any(_called_or_imported(text, name) for name in _CALLED_FOR_THEMSELVES) or _printer_key_in_string(text)
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import argparse
+import functools
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from aoti_lint import __version__
 from aoti_lint.records import replace
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
@@ -25,16 +30,25 @@ def _codes(value: str) -> list[str]:
 
 def _positive_int(value: str) -> int:
     if not value.isdigit() or int(value) < 1:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"expected a positive integer, got `{value}`")
     return int(value)
 
 
-class _HelpFormatter(argparse.HelpFormatter):
+@functools.cache
+def _help_formatter() -> type[argparse.HelpFormatter]:
     """argparse's own, told the terminal's width: argparse asks ``shutil`` for it, and importing ``shutil`` (with
     ``bz2`` and ``lzma``) costs some 2 ms of every run, as the parser makes a formatter for each option."""
+    import argparse
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+    class HelpFormatter(argparse.HelpFormatter):
+        def __init__(
+            self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+        ) -> None:
+            super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+    return HelpFormatter
 
 
 def _columns() -> int:
@@ -52,10 +66,12 @@ def _columns() -> int:
 
 
 def _check_parser() -> argparse.ArgumentParser:
+    import argparse
+
     from aoti_lint.report import FORMATS
 
     parser = argparse.ArgumentParser(
-        formatter_class=_HelpFormatter,
+        formatter_class=_help_formatter(),
         prog="aoti-lint check",
         description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
     )
@@ -105,8 +121,10 @@ def _check_parser() -> argparse.ArgumentParser:
 
 
 def _top_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
-        formatter_class=_HelpFormatter,
+        formatter_class=_help_formatter(),
         prog="aoti-lint",
         description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
         epilog="Commands: check [PATHS] (default), rule CODE, rules, validate PKG.pt2, explain [FILE|-]. "
@@ -118,29 +136,87 @@ def _top_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    return _guarded(lambda: _command(argv), argv)
+
+
+# What ``_check_parser`` gives each option left out (``tests/test_fast_path.py`` compares them): the arguments of a
+# run parsed by ``fast_path`` (``check_parsed``).
+CHECK_DEFAULTS: dict[str, object] = {
+    "paths": [],
+    "select": None,
+    "extend_select": None,
+    "ignore": None,
+    "per_file_ignores": None,
+    "target_torch": None,
+    "extend_exclude": None,
+    "force_exclude": None,
+    "stdin_filename": None,
+    "respect_gitignore": None,
+    "fix": None,
+    "unsafe_fixes": None,
+    "diff": False,
+    "show_fixes": False,
+    "fix_only": False,
+    "output_format": None,
+    "output_file": None,
+    "statistics": False,
+    "exit_zero": False,
+    "exit_non_zero_on_fix": False,
+    "quiet": False,
+    "verbose": False,
+    "jobs": None,
+    "no_cache": False,
+    "cache_dir": None,
+    "config": None,
+    "isolated": False,
+}
+
+
+def check_parsed(flags: dict[str, bool], paths: list[str], argv: list[str]) -> int:
+    """`aoti-lint check PATHS` given only flags that set a boolean (``fast_path``'s table), parsed there: the same
+    run as ``main(argv)``, without importing argparse and building its parser (pre-commit's run on files that may
+    hold a finding)."""
+    from types import SimpleNamespace
+
+    args = SimpleNamespace(**{**CHECK_DEFAULTS, **flags, "paths": [Path(path) for path in paths]})
+
+    def command() -> int:
+        with _FewerCollections():
+            return _check(None, args, None)
+
+    return _guarded(command, argv)
+
+
+def _command(argv: list[str]) -> int:
+    if argv and argv[0] == "rule":
+        return _rule_command(argv[1:])
+    if argv and argv[0] == "rules":
+        return _rules_command(argv[1:])
+    if argv and argv[0] == "validate":
+        from aoti_lint.runtime.commands import validate_command
+
+        return validate_command(argv[1:])
+    if argv and argv[0] == "explain":
+        from aoti_lint.runtime.commands import explain_command
+
+        return explain_command(argv[1:])
+    if argv and argv[0] in ("-h", "--help"):
+        _top_parser().print_help()
+        print()
+        _check_parser().print_help()
+        return EXIT_CLEAN
+    if argv and argv[0] == "check":
+        argv = argv[1:]
+    with _FewerCollections():
+        return _check_command(argv)
+
+
+def _guarded(command: Callable[[], int], argv: list[str]) -> int:
+    """The command's exit code; an interruption, a report that cannot be written, a closed pipe or a bug of ours
+    is told as such and exits as ruff's would."""
     _tolerant_stdio()
     try:
-        if argv and argv[0] == "rule":
-            return _rule_command(argv[1:])
-        if argv and argv[0] == "rules":
-            return _rules_command(argv[1:])
-        if argv and argv[0] == "validate":
-            from aoti_lint.runtime.commands import validate_command
-
-            return validate_command(argv[1:])
-        if argv and argv[0] == "explain":
-            from aoti_lint.runtime.commands import explain_command
-
-            return explain_command(argv[1:])
-        if argv and argv[0] in ("-h", "--help"):
-            _top_parser().print_help()
-            print()
-            _check_parser().print_help()
-            return EXIT_CLEAN
-        if argv and argv[0] == "check":
-            argv = argv[1:]
-        with _FewerCollections():
-            return _check_command(argv)
+        return command()
     except KeyboardInterrupt:
         print("aoti-lint: interrupted", file=sys.stderr)
         return 130
@@ -174,11 +250,13 @@ def _error(message: str) -> None:
 
 
 def _rule_command(argv: list[str]) -> int:
+    import argparse
+
     from aoti_lint.docs import rule_markdown
     from aoti_lint.rules import RULES_BY_CODE, RULES_BY_NAME
 
     parser = argparse.ArgumentParser(
-        formatter_class=_HelpFormatter, prog="aoti-lint rule", description="Print a rule's documentation."
+        formatter_class=_help_formatter(), prog="aoti-lint rule", description="Print a rule's documentation."
     )
     parser.add_argument("code", help="rule code (AOTI001) or name (deprecated-aot-compile)")
     args = parser.parse_args(argv)
@@ -191,12 +269,13 @@ def _rule_command(argv: list[str]) -> int:
 
 
 def _rules_command(argv: list[str]) -> int:
+    import argparse
     import json
 
     from aoti_lint.rules import ALL_RULES
 
     parser = argparse.ArgumentParser(
-        formatter_class=_HelpFormatter, prog="aoti-lint rules", description="List every rule."
+        formatter_class=_help_formatter(), prog="aoti-lint rules", description="List every rule."
     )
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
@@ -322,14 +401,15 @@ def _check_command(argv: list[str]) -> int:
     return code
 
 
-def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _StdinEcho | None) -> int:
+def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho | None) -> int:
+    """``parser``: the one that parsed ``args``; None when ``check_parsed`` did, and built only to say an error."""
     from aoti_lint.config import ConfigError, load_settings
     from aoti_lint.report import FORMATS, ReportContext, render
 
     if args.exit_zero and args.exit_non_zero_on_fix:
-        parser.error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
+        (parser or _check_parser()).error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
     if args.diff and (args.show_fixes or args.statistics):
-        parser.error("--diff cannot be used with --show-fixes or --statistics")
+        (parser or _check_parser()).error("--diff cannot be used with --show-fixes or --statistics")
     cwd = Path.cwd()
     try:
         settings = load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated)
@@ -355,7 +435,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, echo: _Std
         from aoti_lint.lint import lint_stdin
 
         if len(args.paths) > 1:
-            parser.error("`-` (stdin) cannot be combined with other paths")
+            (parser or _check_parser()).error("`-` (stdin) cannot be combined with other paths")
         stdin_code = echo.data if echo is not None else sys.stdin.buffer.read()
         if args.stdin_filename is not None and force_excluded(cwd / args.stdin_filename, settings):
             # An editor or pre-commit passed an excluded file: hand the code back untouched, report nothing.

@@ -90,6 +90,11 @@ def main() -> int:
         print("aoti-lint: interrupted", file=sys.stderr)
         return 130
     if answer is None:
+        parsed = plain_check(sys.argv[1:])
+        if parsed is not None:
+            from aoti_lint.cli import check_parsed
+
+            return check_parsed(*parsed, sys.argv[1:])
         from aoti_lint.cli import main as full_run
 
         return full_run()
@@ -107,20 +112,10 @@ def main() -> int:
 def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, str, int] | None:
     """What ``aoti-lint`` prints (stdout, stderr) and exits with for ``argv``, when no file named can hold a
     finding; None when only the full run can tell."""
-    options: dict[str, bool] = {}
-    paths: list[str] = []
-    after_paths = False  # argparse takes the paths as one run: one after an option that follows them is an error
-    for index, arg in enumerate(argv):
-        if arg in _FLAGS:
-            name, value = _FLAGS[arg]
-            options[name] = value
-            after_paths = bool(paths)
-        elif index == 0 and arg == "check":
-            continue
-        elif not arg or arg.startswith("-") or after_paths or (index == 0 and arg in _COMMANDS):
-            return None
-        else:
-            paths.append(arg)
+    parsed = plain_check(argv)
+    if parsed is None:
+        return None
+    options, paths = parsed
     if not paths or (options.get("exit_zero") and options.get("exit_non_zero_on_fix")):
         return None
     if environ.get(OUTPUT_FORMAT_ENV) or not _without_configuration(cwd):
@@ -152,6 +147,26 @@ def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]
     if not checked:
         return "", err + "warning: No Python files found under the given path(s)\n", 0
     return ("" if options.get("quiet") else "All checks passed!\n"), err, 0
+
+
+def plain_check(argv: list[str]) -> tuple[dict[str, bool], list[str]] | None:
+    """The flags (each as the option's name and value argparse gives it) and the paths of a `check` whose arguments
+    are flags of ``_FLAGS`` and paths alone; None for any other command line, which argparse parses."""
+    options: dict[str, bool] = {}
+    paths: list[str] = []
+    after_paths = False  # argparse takes the paths as one run: one after an option that follows them is an error
+    for index, arg in enumerate(argv):
+        if arg in _FLAGS:
+            name, value = _FLAGS[arg]
+            options[name] = value
+            after_paths = bool(paths)
+        elif index == 0 and arg == "check":
+            continue
+        elif not arg or arg.startswith("-") or after_paths or (index == 0 and arg in _COMMANDS):
+            return None
+        else:
+            paths.append(arg)
+    return options, paths
 
 
 def _cannot_hold_a_finding(path: str) -> bool:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.fast_path import SCREEN, _IgnorePattern, settle
+from aoti_lint.fast_path import _FLAGS, SCREEN, _IgnorePattern, settle
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.base import ProjectRule, Rule, tokens_match
 from tests.helpers import run_main
@@ -254,3 +254,68 @@ def test_the_command_answers_a_clean_file_without_loading_the_linter(tmp_path):
         [sys.executable, "-m", "aoti_lint", "hit.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 1 and "AOTI001" in result.stdout
+
+
+# Command lines ``plain_check`` parses: flags of its table and paths, in the orders argparse accepts.
+PLAIN_COMMAND_LINES = [
+    ["hit.py"],
+    ["check", "hit.py"],
+    [],
+    ["check"],
+    ["-q", "--exit-zero", "--no-cache", "hit.py"],
+    ["hit.py", "-v", "--no-fix", "--fix"],
+    ["--force-exclude", "--no-respect-gitignore", "a.py", "b.py"],
+    ["--unsafe-fixes", "--no-unsafe-fixes", "--exit-non-zero-on-fix", "--quiet", "--verbose", "x.py"],
+    *([flag, "hit.py"] for flag in sorted(_FLAGS)),
+]
+
+
+@pytest.mark.parametrize("argv", PLAIN_COMMAND_LINES, ids=" ".join)
+def test_a_plain_check_gets_the_arguments_argparse_gives(argv):
+    """``check_parsed`` runs `_check` on what ``plain_check`` read and ``CHECK_DEFAULTS``: argparse's own parse."""
+    from aoti_lint.cli import CHECK_DEFAULTS, _check_parser
+    from aoti_lint.fast_path import plain_check
+
+    parsed = plain_check(argv)
+    assert parsed is not None
+    flags, paths = parsed
+    expected = vars(_check_parser().parse_args(argv[1:] if argv[:1] == ["check"] else argv))
+    assert {**CHECK_DEFAULTS, **flags, "paths": [Path(path) for path in paths]} == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--exit"], ["-qv", "a.py"], ["a.py", "-q", "b.py"], ["-"], ["--", "a.py"], ["rules"], ["--select", "X", "a.py"]],
+    ids=" ".join,
+)
+def test_any_other_command_line_is_argparses(argv):
+    """An abbreviation, combined short flags, a path after a flag that follows paths, stdin, an option with a
+    value: argparse's to parse (or refuse)."""
+    from aoti_lint.fast_path import plain_check
+
+    assert plain_check(argv) is None
+
+
+def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_without_argparse(tmp_path):
+    (tmp_path / "hit.py").write_text(HIT)
+    (tmp_path / "clean.py").write_text(CLEAN)
+    probe = (
+        "import sys; sys.argv = ['aoti-lint', *sys.argv[1:]]\n"
+        "from aoti_lint.fast_path import main\n"
+        "code = main()\n"
+        "sys.stdout.flush()\n"
+        "print('argparse' in sys.modules, code, file=sys.stderr)\n"
+    )
+    for argv in (["hit.py", "clean.py"], ["-q", "--no-cache", "hit.py"], ["hit.py", "--exit-zero", "-v"]):
+        fast = subprocess.run(
+            [sys.executable, "-c", probe, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+        full = run_main(*argv, cwd=tmp_path)
+        *err, last = fast.stderr.splitlines(keepends=True)
+        assert last == f"False {full.returncode}\n", fast.stderr
+        assert (fast.stdout, "".join(err)) == (full.stdout, full.stderr)
+        assert "AOTI001" in fast.stdout
+    # A usage error is argparse's own, printed by the parser built for it.
+    argv = ["--exit-zero", "--exit-non-zero-on-fix", "hit.py"]
+    fast = subprocess.run([sys.executable, "-c", probe, *argv], cwd=tmp_path, capture_output=True, text=True)
+    assert fast.returncode == 2 and "cannot be used together" in fast.stderr

@@ -25,7 +25,6 @@ import os
 import stat
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint import __version__, plaindata
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
@@ -33,7 +32,10 @@ from aoti_lint.stamps import Stamps
 from aoti_lint.stamps import decode as decode_stamps
 from aoti_lint.stamps import encode as encode_stamps
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.config import Settings
     from aoti_lint.engine import FileOutcome
     from aoti_lint.rules import Rule

@@ -6,15 +6,16 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint import __version__
 from aoti_lint.records import replace
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
+    from typing import Any
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"

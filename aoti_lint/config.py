@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from aoti_lint import selection
 from aoti_lint.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
 from aoti_lint.records import dataclass, field, replace
 from aoti_lint.report import FORMATS
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _toml() -> Any:

@@ -9,12 +9,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Protocol
 
 from aoti_lint.diagnostics import Position
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from tree_sitter import Node, Tree
+
+    class Spanned(Protocol):
+        """A tree-sitter node, or a span built from two (a declaration's type to its arguments)."""
+
+        @property
+        def start_point(self) -> tuple[int, int]: ...
+
+        @property
+        def end_point(self) -> tuple[int, int]: ...
+
 
 # Suffixes read as C/C++ (CUDA included: the grammar reads its host code).
 CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl"})
@@ -96,16 +108,6 @@ def last_name(node: Node) -> str:
         if name is not None:
             node = name
     return text(node)
-
-
-class Spanned(Protocol):
-    """A tree-sitter node, or a span built from two (a declaration's type to its arguments)."""
-
-    @property
-    def start_point(self) -> tuple[int, int]: ...
-
-    @property
-    def end_point(self) -> tuple[int, int]: ...
 
 
 class Locator:

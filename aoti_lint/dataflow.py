@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
@@ -19,7 +18,11 @@ from aoti_lint.imported_names import QualifiedNames
 from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
 from aoti_lint.node_positions import NodePositions
 
-_Node = TypeVar("_Node", bound=cst.CSTNode)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    _Node = TypeVar("_Node", bound=cst.CSTNode)
 
 
 def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:

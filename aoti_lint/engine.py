@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.diagnostics import Edit, FileError, Finding
 from aoti_lint.file_context import FileContext
@@ -24,7 +23,10 @@ from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 
 __all__ = ["FixOptions"]  # defined with the run's other options; the engine is where its callers find it
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import libcst as cst
 
     from aoti_lint.code_index import CodeIndex

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 import libcst as cst
 
@@ -29,6 +28,10 @@ from aoti_lint.knowledge.custom_ops import (
 )
 from aoti_lint.records import dataclass, field
 from aoti_lint.rules.base import call_argument
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _TENSOR_ANNOTATION = re.compile(TENSOR_ANNOTATION)
 _SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)

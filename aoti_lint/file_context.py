@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, remember, rule_matches
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.analysis.migration_flow import FileFlow
 
 

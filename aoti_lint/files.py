@@ -7,13 +7,13 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from aoti_lint.config import Settings
 from aoti_lint.path_text import gitignore_bases, relative
 from aoti_lint.records import dataclass
 from aoti_lint.source import file_kind, kind_of_name
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import pathspec
 

@@ -8,7 +8,10 @@ import signal
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ChangedOnDisk(Exception):

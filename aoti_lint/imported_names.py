@@ -21,12 +21,14 @@ import ast
 import builtins
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.pyast import child_fields
 from aoti_lint.records import dataclass
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 

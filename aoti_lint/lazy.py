@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 
 class LazyModule:
@@ -27,6 +26,7 @@ class LazyModule:
         return f"<lazy module {self._name!r} ({state})>"
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the type checker sees libcst itself, with its node types
     import libcst as cst
     import libcst.matchers as matchers

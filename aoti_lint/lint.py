@@ -7,7 +7,6 @@ planned and settled across them and the project rules run (``aoti_lint.project``
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding
@@ -17,7 +16,10 @@ from aoti_lint.ruleset import RuleSet
 from aoti_lint.run_options import Execution, FixOptions
 from aoti_lint.source import display_path, file_kind
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.cache import Cache
     from aoti_lint.engine import FileOutcome, ProjectPart
     from aoti_lint.run_memo import RunKey

@@ -33,10 +33,18 @@ import bisect
 import keyword
 import re
 import unicodedata
-from typing import cast
 
 from aoti_lint.pyast import child_fields, walk
 from aoti_lint.records import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import cast
+else:
+
+    def cast(kind: object, value: object) -> object:
+        return value
+
 
 NOT_KNOWN = object()
 _SEEN_BY_FUNCTIONS = object()  # a name some function reads (``_module_level_reads``)

@@ -17,11 +17,13 @@ import bisect
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.lazy import metadata
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from libcst import CSTNode, Module
     from libcst.metadata import CodePosition, CodeRange
 

@@ -6,12 +6,11 @@ libcst is imported only here, inside the functions, i.e. only when some file pas
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from aoti_lint.diagnostics import Finding, Position
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.source import PYTHON_KINDS
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import libcst as cst
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any
 
 from aoti_lint import records
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Modules whose dataclasses may be rebuilt from the cache.
 ALLOWED_MODULES = ("aoti_lint.analysis.flow_summary", "aoti_lint.engine", "aoti_lint.suppressions")

@@ -18,14 +18,17 @@ runs each fixture and rule example through each stage and compares with the unfi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
 
 from aoti_lint.file_context import FileContext
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, rule_matches
 from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 
-RuleType = TypeVar("RuleType", bound=type[Rule])
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    RuleType = TypeVar("RuleType", bound=type[Rule])
 
 
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:

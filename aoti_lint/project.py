@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from aoti_lint.diagnostics import FileError, Finding
 from aoti_lint.engine import FLOW_SUMMARY, FileOutcome, FixOptions, ProjectPart
 from aoti_lint.files import Candidate
 from aoti_lint.rules.base import ProjectRule, Rule
 from aoti_lint.source import display_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def unplaced(outcome: FileOutcome) -> frozenset[str]:

@@ -19,18 +19,24 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
+# ``typing`` costs some 3 ms to import, and a run reads its names in annotations only (strings, PEP 563): every
+# module of the package names them under ``if TYPE_CHECKING:``, read by type checkers alone.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar, overload
+
     from typing_extensions import dataclass_transform
+
+    _T = TypeVar("_T")
+    _C = TypeVar("_C", bound=type)
 else:
 
     def dataclass_transform(**_: Any) -> Callable[[Any], Any]:
         return lambda function: function
 
-
-_T = TypeVar("_T")
-_C = TypeVar("_C", bound=type)
+    def overload(function: Any) -> Any:
+        return function
 
 
 class _Missing:
@@ -71,8 +77,8 @@ class _Params:
 @overload
 def field(*, default: _T, compare: bool = True, repr: bool = True) -> _T: ...
 @overload
-def field(*, default_factory: Callable[[], _T], compare: bool = True, repr: bool = True) -> _T: ...
-def field(
+def field(*, default_factory: Callable[[], _T], compare: bool = True, repr: bool = True) -> _T: ...  # noqa: F811
+def field(  # noqa: F811  (``overload`` is typing's for type checkers only: see TYPE_CHECKING above)
     *,
     default: Any = MISSING,
     default_factory: Any = MISSING,
@@ -87,9 +93,9 @@ def field(
 @overload
 def dataclass(cls: _C, /) -> _C: ...
 @overload
-def dataclass(*, frozen: bool = False, eq: bool = True, order: bool = False) -> Callable[[_C], _C]: ...
+def dataclass(*, frozen: bool = False, eq: bool = True, order: bool = False) -> Callable[[_C], _C]: ...  # noqa: F811
 @dataclass_transform(field_specifiers=(field, Field))
-def dataclass(cls: Any = None, /, *, frozen: bool = False, eq: bool = True, order: bool = False) -> Any:
+def dataclass(cls: Any = None, /, *, frozen: bool = False, eq: bool = True, order: bool = False) -> Any:  # noqa: F811
     def wrap(cls: type) -> type:
         return _process(cls, frozen, eq, order)
 
@@ -119,6 +125,8 @@ def replace(obj: _T, /, **changes: Any) -> _T:
 def _is_class_var(annotation: Any) -> bool:
     if isinstance(annotation, str):
         return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    from typing import ClassVar  # an annotation evaluated (a module without PEP 563's lazy annotations)
+
     return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
 
 

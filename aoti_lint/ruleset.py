@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.file_context import FileContext
     from aoti_lint.rules.base import ProjectRule, Rule

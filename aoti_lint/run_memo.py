@@ -20,13 +20,15 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.cache import MEMO_SUFFIX, finding_from_json, finding_to_json
 from aoti_lint.records import dataclass, field
 from aoti_lint.stamps import RACY_SECONDS
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.cache import Cache
     from aoti_lint.diagnostics import Finding
     from aoti_lint.engine import FixOptions

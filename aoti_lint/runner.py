@@ -19,7 +19,6 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from time import perf_counter
-from typing import TYPE_CHECKING, TypeVar
 
 from aoti_lint.diagnostics import FileError
 from aoti_lint.disk import lint_file, make_source, read_stamped
@@ -33,8 +32,10 @@ from aoti_lint.run_options import Execution, FixOptions
 from aoti_lint.source import SourceFile, display_path
 from aoti_lint.stamps import CLEAN, rules_named
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from concurrent.futures import Future
+    from typing import TypeVar
 
     from aoti_lint.analysis.migration_flow import FileFlow
     from aoti_lint.cache import Cache
@@ -750,7 +751,8 @@ class _Pool:
         self.executor.shutdown(wait=True, cancel_futures=True)
 
 
-Result = TypeVar("Result")
+if TYPE_CHECKING:
+    Result = TypeVar("Result")
 
 # How often the parent, waiting for a result, looks whether Ctrl-C was pressed.
 INTERRUPT_POLL_SECONDS = 0.1

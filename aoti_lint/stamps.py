@@ -17,9 +17,11 @@ than the run's start is read, and not stamped, until it is older.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.rules import Rule
 
 # Bump when the layout changes: a file of another format is not read.

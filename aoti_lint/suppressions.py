@@ -8,10 +8,13 @@ import io
 import itertools
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.records import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
 

@@ -5,11 +5,13 @@ a module's import binds to torch.
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
 from aoti_lint.analysis.values import parse_device
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def bind(call: cst.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, cst.Arg] | None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _without_comment(comma):

@@ -9,7 +9,6 @@ format or location changes for someone outside the module; display-only when it 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import libcst as cst
 
@@ -59,6 +58,10 @@ from aoti_lint.knowledge.deprecated_api import (
     PACKAGE_AOTI,
     PACKAGE_OPTION,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class MigrationPlan:

@@ -3,8 +3,6 @@ package path, and the comments of the entries the fix removes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
 from aoti_lint.analysis.migration_verdicts import OPTIONS_KEYS, OPTIONS_UNFOLLOWED, OPTIONS_UNPACKED
@@ -13,6 +11,10 @@ from aoti_lint.codemods.rewrites import CompileRewrite
 from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION, PACKAGE_OPTION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def analyse_options(facts: ModuleFacts, site: CompileRewrite, options: cst.BaseExpression) -> bool:

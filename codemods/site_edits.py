@@ -15,13 +15,12 @@ caller migrates the whole module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import libcst as cst
 from libcst._nodes.internal import CodegenState  # the private base libcst's own code generation uses
 
 from aoti_lint.edits import edits_between, line_starts, offset, position
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aoti_lint.codemods.migration_plan import MigrationPlan
     from aoti_lint.diagnostics import Edit

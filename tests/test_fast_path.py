@@ -297,6 +297,7 @@ def test_any_other_command_line_is_argparses(argv):
 
 
 def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_without_argparse(tmp_path):
+    """Nor ``typing``: the package names it under ``if TYPE_CHECKING:`` alone (``aoti_lint.records``)."""
     (tmp_path / "hit.py").write_text(HIT)
     (tmp_path / "clean.py").write_text(CLEAN)
     probe = (
@@ -304,7 +305,7 @@ def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_w
         "from aoti_lint.fast_path import main\n"
         "code = main()\n"
         "sys.stdout.flush()\n"
-        "print('argparse' in sys.modules, code, file=sys.stderr)\n"
+        "print('argparse' in sys.modules or 'typing' in sys.modules, code, file=sys.stderr)\n"
     )
     for argv in (["hit.py", "clean.py"], ["-q", "--no-cache", "hit.py"], ["hit.py", "--exit-zero", "-v"]):
         fast = subprocess.run(

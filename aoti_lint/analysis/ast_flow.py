@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
 
 from aoti_lint.analysis.example_inputs import ExampleInputs
 from aoti_lint.analysis.flow_summary import (
@@ -112,6 +111,10 @@ from aoti_lint.knowledge.device_flow import (
 from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
 from aoti_lint.pyast import children, source_lines
 from aoti_lint.records import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class NotSettled(Exception):

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from aoti_lint.analysis.flow_summary import (
     Device,
 )
@@ -15,7 +13,10 @@ from aoti_lint.analysis.values import (
 )
 from aoti_lint.knowledge.device_flow import SET_DEFAULT_DEVICE, TORCH_DEVICE
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     import libcst as cst
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
-from typing import Any
 
 from aoti_lint.analysis.default_device import DefaultDeviceReader
 from aoti_lint.analysis.example_inputs import ExampleInputs
@@ -56,6 +55,10 @@ from aoti_lint.knowledge.device_flow import (
     TENSOR_FACTORIES,
     TORCH_DEVICE,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The last parts of every name the evaluator gives a value to: a callee or attribute that cannot end in one is
 # not named at all (libcst's scope analysis may be what naming it takes).

@@ -4,10 +4,12 @@ and the dims ``dynamic_shapes=`` declares dynamic. Read through an evaluator's `
 
 from __future__ import annotations
 
-from typing import Any
-
 from aoti_lint.analysis.flow_summary import Device, DynamicDim, ExampleInput
 from aoti_lint.analysis.values import Const, Mapping, Placed, Seq, device_of, device_types, entry_dims
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ExampleInputs:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import Path
-from typing import Any
 
 from aoti_lint.analysis.flow_summary import (
     ConstantSite,
@@ -22,6 +21,10 @@ from aoti_lint.analysis.values import (
     path_of,
 )
 from aoti_lint.knowledge.device_flow import AOT_COMPILE_OLD, AOT_LOAD_OLD, ARTIFACT_SUFFIXES
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ModuleFlow(SiteReader):

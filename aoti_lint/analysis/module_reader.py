@@ -8,7 +8,6 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from aoti_lint.analysis.flow_summary import (
     Device,
@@ -26,6 +25,10 @@ from aoti_lint.knowledge.device_flow import (
     TORCH_DEVICE,
 )
 from aoti_lint.records import dataclass, field
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def last_parts(*tables: Iterable[str]) -> frozenset[str]:

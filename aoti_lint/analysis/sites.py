@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aoti_lint.analysis.evaluator import ModuleEvaluator
 from aoti_lint.analysis.flow_summary import (
     CallArgument,
@@ -31,6 +29,10 @@ from aoti_lint.knowledge.device_flow import (
     COMPILE_AND_PACKAGE,
     PACKAGE_LOADERS,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class SiteReader(ModuleEvaluator):

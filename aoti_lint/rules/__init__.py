@@ -8,11 +8,13 @@ a pre-commit hook on one clean file. Their codes alone are data (``aoti_lint.kno
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.rules.base import PythonRule, Rule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from aoti_lint.rules.aoti_api_misuse import AotiApiMisuse
     from aoti_lint.rules.cpp_meta_kernel_concrete_size import CppMetaKernelConcreteSize
     from aoti_lint.rules.cross_device_load import CrossDeviceLoad

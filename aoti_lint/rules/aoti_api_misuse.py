@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
@@ -16,6 +15,10 @@ from aoti_lint.knowledge.deprecated_api import (
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 OUTPUT_PATH_KEY = "aot_inductor.output_path"
 PRINTER_KEY = "aot_inductor.debug_intermediate_value_printer"

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 from aoti_lint.diagnostics import Finding, Fix, Position
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Texts that libcst 1.9 reads otherwise than Python does (found by differential fuzzing in review): a line holding
 # only a backslash (its code generation drops it: positions move), a backslash continuation ending the text (it

@@ -9,7 +9,6 @@ prefiltering and printing docs stay instant.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 from aoti_lint.knowledge.references import Reference
@@ -17,8 +16,10 @@ from aoti_lint.records import dataclass
 from aoti_lint.source import PYTHON_KINDS
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from typing import Any, ClassVar, TypeVar
 
     import libcst as cst
     from libcst.metadata import CodeRange, MetadataWrapper
@@ -29,7 +30,8 @@ if TYPE_CHECKING:
     from aoti_lint.imported_names import QualifiedNames
     from aoti_lint.source import SourceFile
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    _T = TypeVar("_T")
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import Finding, Severity
 from aoti_lint.knowledge.custom_ops import CPP_META_KEY, CPP_SYMINT_METHODS, CPP_SYMINT_PARAMETERS, CPP_TENSOR_TYPES
@@ -12,6 +11,7 @@ from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CPP_CUSTOM_OPS_
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
-
+from aoti_lint.knowledge.device_flow import CPU_DEVICE_INDEX, CPU_INDEX_ERROR
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE_MAIN, AOTI_DOCS
 from aoti_lint.rules.base import Invalid, Valid
 from aoti_lint.rules.device_flow import DeviceFlowRule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
+    from typing import ClassVar
+
     from aoti_lint.analysis.flow_summary import Link
-from aoti_lint.knowledge.device_flow import CPU_DEVICE_INDEX, CPU_INDEX_ERROR
 
 
 class CrossDeviceLoad(DeviceFlowRule):

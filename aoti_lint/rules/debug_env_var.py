@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.diagnostics import Edit, Finding
 from aoti_lint.knowledge.debug_switches import (
@@ -18,11 +17,6 @@ from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, 
 from aoti_lint.lazy import cst
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, TextRule, Valid
-from aoti_lint.source import PYTHON_KINDS
-
-if TYPE_CHECKING:
-    from aoti_lint.scanners import EnvSetting
-    from aoti_lint.source import SourceFile
 from aoti_lint.rules.debug_switches import (
     GAP,
     STRING_VALUE,
@@ -32,6 +26,14 @@ from aoti_lint.rules.debug_switches import (
     sets_one_key,
     string_literal,
 )
+from aoti_lint.source import PYTHON_KINDS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from aoti_lint.scanners import EnvSetting
+    from aoti_lint.source import SourceFile
 
 ENVIRON = "os.environ"
 _IMPORTS_OS = re.compile(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)

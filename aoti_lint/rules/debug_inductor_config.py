@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.diagnostics import Edit, Finding, Position
 from aoti_lint.knowledge.debug_switches import (
@@ -20,9 +19,6 @@ from aoti_lint.lazy import cst
 from aoti_lint.records import dataclass, field
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, Valid, holds, tokens_match
-
-if TYPE_CHECKING:
-    pass
 from aoti_lint.rules.debug_switches import (
     CHAINED,
     GAP,
@@ -36,6 +32,10 @@ from aoti_lint.rules.debug_switches import (
     sets_one_key,
     string_literal,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # A callee whose qualified name is one of these ends in the same name (an attribute's qualified name ends in
 # the attribute), unless it is a name bound by `import ... as`: tested before libcst resolves any name.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.knowledge.debug_switches import (
@@ -15,7 +14,10 @@ from aoti_lint.knowledge.debug_switches import (
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import PythonRule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     pass
 
 UNKNOWN = object()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
-
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
 from aoti_lint.knowledge.references import MIGRATION_GUIDE
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 # `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.knowledge.cpp_runners import PACKAGE_LOADER_HEADER, REPLACEMENT, RUNNER_CLASSES
 from aoti_lint.knowledge.references import AOTI_CPP_INFERENCE, CPP_RUNNER_HEADERS, MIGRATION_GUIDE
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.knowledge.custom_ops import IMPL_ABSTRACT, IMPL_ABSTRACT_KEYWORDS, REGISTER_FAKE, REGISTER_FAKE_SINCE
 from aoti_lint.knowledge.references import PR_REGISTER_FAKE, REGISTER_FAKE_DOCS
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 OLD = IMPL_ABSTRACT.rsplit(".", 1)[-1]
 NEW = REGISTER_FAKE.rsplit(".", 1)[-1]

@@ -12,13 +12,15 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from aoti_lint.diagnostics import Finding, Position, Severity
 from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, LOAD_TOKENS, SUMMARY_IDENTIFIERS, SUMMARY_TOKENS
 from aoti_lint.rules.base import ProjectRule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
+    from typing import Any, ClassVar
+
     from aoti_lint.analysis.flow_summary import CallArgument, FlowSummary, Link, Span
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aoti_lint.diagnostics import Severity
 from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
@@ -18,6 +16,10 @@ from aoti_lint.rules.fake_kernels import (
     could_hold_kernel_bytes,
     could_hold_kernel_text,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class FakeKernelConcreteSize(PythonRule):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CONTROL_FLOW, TORCH_CHECK
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
@@ -16,6 +14,10 @@ from aoti_lint.rules.fake_kernels import (
     could_hold_kernel_bytes,
     could_hold_kernel_text,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _number(node: Any) -> float | None:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 from aoti_lint.rules.base import tokens_match
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # Python fake/meta kernels are registered through one of these names; a file without any cannot hold one.
 # A Meta impl names its key in a plain string literal (see ``fake_kernels._is_meta``), quotes included.

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
 
 from aoti_lint.knowledge.references import AOTI_DOCS, EXPORT_DYNAMIC_SHAPES
 from aoti_lint.rules.base import Invalid, Valid
 from aoti_lint.rules.device_flow import DeviceFlowRule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
+    from typing import ClassVar
+
     from aoti_lint.analysis.flow_summary import CallArgument, ExampleInput, Link
 
 

@@ -86,6 +86,42 @@ _OTHER_BINDINGS: frozenset[type] = frozenset(
 _NOT_DIRECT_KINDS = frozenset(_NOT_DIRECT)
 
 
+# Statements binding names otherwise than by a plain assignment, whose bindings ``_other_assignment`` places.
+_OTHER_ASSIGNMENTS = frozenset(
+    {ast.For, ast.AsyncFor, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Import, ast.ImportFrom}
+)
+
+
+def _other_assignment(node: ast.stmt, function: _Function) -> None:
+    """Where the names a statement of the function's own body binds take effect for libcst's order of bindings and
+    reads: a `for` target's right after the target (libcst counts one there, before the iterable and the body); an
+    assignment's or an import's after the statement (libcst counts one when it leaves it: `a, b = f(a)` reads an
+    older `a`). A plain assignment is recorded as such (``_walk``); `import a.b`, which libcst names `a.b`, not."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        point = (node.end_lineno or 0, node.end_col_offset or 0)
+        for alias in node.names:
+            if alias.asname is not None or ("." not in alias.name and alias.name != "*"):
+                function.taking_effect.setdefault(alias.asname or alias.name, []).append(point)
+        return
+    end: ast.AST = node
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        targets: list[ast.expr] = [node.target]
+        end = node.target
+    elif isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    else:
+        return
+    if isinstance(node, (ast.Assign, ast.AnnAssign)) and _plain_target(node) is not None:
+        return
+    point = (getattr(end, "end_lineno", 0) or 0, getattr(end, "end_col_offset", 0) or 0)
+    for target in targets:
+        for name in walk(target):
+            if type(name) is ast.Name and type(name.ctx) is ast.Store:
+                function.taking_effect.setdefault(name.id, []).append(point)
+
+
 def _plain_target(node: _Assignment) -> ast.Name | None:
     """The one name a plain assignment binds: ``name = value`` or ``name: T = value``; None for any other."""
     if isinstance(node, ast.AnnAssign):
@@ -132,6 +168,9 @@ class _Function:
     bindings: dict[str, list[_Assignment | None]] = field(default_factory=dict)
     # name -> its reads anywhere inside, each with whether it is one of the function's own body
     reads: dict[str, list[tuple[ast.Name, bool]]] = field(default_factory=dict)
+    # name -> where each of some of its other bindings of the function's own body takes effect for libcst (ast's
+    # line and byte column): a `for` target's end, a tuple or augmented assignment's end (``_other_assignment``)
+    taking_effect: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _ordered: dict[str, _InOrder] = field(default_factory=dict)
 
     def ordered(self, name: str) -> _InOrder:
@@ -196,6 +235,10 @@ class FunctionLocals:
         self._module_bindings: dict[str, list[tuple[tuple[int, int], tuple[int, int], _Assignment | None]]] = {}
         # Names a class pattern's keyword spells (`case P(x=1)`): libcst reads each as an access of the name.
         self._pattern_keywords: set[str] = set()
+        # Names a plain `name = value` (or `name: T = value`) binds anywhere, in any scope; the names of every
+        # function's and lambda's parameters.
+        self._plain_anywhere: set[str] = set()
+        self._parameters_anywhere: set[str] = set()
         self._ordered: dict[str, _InOrder] = {}
         self._reads_in_order: dict[str, object] = {}
         # Where libcst may parse a string as code (``_HINT_CALLS``): an annotation, a subscript's index, a call's
@@ -226,6 +269,8 @@ class FunctionLocals:
         """For a read of ``name`` at (line, column in characters): None when libcst finds no single assignment
         for it, the (line, column) of the target of its single plain assignment, or ``NOT_KNOWN``."""
         read = self._reads.get((line, column))
+        if name not in self._plain_anywhere:
+            return None  # libcst's single value is a plain assignment's, and the module holds none of the name
         if read is None:
             return self._module_assignment(name, line, column)
         if read[0].id != name:
@@ -242,8 +287,10 @@ class FunctionLocals:
             if name in self._stored_outside_functions or name in self._declared_anywhere:
                 return NOT_KNOWN
             return None
-        if not bindings or any(binding is None for binding in bindings):
+        if not bindings:
             return NOT_KNOWN
+        if any(binding is None for binding in bindings):
+            return self._no_plain_binding_before(function, name, node)
         # libcst's referents are the function's own assignments of the name that end before the read, by the
         # order of the text (`x = f(x)` reads an older x); with none, the enclosing scope's.
         starts, ends, assignments = function.ordered(name)
@@ -255,6 +302,18 @@ class FunctionLocals:
             return None  # several assignments reach the read
         target = _target(cast("_Assignment", assignments[0]))
         return (target.lineno, self._column(target))
+
+    @staticmethod
+    def _no_plain_binding_before(function: _Function, name: str, node: ast.Name) -> object:
+        """A read of a name the function binds otherwise than by a plain assignment (a `for` target, a tuple's
+        part, `+=`): libcst's referents are the function's bindings whose assignment took effect before the read,
+        none of them a plain one, so it finds no single value (None); ``NOT_KNOWN`` when the function also assigns
+        it plainly, or none of its bindings is known to take effect before the read (libcst then reads the
+        enclosing scope's)."""
+        if any(binding is not None for binding in function.bindings[name]):
+            return NOT_KNOWN
+        at = (node.lineno, node.col_offset)
+        return None if any(point <= at for point in function.taking_effect.get(name, ())) else NOT_KNOWN
 
     def _module_assignment(self, name: str, line: int, column: int) -> object:
         """``single_assignment`` of a read directly in the module's scope, of a name every binding of which is a
@@ -305,6 +364,8 @@ class FunctionLocals:
         """For a read of ``name`` at (line, column): the (line, column) of the parameter it reads when that is
         the function's only binding of the name (libcst's scope then holds that one assignment), else
         ``NOT_KNOWN``."""
+        if name not in self._parameters_anywhere:
+            return None  # no function or lambda of the module has a parameter of the name
         read = self._reads.get((line, column))
         if read is None:
             # Read directly in the module's scope, which holds no parameter (a lambda's are its own).
@@ -318,8 +379,10 @@ class FunctionLocals:
         parameters = function.parameters.get(name, [])
         bindings = function.bindings.get(name)
         if bindings:
-            # Plain assignments of the function's own, and no parameter: libcst's scope holds no parameter.
-            return None if not parameters and all(binding is not None for binding in bindings) else NOT_KNOWN
+            # Bindings of the function's own (plain assignments, or any known to be of its body), and no parameter:
+            # libcst's scope holds them, none a parameter.
+            own = all(binding is not None for binding in bindings) or name in function.taking_effect
+            return None if not parameters and own else NOT_KNOWN
         if not parameters and outermost:
             return None  # resolved in the module's scope (classes are skipped), where no parameter is
         if len(parameters) != 1:
@@ -508,6 +571,7 @@ class FunctionLocals:
                         function.parameters.setdefault(rest.arg, []).append(rest)
                 for name in function.parameters:
                     self._bind(inside, name, None)
+                self._parameters_anywhere.update(function.parameters)
                 # Decorators, defaults and annotations are read outside the function: not its direct reads.
                 if node.returns is not None:
                     self._hint_roots.append(node.returns)
@@ -518,6 +582,10 @@ class FunctionLocals:
                 for type_parameter in getattr(node, "type_params", ()):
                     stack.append((type_parameter, None, inside, False, formatted))
                 continue
+            if type(node) is ast.Assign or type(node) is ast.AnnAssign:
+                target = _plain_target(node)
+                if target is not None:
+                    self._plain_anywhere.add(target.id)
             if (type(node) is ast.Assign or type(node) is ast.AnnAssign) and (direct is not None or at_module):
                 target = _plain_target(node)
                 if target is not None:
@@ -537,6 +605,8 @@ class FunctionLocals:
                         stack.append((node.annotation, direct, inside, at_module, formatted))
                         self._hint_roots.append(node.annotation)
                     continue
+            if direct is not None and kind in _OTHER_ASSIGNMENTS:
+                _other_assignment(node, direct)  # type: ignore[arg-type]
             if kind in _OTHER_BINDINGS:
                 self._other_bindings(node, inside, at_module)
             not_direct = kind in _NOT_DIRECT_KINDS
@@ -574,6 +644,7 @@ class FunctionLocals:
                 function.declared.update(node.names)
         elif isinstance(node, ast.arg):  # a lambda's (a function's own are taken with the function)
             self._bind(inside, node.arg, None)
+            self._parameters_anywhere.add(node.arg)
             if node.annotation is not None:
                 self._hint_roots.append(node.annotation)
         elif isinstance(node, ast.Subscript):

@@ -268,6 +268,64 @@ TRICKY = {
             e[0] = 2
             return a, b, c, d, e
     """,
+    "bound only by loops, tuples and augmented assignments": """
+        import torch
+        ep = torch.export.export(m, (x,))
+        flat = 1
+
+        def loop(items, flat_inputs):
+            print(ep)
+            for name, ep in items:
+                print(ep.module(), name)
+            for ep in ep.items():
+                pass
+            else:
+                print(ep)
+            return ep
+
+        def unpack(args):
+            print(flat)
+            flat, _ = tree_flatten(flat)
+            rest, *more = flat
+            total = 0
+            total += total
+            count: int
+            print(flat, rest, more, total, count)
+
+            def inner(*flat):
+                return flat
+
+            async def walk(stream):
+                async for chunk in stream:
+                    yield chunk
+                print(chunk)
+
+            return inner(flat)
+
+        def outer(p):
+            def inner():
+                print(p)
+                for p in range(3):
+                    print(p)
+            return inner
+
+        def imported(files):
+            print(compile_fx, os)
+            from .compile_fx import compile_fx
+            import os.path
+            import numpy as np, json
+            paths = [os.path.splitext(file)[0] for file in files if isinstance(file, str)]
+            return compile_fx(paths), np, json, os
+
+        def shadowed():
+            lambda: ep
+            [ep for ep in range(3)]
+            while True:
+                for ep in ():
+                    break
+                print(ep)
+                break
+    """,
 }
 
 

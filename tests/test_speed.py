@@ -1107,7 +1107,10 @@ def test_the_summary_text_test_finds_what_one_alternation_finds():
     import re
 
     from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, SUMMARY_IDENTIFIERS
-    from aoti_lint.rules.device_flow import _mentions_summary_text
+    from aoti_lint.rules.device_flow import _summary_matches
+
+    def _mentions_summary_text(text: str) -> bool:
+        return next(_summary_matches(text), None) is not None
 
     names = "|".join(sorted(SUMMARY_IDENTIFIERS))
     suffixes = "|".join(re.escape(suffix) for suffix in ARTIFACT_SUFFIXES)
@@ -1131,6 +1134,29 @@ def test_the_summary_text_test_finds_what_one_alternation_finds():
     for text in ["my_aot_load(x); aot_load(p)", "éaot_load(x)\nimport aot_load", "x_aot_compile(1) or aot_compile(m)"]:
         assert combined.search(text) and _mentions_summary_text(text), text
     assert not _mentions_summary_text("my_aot_load(x); éimport aot_load")
+
+
+def test_the_summary_text_test_leaves_a_definition_of_an_api_name():
+    """torch defines the names it exports (`def load_package(`, `def aot_compile(`): no call, no summary; a call
+    after such a definition still counts, as does every other form."""
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+    from tests.helpers import lint_text
+
+    for text in ("def load_package(path):\n    pass\n", "class X:\n    async def aot_compile(self):\n        pass\n"):
+        assert not DeviceFlowRule.wants_summary_python(text), text
+        assert DeviceFlowRule.wants_summary(text.encode()), text  # the bytes alone let it through
+    for text in (
+        "def load_package(path):\n    return torch._inductor.package.load_package(path)\n",
+        "undef aot_compile(m)\n",
+        "def f(): aot_load(p, 'cpu')\n",
+        "from torch._export import aot_load\n",
+        'PATH = "m.pt2"\n',
+    ):
+        assert DeviceFlowRule.wants_summary_python(text), text
+    # A definition shadows the API in its module: nothing to summarise, as the full analysis finds.
+    text = "import torch\n\n\ndef aot_load(path, device):\n    return path\n\n\naot_load('m.so', 'cuda')\n"
+    assert DeviceFlowRule.wants_summary_python(text)  # the call is a call
+    assert not lint_text(text, select=("AOTI101", "AOTI102", "AOTI103"), prefilter=False).findings
 
 
 # AOTI003's findings, each with its call spelled another way: the text stage passes every one.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from aoti_lint.diagnostics import Finding, Position, Severity
 from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, LOAD_TOKENS, SUMMARY_IDENTIFIERS, SUMMARY_TOKENS
@@ -42,16 +42,30 @@ def _summary_patterns() -> tuple[tuple[re.Pattern[str], bool], ...]:
 _WORD = re.compile(r"\w")
 
 
-# One entry: the three device-flow rules share one summary and ask about the same text in a row.
-@functools.lru_cache(maxsize=1)
-def _mentions_summary_text(text: str) -> bool:
-    for pattern, word in _summary_patterns():
+def _summary_matches(text: str) -> Iterator[tuple[int, int]]:
+    """(index of the pattern, start) of each match of ``_summary_patterns``, pattern by pattern, that starts a word
+    where it must."""
+    for index, (pattern, word) in enumerate(_summary_patterns()):
         match = pattern.search(text)
         while match is not None:
             start = match.start()
             if not (word and start and _WORD.match(text, start - 1)):
-                return True
+                yield index, start
             match = pattern.search(text, start + 1)  # inside a longer word (`my_aot_load(`): the next one
+
+
+# A name defined, not called: `def load_package(` (torch defines the API it exports).
+_DEFINING = re.compile(r"(?:^|(?<=\W))(?:def|class)[ \t]+$")
+
+
+# One entry: the three device-flow rules share one summary and ask about the same text in a row.
+@functools.lru_cache(maxsize=1)
+def _wanted_by_text(text: str) -> bool:
+    """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls."""
+    calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called
+    for index, start in _summary_matches(text):
+        if index >= calls or not _DEFINING.search(text, text.rfind("\n", 0, start) + 1, start):
+            return True
     return False
 
 
@@ -65,8 +79,9 @@ class DeviceFlowRule(ProjectRule):
 
     @classmethod
     def wants_summary_python(cls, text: str) -> bool:
-        # The same, in the text: an API name called or imported, or a string ending in an artifact suffix.
-        return _mentions_summary_text(text)
+        # The same, in the text: an API name called (not defined) or imported, or a string ending in an artifact
+        # suffix.
+        return _wanted_by_text(text)
 
     @classmethod
     def wants_summary_code(cls, code: Any) -> bool:

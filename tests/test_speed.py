@@ -1200,6 +1200,22 @@ def test_aoti003s_text_stage_leaves_mentions_definitions_and_reads_of_the_api():
         assert not AotiApiMisuse.could_match_python(text), text
 
 
+def test_aoti003s_code_stage_leaves_a_relative_import_of_an_api_name():
+    """torch's `_inductor/package/__init__.py` re-exports `load_package` by a relative import, which never names
+    the API; the same import with a call still reaches libcst (the call may be of an absolute name too)."""
+    from aoti_lint.code_index import code_index
+    from aoti_lint.rules.aoti_api_misuse import AotiApiMisuse
+    from tests.helpers import lint_text
+
+    text = "from .package import AOTICompiledModel, load_package, package_aoti\n"
+    assert AotiApiMisuse.could_match_python(text) and not AotiApiMisuse.could_match_code(code_index(text))
+    called = text + 'load_package("m.so")\n'
+    assert not lint_text(called, "pkg/__init__.py", select=("AOTI003",), prefilter=False).findings
+    assert AotiApiMisuse.could_match_code(code_index(called))
+    absolute = "from torch._inductor.package import load_package\n"
+    assert AotiApiMisuse.could_match_code(code_index(absolute))
+
+
 def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
     """AOTI202's bytes test matches a quoted key's pattern only at the key's occurrences, after a quote: it must
     answer as ``re.search`` of the pattern over the whole bytes."""

@@ -310,8 +310,10 @@ class AotiApiMisuse(PythonRule):
     @classmethod
     def could_match_code(cls, code: Any) -> bool:
         # Every check is on a call of the API, reached by its name or by a name imported from it; the config
-        # dict checks need the dict passed by keyword.
-        reached = code.reached
+        # dict checks need the dict passed by keyword. A relative import never names the API (libcst resolves
+        # `from .package import load_package` to `.package.load_package`): a name it binds counts once called.
+        reached = code.called | {module.rsplit(".", 1)[-1] for module in code.imported_modules}
+        reached |= {name for module, name in code.imported_names if not module.startswith(".")}
         if reached & _CALLED_FOR_THEMSELVES:
             return True
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)

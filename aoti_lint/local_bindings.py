@@ -379,10 +379,10 @@ class FunctionLocals:
         parameters = function.parameters.get(name, [])
         bindings = function.bindings.get(name)
         if bindings:
-            # Bindings of the function's own (plain assignments, or any known to be of its body), and no parameter:
-            # libcst's scope holds them, none a parameter.
-            own = all(binding is not None for binding in bindings) or name in function.taking_effect
-            return None if not parameters and own else NOT_KNOWN
+            # A binding of the function's own (a plain assignment, or one known to be of its body): libcst's scope
+            # holds it, no parameter; with the parameter too, more than one assignment.
+            own = any(binding is not None for binding in bindings) or name in function.taking_effect
+            return None if own else NOT_KNOWN
         if not parameters and outermost:
             return None  # resolved in the module's scope (classes are skipped), where no parameter is
         if len(parameters) != 1:

@@ -309,6 +309,13 @@ TRICKY = {
                     print(p)
             return inner
 
+        def parameters_bound_again(kwargs, options, items):
+            kwargs = kwargs or {}
+            for options in items:
+                pass
+            items += [kwargs]
+            return kwargs, options, items
+
         def imported(files):
             print(compile_fx, os)
             from .compile_fx import compile_fx

@@ -175,10 +175,10 @@ class ModuleFlow(SiteReader):
                 if isinstance(small, self.cst.AnnAssign) and small.value is not None:
                     targets = [small.target]
                 for target in targets:
-                    if not isinstance(target, self.cst.Name) or self.facts.references(target) is None:
+                    if not isinstance(target, self.cst.Name):
                         continue
-                    path = path_of(self.eval(small.value))
-                    if path is None or not path.endswith(".so"):
+                    path = path_of(self.eval(small.value))  # first: see artifact_constants
+                    if path is None or not path.endswith(".so") or self.facts.references(target) is None:
                         continue
                     new = replace_suffix(small.value, ".so", ".pt2")
                     replacement = None if new is None else self.module.code_for_node(new)
@@ -196,10 +196,14 @@ class ModuleFlow(SiteReader):
                 if isinstance(small, self.cst.AnnAssign):
                     targets = [small.target]
                 for target in targets:
-                    if not isinstance(target, self.cst.Name) or self.facts.references(target) is None:
+                    if not isinstance(target, self.cst.Name):
                         continue
+                    # The value first: whether other assignments reach the name's reads may take libcst's scope
+                    # analysis of the module (a TypeVar's name in its own string), and most constants are no path.
                     path = path_of(self.eval(small.value))
-                    if path is not None and path.endswith(ARTIFACT_SUFFIXES):
+                    if path is None or not path.endswith(ARTIFACT_SUFFIXES):
+                        continue
+                    if self.facts.references(target) is not None:
                         constants.append((target.value, path))
         return tuple(constants)
 

@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 
 from aoti_lint import __version__, plaindata
+from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CACHE_GITIGNORE, CACHEDIR_TAG
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
 from aoti_lint.stamps import Stamps
 from aoti_lint.stamps import decode as decode_stamps
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from aoti_lint.run_options import Execution
     from aoti_lint.source import SourceFile
 
-CACHE_DIR_NAME = ".aoti_lint_cache"
-CACHE_DIR_ENV = "AOTI_LINT_CACHE_DIR"
 # Bump when the entry layout changes.
 ENTRY_FORMAT = 2
 # The stamps of a run fingerprint (``aoti_lint.stamps``): one file beside the entries.
@@ -63,8 +62,6 @@ MAX_AGE_SECONDS = 30 * 24 * 3600
 MAX_ENTRIES = 50_000
 PRUNE_INTERVAL_SECONDS = 24 * 3600
 _PRUNE_STAMP = "last-prune"
-_GITIGNORE = b"# Created by aoti-lint automatically.\n*\n"
-_CACHEDIR_TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# This is a cache directory created by aoti-lint.\n"
 
 
 def default_cache_dir(settings: Settings) -> Path:
@@ -265,7 +262,7 @@ class Cache:
         except OSError:  # a symlink (ELOOP) or a file (ENOTDIR) planted at the name: no cache
             self._unusable = True
             return None
-        for name, content in ((".gitignore", _GITIGNORE), ("CACHEDIR.TAG", _CACHEDIR_TAG)):
+        for name, content in ((".gitignore", CACHE_GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
             try:
                 os.stat(name, dir_fd=self._dir_fd, follow_symlinks=False)
             except FileNotFoundError:

@@ -17,8 +17,12 @@ import os
 import sys
 from stat import S_ISREG
 
-from aoti_lint.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
+from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, DEFAULT_EXCLUDE
 from aoti_lint.path_text import gitignore_bases, parents, relative
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aoti_lint.pyproject_verdicts import Verdicts
 
 # Groups of tokens, one of which every token group of every rule and project rule holds whole (each token of the
 # screen's group within some token of the rule's; ``Rule.triggers``, ``ProjectRule.summary_triggers``): bytes that
@@ -118,7 +122,8 @@ def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]
     options, paths = parsed
     if not paths or (options.get("exit_zero") and options.get("exit_non_zero_on_fix")):
         return None
-    if environ.get(OUTPUT_FORMAT_ENV) or not _without_configuration(cwd):
+    cache = None if options.get("no_cache") else os.path.join(cwd, environ.get(CACHE_DIR_ENV) or CACHE_DIR_NAME)
+    if environ.get(OUTPUT_FORMAT_ENV) or not _without_configuration(cwd, cache):
         return None
     force_exclude = options.get("force_exclude", False)
     ignores = _Ignores(cwd, options.get("respect_gitignore", True))
@@ -180,19 +185,36 @@ def _cannot_hold_a_finding(path: str) -> bool:
     return not could_hold_a_finding(data)
 
 
-def _without_configuration(cwd: str) -> bool:
+def _without_configuration(cwd: str, cache: str | None = None) -> bool:
     """Whether ``config.find_config`` finds nothing from ``cwd`` and reads every pyproject.toml on the way
-    without an error: the run then has the default settings, rooted at ``cwd``."""
+    without an error: the run then has the default settings, rooted at ``cwd``. ``cache``: the cache directory the
+    full run would use (``cache.default_cache_dir``), where a pyproject.toml's verdict is kept for its stat
+    (``aoti_lint.pyproject_verdicts``); None with ``--no-cache``."""
+    verdicts: Verdicts | None = None
     for directory in (cwd, *parents(cwd)):
         for name in CONFIG_FILES:
             candidate = os.path.join(directory, name)
             try:
                 if not os.path.isfile(candidate):
                     continue
+                info = os.stat(candidate) if name == "pyproject.toml" and cache is not None else None
             except (OSError, ValueError):
                 return False
-            if name != "pyproject.toml" or not _pyproject_without_table(candidate):
+            if name != "pyproject.toml":
                 return False
+            if info is not None and cache is not None:
+                if verdicts is None:
+                    from aoti_lint.pyproject_verdicts import Verdicts
+
+                    verdicts = Verdicts(cache)
+                if verdicts.holds(candidate, info):
+                    continue
+            if not _pyproject_without_table(candidate):
+                return False
+            if info is not None and verdicts is not None:
+                verdicts.learn(candidate, info)
+    if verdicts is not None:
+        verdicts.save()
     return True
 
 

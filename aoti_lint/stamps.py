@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import os
 
+from aoti_lint.defaults import RACY_SECONDS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -26,8 +28,6 @@ if TYPE_CHECKING:
 
 # Bump when the layout changes: a file of another format is not read.
 STAMPS_FORMAT = 2
-# FAT counts mtimes in 2 s steps, HFS+ in 1 s; Linux filesystems in clock ticks of a few milliseconds.
-RACY_SECONDS = 2
 # A file's verdict: nothing to report and nothing for the project pass (stage one settled it, or the later
 # stages found nothing); otherwise the hex digest of its bytes.
 CLEAN = ""

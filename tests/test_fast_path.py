@@ -320,3 +320,84 @@ def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_w
     argv = ["--exit-zero", "--exit-non-zero-on-fix", "hit.py"]
     fast = subprocess.run([sys.executable, "-c", probe, *argv], cwd=tmp_path, capture_output=True, text=True)
     assert fast.returncode == 2 and "cannot be used together" in fast.stderr
+
+
+_VERDICT_PROBE = (
+    "import sys; sys.argv = ['aoti-lint', *sys.argv[1:]]\n"
+    "from aoti_lint.fast_path import main\n"
+    "code = main()\n"
+    "sys.stdout.flush()\n"
+    "print('tomllib' in sys.modules or 'tomli' in sys.modules, 'aoti_lint.cli' in sys.modules, code, file=sys.stderr)\n"
+)
+
+
+def _hook_run(repo: Path, *argv: str) -> tuple[str, str, str]:
+    """stdout, stderr without the probe's line, and the probe's line: whether a TOML parser and the full run were
+    imported, and the exit code."""
+    env = {
+        key: value for key, value in os.environ.items() if key not in ("AOTI_LINT_CACHE_DIR", "AOTI_LINT_OUTPUT_FORMAT")
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", _VERDICT_PROBE, *argv], cwd=repo, capture_output=True, text=True, env=env, timeout=60
+    )
+    *err, last = result.stderr.splitlines(keepends=True)
+    return result.stdout, "".join(err), last.strip()
+
+
+def _hook_repo(tmp_path: Path, pyproject: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "src" / "clean.py").write_text(CLEAN)
+    (repo / "pyproject.toml").write_text(pyproject)
+    _out_of_racy_window(repo / "pyproject.toml")
+    return repo
+
+
+def _out_of_racy_window(path: Path) -> None:
+    """Until the file's mtime and ctime are older than the racy window, as a checkout's files are."""
+    import time
+
+    from aoti_lint.defaults import RACY_SECONDS
+
+    info = os.stat(path)
+    time.sleep(max(0.0, max(info.st_mtime, info.st_ctime) + RACY_SECONDS + 0.1 - time.time()))
+
+
+def test_a_pyproject_once_parsed_is_not_parsed_again_while_its_stat_holds(tmp_path):
+    """The hook's common run: the verdict on pyproject.toml is kept in the cache directory with its stat."""
+    repo = _hook_repo(tmp_path, '[project]\nname = "service"\n\n[tool.ruff]\nline-length = 100\n')
+    argv = ("--force-exclude", "src/clean.py")
+    first = _hook_run(repo, *argv)
+    assert first == ("All checks passed!\n", "", "True False 0")
+    kept = repo / ".aoti_lint_cache" / "pyproject.verdicts"
+    assert kept.is_file() and (repo / ".aoti_lint_cache" / "CACHEDIR.TAG").is_file()
+    assert _hook_run(repo, *argv) == ("All checks passed!\n", "", "False False 0")
+    # The file changed (its stat with it): parsed again; settings of aoti-lint there send the run to the full one.
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + '\n[tool.aoti-lint]\nselect = ["AOTI201"]\n')
+    assert _hook_run(repo, *argv)[2] == "True True 0"
+    # TOML that does not parse: the full run says so, as it would have without the kept verdict.
+    pyproject.write_text('[project\nname = "service"\n')
+    _, stderr, last = _hook_run(repo, *argv)
+    assert last == "True True 2" and "pyproject.toml" in stderr
+
+
+def test_no_verdict_is_kept_without_a_cache_for_a_file_just_written_or_through_a_link(tmp_path):
+    repo = _hook_repo(tmp_path, "[tool.black]\nline-length = 100\n")
+    assert _hook_run(repo, "--no-cache", "src/clean.py")[2] == "True False 0"
+    assert not (repo / ".aoti_lint_cache").exists()
+    os.utime(repo / "pyproject.toml")  # now: its mtime may not tell a change within the same tick
+    assert _hook_run(repo, "src/clean.py")[2] == "True False 0"
+    assert not (repo / ".aoti_lint_cache" / "pyproject.verdicts").exists()
+    # A link planted at the kept file's name is not read, even one to a file that would hold the verdict.
+    _out_of_racy_window(repo / "pyproject.toml")
+    assert _hook_run(repo, "src/clean.py")[2] == "True False 0"
+    kept = repo / ".aoti_lint_cache" / "pyproject.verdicts"
+    elsewhere = tmp_path / "elsewhere"
+    kept.rename(elsewhere)
+    elsewhere.write_bytes(elsewhere.read_bytes() + b"written before\n")
+    kept.symlink_to(elsewhere)
+    assert _hook_run(repo, "src/clean.py")[2] == "True False 0"
+    # The link was replaced by a rename, its target never written through.
+    assert not kept.is_symlink() and elsewhere.read_bytes().endswith(b"written before\n")

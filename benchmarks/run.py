@@ -667,7 +667,10 @@ def ratio(a: Measure | None, b: Measure | None) -> str:
     if b.median is None:
         return "n/a"
     value = a.median / b.median
-    return f"{value:.1f}x" if value >= 1 else f"1/{1 / value:.0f}"
+    if value >= 1:
+        return f"{value:.1f}x"
+    # A little under 1 (the hook's run as fast as the interpreter's start, within the noise) stays a ratio.
+    return f"{value:.2f}x" if value >= 0.1 else f"1/{1 / value:.0f}"
 
 
 def table(tree: Tree, floor: str) -> list[str]:

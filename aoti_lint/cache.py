@@ -29,6 +29,8 @@ from pathlib import Path
 from aoti_lint import __version__, plaindata
 from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CACHE_GITIGNORE, CACHEDIR_TAG
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
+from aoti_lint.dir_entries import FLAGS as _FLAGS
+from aoti_lint.dir_entries import supported, write_entry
 from aoti_lint.stamps import Stamps
 from aoti_lint.stamps import decode as decode_stamps
 from aoti_lint.stamps import encode as encode_stamps
@@ -55,7 +57,6 @@ MEMO_SUFFIX = ".run"
 SETTINGS_NOT_IN_KEY = frozenset(
     {"root", "config_path", "exclude", "extend_exclude", "respect_gitignore", "force_exclude", "output_format"}
 )
-_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 # Pruning: entries unused this long go (those of other versions and settings are never used again); past
 # MAX_ENTRIES the least recently used go too. A run that stored something prunes at most once a day.
 MAX_AGE_SECONDS = 30 * 24 * 3600
@@ -67,11 +68,6 @@ _PRUNE_STAMP = "last-prune"
 def default_cache_dir(settings: Settings) -> Path:
     configured = os.environ.get(CACHE_DIR_ENV)
     return Path(configured) if configured else settings.root / CACHE_DIR_NAME
-
-
-def supported() -> bool:
-    """Whether this platform can refuse symlinks on every access (it can on Linux and macOS)."""
-    return hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
 
 
 class Cache:
@@ -343,21 +339,7 @@ def _write_atomic(dir_fd: int, name: str, data: bytes) -> None:
     from aoti_lint.fsutil import signals_deferred
 
     with signals_deferred():
-        _write_entry(dir_fd, name, data)
-
-
-def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
-    temporary = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o644, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        # rename() replaces a symlink planted at the entry's name; it never writes through it.
-        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=dir_fd)
-        raise
+        write_entry(dir_fd, name, data)
 
 
 def open_cache(execution: Execution, settings: Settings) -> Cache | None:

@@ -20,16 +20,12 @@ import time
 
 from aoti_lint import __version__
 from aoti_lint.defaults import CACHE_GITIGNORE, CACHEDIR_TAG, RACY_SECONDS
+from aoti_lint.dir_entries import FLAGS as _FLAGS
+from aoti_lint.dir_entries import supported, write_entry
 
 FILE_NAME = "pyproject.verdicts"
 # A file from another version is not read: what counts as aoti-lint settings may change.
 HEADER = f"aoti-lint {__version__}: pyproject.toml files that parse and hold no aoti-lint settings\n".encode()
-_FLAGS = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-
-
-def supported() -> bool:
-    """Whether this platform refuses symbolic links on every access (Linux and macOS do)."""
-    return hasattr(os, "O_NOFOLLOW") and hasattr(os, "O_DIRECTORY") and os.open in os.supports_dir_fd
 
 
 def _key(info: os.stat_result) -> bytes:
@@ -69,18 +65,7 @@ class Verdicts:
         except OSError:
             return
         try:
-            temporary = f".{FILE_NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FLAGS, 0o644, dir_fd=directory)
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(data)
-                os.replace(temporary, FILE_NAME, src_dir_fd=directory, dst_dir_fd=directory)
-            except BaseException:
-                import contextlib
-
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary, dir_fd=directory)
-                raise
+            write_entry(directory, FILE_NAME, data)
         except OSError:
             pass
         finally:

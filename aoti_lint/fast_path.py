@@ -7,8 +7,10 @@ interpreter has loaded before it runs a line, and answers such a run exactly as 
 output, the same exit code. Whatever it cannot settle that way goes to ``aoti_lint.cli``, unchanged: any other
 option or argument, a directory, a link, a notebook, a file holding a group of the words, an output format from
 the environment, a configuration file with aoti-lint settings or one that does not parse (a pyproject.toml is
-parsed with ``tomllib``, imported only then), an ignore pattern outside the plain forms read here.
-``tests/test_fast_path.py`` runs both on the same cases and compares what they print.
+parsed with ``tomllib``, imported only then, unless an earlier run kept its verdict: ``pyproject_verdicts``), an
+ignore pattern outside the plain forms read here. ``tests/test_fast_path.py`` runs both on the same cases and
+compares what they print. A `check` of named paths with those options alone that may hold a finding goes to
+``cli.check_parsed`` with the arguments read here, so that the full run does not import argparse.
 """
 
 from __future__ import annotations

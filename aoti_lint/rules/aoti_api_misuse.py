@@ -14,7 +14,7 @@ from aoti_lint.knowledge.deprecated_api import (
 )
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument
+from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +62,6 @@ _PACKAGE_LOADERS = {NEW_LOAD: "aoti_load_package", NEW_LOAD_LOW_LEVEL: "load_pac
 # do so in docstrings and messages) or a value. A `def`/`class` of the name defines it.
 _WORD = re.compile(r"\w")
 _AFTER_CALLED_OR_IMPORTED = frozenset("()[,;\\#\r\n")
-_DEFINING = re.compile(r"(?:^|(?<=\W))(?:def|class)[ \t]+$")
 
 
 def _called_or_imported(text: str, name: str) -> bool:
@@ -77,10 +76,8 @@ def _called_or_imported(text: str, name: str) -> bool:
                 after == len(text)
                 or text[after] in _AFTER_CALLED_OR_IMPORTED
                 or (text.startswith("as", after) and not _WORD.match(text, after + 2))
-            ):
-                line_start = text.rfind("\n", 0, at) + 1
-                if not _DEFINING.search(text, line_start, at):
-                    return True
+            ) and not defined_at(text, at):
+                return True
         at = text.find(name, at + 1)
     return False
 

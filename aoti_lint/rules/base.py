@@ -8,6 +8,7 @@ prefiltering and printing docs stay instant.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
@@ -97,6 +98,15 @@ def rule_matches(rule: type[Rule], data: bytes) -> bool:
     if matched is None:
         matched = found[rule] = rule.could_match(data)
     return matched
+
+
+# A name written after `def`/`class` on its line: defined there, not called (torch defines the API it exports).
+_DEFINING = re.compile(r"(?:^|(?<=\W))(?:def|class)[ \t]+$")
+
+
+def defined_at(text: str, start: int) -> bool:
+    """Whether the name starting at ``start`` follows `def` or `class` on its line (a text stage's test)."""
+    return _DEFINING.search(text, text.rfind("\n", 0, start) + 1, start) is not None
 
 
 def call_argument(call: Any, position: int | None, keyword: str) -> Any:

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from aoti_lint.diagnostics import Finding, Position, Severity
 from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, LOAD_TOKENS, SUMMARY_IDENTIFIERS, SUMMARY_TOKENS
-from aoti_lint.rules.base import ProjectRule
+from aoti_lint.rules.base import ProjectRule, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
@@ -54,19 +54,12 @@ def _summary_matches(text: str) -> Iterator[tuple[int, int]]:
             match = pattern.search(text, start + 1)  # inside a longer word (`my_aot_load(`): the next one
 
 
-# A name defined, not called: `def load_package(` (torch defines the API it exports).
-_DEFINING = re.compile(r"(?:^|(?<=\W))(?:def|class)[ \t]+$")
-
-
 # One entry: the three device-flow rules share one summary and ask about the same text in a row.
 @functools.lru_cache(maxsize=1)
 def _wanted_by_text(text: str) -> bool:
     """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls."""
     calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called
-    for index, start in _summary_matches(text):
-        if index >= calls or not _DEFINING.search(text, text.rfind("\n", 0, start) + 1, start):
-            return True
-    return False
+    return any(index >= calls or not defined_at(text, start) for index, start in _summary_matches(text))
 
 
 class DeviceFlowRule(ProjectRule):

@@ -182,12 +182,8 @@ def check_source(
         if not wanted.rules and context.flow is None:
             light = _light_summaries(source, text, wanted.project_rules)
         if light is not None:
-            from aoti_lint.code_index import code_index
-            from aoti_lint.suppressions import indexed_suppressions, python_suppressions
-
-            index = code_index(text)  # the one _light_summaries read
-            noqa = python_suppressions(text) if index is None else indexed_suppressions(text, index.hash_strings)
-            result.project = ProjectPart(source.display_path, light, _project_codes(rules), noqa)
+            summaries, noqa = light
+            result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
             return result
         if not build_edits or not wanted.rules:
             answered = ast_answer(source, context, wanted)
@@ -320,30 +316,45 @@ def _ast_answer(
     return found, summaries
 
 
-def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | None:
-    """The ``ast`` index of a file whose project data is only its `.so` mentions; None when libcst must read it."""
-    from aoti_lint.code_index import code_index
+def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | str | None:
+    """For a file whose project data is only its `.so` mentions: "text" when its text alone tells them
+    (``so_mentions.text_mentions``), else its ``ast`` index; None when libcst must read it."""
     from aoti_lint.rules.device_flow import DeviceFlowRule
 
     if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):
         return None
+    from aoti_lint.analysis.so_mentions import text_mentions
+
+    if text_mentions(text) is not None:
+        return "text"
+    from aoti_lint.code_index import code_index
+
     index = code_index(text)
     if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):
         return None
     return index
 
 
-def _light_summaries(source: SourceFile, text: str, project_rules: Sequence[type[Rule]]) -> dict[str, object] | None:
-    """The flow summary of a file summarised only for strings naming a `.so`, read from ``ast``; None when
-    libcst must read it (``analysis.so_mentions``)."""
+def _light_summaries(
+    source: SourceFile, text: str, project_rules: Sequence[type[Rule]]
+) -> tuple[dict[str, object], Suppressions] | None:
+    """The flow summary of a file summarised only for strings naming a `.so`, read from its text or its ``ast``,
+    with the file's noqa comments; None when libcst must read it (``analysis.so_mentions``)."""
     index = _light_index(text, project_rules)
-    if index is None or index.tree is None:
+    if index is None:
         return None
-    from aoti_lint.analysis.so_mentions import light_summary
+    from aoti_lint.analysis.so_mentions import light_summary, text_mentions
+    from aoti_lint.suppressions import indexed_suppressions, python_suppressions
 
-    callees = index.reached
-    summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(callees))
-    return None if summary is None else {FLOW_SUMMARY: summary}
+    if index == "text":
+        read = text_mentions(text)
+        assert read is not None
+        return {FLOW_SUMMARY: read.summary(source.path, source.display_path)}, python_suppressions(text)
+    assert not isinstance(index, str) and index.tree is not None
+    summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(index.reached))
+    if summary is None:
+        return None
+    return {FLOW_SUMMARY: summary}, indexed_suppressions(text, index.hash_strings)
 
 
 def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> CheckResult:

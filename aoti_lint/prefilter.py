@@ -48,7 +48,7 @@ def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
 def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     """The project rules that still want the file's summary once its code has been looked at."""
     rules = [rule for rule in rules if rule.wants_summary_python(text)]  # type: ignore[attr-defined]
-    if not rules:
+    if all(rule.summary_settled_by_text(text) for rule in rules):  # type: ignore[attr-defined]
         return rules
     from aoti_lint.code_index import code_index
 

@@ -238,3 +238,88 @@ def test_so_mentions_read_from_ast_are_libcst_s(name):
     for mention in summary.so_mentions:
         assert mention in placed or mention[0] in read.unplaced_mentions or "*" in read.unplaced_mentions
     assert bool(read.unplaced_mentions) == name.startswith("fstring-")
+
+
+# Forms the text reading must hand to the tree (None), or read as the tree does.
+TEXT_MENTION_FORMS = {
+    **SO_MENTION_FORMS,
+    "module constant": 'LIB = "build/libm.so"\n',
+    "annotated module constant": 'LIB: str = "libm.so"\n',
+    "parenthesized target": '(LIB) = "libm.so"\n',
+    "constant in brackets with column-0 lines": 'PATHS = [\n"a.so",\n"b.so",\n]\n',
+    "constant after a semicolon": 'import os; LIB = "m.so"\n',
+    "constant after a continued line": 'import os, \\\nsys; LIB = "m.so"\n',
+    "constant after a comment ending in a backslash": 'def f():\n    pass  # \\\nLIB = "m.so"\n',
+    "conditional constant": 'LIB = ".pyd" if WIN else ".so"\n',
+    "in a function, a class, a branch": (
+        'def f():\n    X = "a.so"\nclass C:\n    Y = "b.so"\nif c:\n    Z = "c.so"\n'
+        '@d(\n1)\ndef g():\n    return "d.so"\n'
+    ),
+    "docstring": '"""Builds libm.so"""\nimport os\n',
+    "string statement continued": '"a.so".join(x)\n',
+    "joined across statements": 'print(1)\n"a.s"\n"o"\nLIB = f"{x}.so"\n"doc"\n',
+    "escaped": 'print("lib\\x2eso", "m\\\n.so", r"raw\\m.so")\n',
+    "only in comments and bytes": '# "m.so"\nx = b"m.so"\n',
+    "suffix not ending": 'print("a.so.1", "m.so ", "x.sort")\n',
+    "names the API": 'import torch\ntorch._inductor.aoti_load_package("m.pt2")\nprint("a.so")\n',
+    "a form feed": 'def f():\n    pass\n\fLIB = "m.so"\n',
+    "subscript and parenthesized calls": 'handlers[k]("m.so")\n(loader)("m.so")\nfrom m import (load as l)\n',
+}
+
+
+# A module-level binding of a `.so` path (or what may be one), a name of the API, a form feed: the tree decides.
+_GIVE_WAY = {
+    "annotated module constant",
+    "parenthesized target",
+    "names the API",
+    "a form feed",
+    "joined across statements",
+}
+
+
+def _text_and_tree_agree(text: str, where: object) -> bool:
+    """Whether ``text_mentions`` reads the text as ``light_summary`` reads its tree; False where it gives way."""
+    from aoti_lint.analysis.so_mentions import light_summary, text_mentions
+    from aoti_lint.code_index import code_index
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+
+    read = text_mentions(text)
+    index = code_index(text)
+    if read is None or index is None:
+        return False
+    # What the code stage would have asked: no site, no module-level artifact path; ".so" named or not.
+    assert DeviceFlowRule.mentions_only(index), where
+    assert read.named or ".so" not in index.string_suffixes, where
+    tree = light_summary(Path("m.py"), "m.py", text, index.tree, frozenset(index.reached))
+    assert tree is not None, where
+    assert read.callees >= tree.callees, where
+    if "*" in read.unplaced:  # literals joined across statements: named by "*", the plan reads the file in full
+        assert set(read.found) <= set(tree.so_mentions), where
+    else:
+        assert read.found == tree.so_mentions, where
+        assert read.unplaced == tree.unplaced_mentions, where
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_MENTION_FORMS))
+def test_so_mentions_read_from_the_text_are_the_trees(name):
+    text = TEXT_MENTION_FORMS[name]
+    agreed = _text_and_tree_agree(text, name)
+    gives_way = name in _GIVE_WAY or name.startswith(("module constant", "constant "))
+    assert agreed == (not gives_way)
+
+
+def test_so_mentions_read_from_the_text_on_real_code():
+    """Every file of this repository and of the installed torch package (read, never imported) that names `.so`."""
+    repository = Path(__file__).parents[1]
+    roots = [repository / folder for folder in ("aoti_lint", "codemods", "tests", "benchmarks")]
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.submodule_search_locations:
+        roots.append(Path(next(iter(spec.submodule_search_locations))))
+    read = 0
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            data = path.read_bytes()
+            if b".so" in data and "__pycache__" not in path.parts:
+                read += _text_and_tree_agree(data.decode("utf-8", "replace"), path)
+    assert read >= (10 if spec is not None else 1)

@@ -1,6 +1,7 @@
 """The kernels' text stage (``aoti_lint.kernel_regions``) against the whole tree: the strings it finds are the
-tokenizer's, the pieces it parses are the module's own statements, and its judgment of the kernels keeps every
-module the ``ast`` stage keeps, on the fixtures, on tricky forms and on torch's own sources."""
+tokenizer's, the pieces it parses are the module's own statements, the top-level statements it tells apart
+(``text_layout.top_level_starts``) are the tree's, and its judgment of the kernels keeps every module the ``ast``
+stage keeps, on the fixtures, on tricky forms and on torch's own sources."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.kernel_prefilter import kernel_candidates
-from aoti_lint.kernel_regions import kernel_candidates_in_regions, statement_starts, string_spans
+from aoti_lint.kernel_regions import kernel_candidates_in_regions
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.fake_kernels import could_hold_kernel_text
+from aoti_lint.text_layout import statement_starts, string_spans, top_level_starts
 from tests.conftest import FIXTURES, REPO
 
 
@@ -90,6 +92,58 @@ def test_every_piece_that_parses_holds_the_modules_own_statements(path):
     whole, pieces = _statements_of_pieces(text)
     assert set(pieces) <= set(whole)
     assert len(pieces) == len(whole)  # on well-formed code, every statement starts a piece of its own
+
+
+def _tree_starts(text: str) -> set[int]:
+    """The offsets of the lines on which the tree's top-level statements start (a decorator's, for a decorated
+    definition; not one after a `;`), and the text's start."""
+    line_starts = list(itertools.accumulate((len(line) for line in io.StringIO(text).readlines()), initial=0))
+    rows = {
+        min([statement.lineno, *(d.lineno for d in getattr(statement, "decorator_list", ()))])
+        for statement in ast.parse(text).body
+        if statement.col_offset == 0 or getattr(statement, "decorator_list", ())
+    }
+    return {0} | {line_starts[row - 1] for row in rows}
+
+
+def _assert_top_level_starts_are_the_trees(text: str, where: object) -> None:
+    starts = top_level_starts(text, string_spans(text) or [])
+    if starts is None:
+        return  # a form feed, or brackets that do not pair up: the reader falls back to the tree
+    assert starts[-1] == len(text), where
+    assert set(starts[:-1]) == _tree_starts(text), where
+
+
+@pytest.mark.parametrize("path", _python_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_top_level_starts_are_the_trees(path):
+    text = path.read_text()
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        pytest.skip("not Python the parser reads")
+    _assert_top_level_starts_are_the_trees(text, path)
+
+
+TOP_LEVEL_FORMS = {
+    "column-0 lines in brackets": 'X = [\n"a.so",\n"b",\n]\nY = {\n1: (\n2)}\n',
+    "a continued line": "import a, \\\nb; X = 1\nY = 2\n",
+    "a comment ending in a backslash": "def f():\n    pass  # see \\\nX = 'a.so'\n",
+    "CRLF continuation": "x = 1 + \\\r\n2\r\ny = 3\r\n",
+    "decorators and branches": (
+        "@d\n@e(\n1)\nclass C:\n    pass\nif a:\n    pass\nelse:\n    pass\ntry:\n    pass\nfinally:\n    pass\n"
+    ),
+    "brackets in strings and comments": "x = '(['  # )\ny = f'{z}]'\nz = 1\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOP_LEVEL_FORMS))
+def test_top_level_starts_of_tricky_forms(name):
+    _assert_top_level_starts_are_the_trees(TOP_LEVEL_FORMS[name], name)
+
+
+def test_top_level_starts_give_way_to_form_feeds_and_unpaired_brackets():
+    assert top_level_starts("if a:\n    pass\n\fx = 1\n", []) is None
+    assert top_level_starts("x = )\n", []) is None
 
 
 # (text, what the regions say: None where they give way to the ast stage). Each is also compared with the
@@ -194,6 +248,7 @@ def test_keeps_every_module_of_torchs_sources_the_tree_keeps():
             _assert_keeps_what_the_tree_keeps(text, path)
             whole, pieces = _statements_of_pieces(text)
             assert set(pieces) <= set(whole), path
+            _assert_top_level_starts_are_the_trees(text, path)
             checked += 1
     assert checked > 50, f"{checked} modules: torch's sources are not where they were"
 

@@ -54,6 +54,12 @@ def _summary_matches(text: str) -> Iterator[tuple[int, int]]:
             match = pattern.search(text, start + 1)  # inside a longer word (`my_aot_load(`): the next one
 
 
+def _text_mentions(text: str) -> Any:
+    from aoti_lint.analysis.so_mentions import text_mentions
+
+    return text_mentions(text)
+
+
 # One entry: the three device-flow rules share one summary and ask about the same text in a row.
 @functools.lru_cache(maxsize=1)
 def _wanted_by_text(text: str) -> bool:
@@ -73,8 +79,17 @@ class DeviceFlowRule(ProjectRule):
     @classmethod
     def wants_summary_python(cls, text: str) -> bool:
         # The same, in the text: an API name called (not defined) or imported, or a string ending in an artifact
-        # suffix.
-        return _wanted_by_text(text)
+        # suffix; where the text alone tells a file's strings (``analysis.so_mentions.text_mentions``), one of them
+        # ends with ".so".
+        if not _wanted_by_text(text):
+            return False
+        read = _text_mentions(text)
+        return read is None or read.named
+
+    @classmethod
+    def summary_settled_by_text(cls, text: str) -> bool:
+        # Its strings read from the text: the file is summarised from them, without a parse.
+        return _text_mentions(text) is not None
 
     @classmethod
     def wants_summary_code(cls, code: Any) -> bool:

@@ -1,0 +1,157 @@
+"""Where a Python text's strings and top-level statements lie, read without parsing it: a small linear lexer
+for the text stages that parse only part of a module (``kernel_regions``) or none of it (``analysis.so_mentions``).
+
+Where a top-level statement starts: a line that begins in column 0, outside every string (``string_spans``), and
+not with a closing bracket, a comment or ``else``/``elif``/``except``/``finally``; a decorator's statement runs on
+to its ``def`` or ``class``. Such a line may still lie inside a bracket or after a line-continuing backslash: a
+reader that parses a statement so found learns it then (it does not parse). A string this reading cannot end (an
+f-string nesting its own quotes, as Python 3.12 allows) gives None, and the reader falls back to the whole tree.
+``tests/test_kernel_regions.py`` compares the strings with the tokenizer's on every Python file of the repository.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+# What a string or a comment starts with; the prefix letters of a string are read back from before its quote.
+_OPENING = re.compile(r"[\"'#]")
+_BODY = {
+    '"""': re.compile(r'(?:[^"\\]|\\.|"(?!""))*"""', re.DOTALL),
+    "'''": re.compile(r"(?:[^'\\]|\\.|'(?!''))*'''", re.DOTALL),
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.DOTALL),
+    "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.DOTALL),
+}
+_PREFIX = re.compile(r"(?<![\w])[A-Za-z]{1,2}\Z")
+# A line that may start a top-level statement: its first character is none of whitespace (form feeds included,
+# which Python reads as indentation), a comment's or a closing bracket's.
+_LINE_START = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
+_CONTINUATION = re.compile(r"(?:else|elif|except|finally)(?!\w)")
+_DEFINITION = re.compile(r"(?:def|class|async)(?!\w)")
+
+
+def string_prefix(text: str, start: int) -> str:
+    """The prefix letters (``rb``, ``f``, ...) of the string literal whose quote is at ``start``."""
+    prefix = _PREFIX.search(text, max(start - 3, 0), start)
+    return prefix.group() if prefix is not None else ""
+
+
+def string_spans(text: str) -> list[tuple[int, int]] | None:
+    """The (start, end) offsets of every string literal, from its opening quote; None where one cannot be
+    ended by Python 3.11's rules or is an f-string whose braces do not pair up (one that nests its own quotes,
+    as Python 3.12 allows, reads so)."""
+    spans: list[tuple[int, int]] = []
+    search, find = _OPENING.search, text.find
+    position = 0
+    while True:
+        found = search(text, position)
+        if found is None:
+            return spans
+        start = found.start()
+        if text[start] == "#":
+            position = find("\n", start)
+            if position < 0:
+                return spans
+            continue
+        quote = text[start : start + 3] if text.startswith(text[start] * 3, start) else text[start]
+        body = _BODY[quote].match(text, start + len(quote))
+        if body is None:
+            return None
+        prefix = _PREFIX.search(text, max(start - 3, 0), start)
+        if prefix is not None and "f" in prefix.group().lower() and not _fields_close(text, start, body.end()):
+            return None
+        spans.append((start, body.end()))
+        position = body.end()
+
+
+_BRACE = re.compile(r"[{}]")
+
+
+def _fields_close(text: str, start: int, end: int) -> bool:
+    """Whether the replacement fields of the f-string at ``text[start:end]`` all close (``{{`` and ``}}``
+    outside a field are literal braces; a format spec's fields nest)."""
+    depth, skip = 0, -1
+    for brace in _BRACE.finditer(text, start, end):
+        at = brace.start()
+        if at == skip:
+            continue
+        if depth == 0 and text.startswith(brace.group() * 2, at):
+            skip = at + 1  # a literal brace, written twice
+        elif brace.group() == "{":
+            depth += 1
+        elif depth == 0:
+            return False
+        else:
+            depth -= 1
+    return depth == 0
+
+
+def statement_starts(text: str, spans: list[tuple[int, int]], top_level: Any = None) -> list[int]:
+    """The offsets where a top-level statement may start, the text's start first (what comes before the first
+    statement: comments, or lines Python rejects), then the text's end. ``top_level(offset)``: whether a line
+    starting in column 0 there lies outside brackets and continues no line (``top_level_starts``)."""
+    openings = [start for start, _ in spans]
+    starts: list[int] = [0]
+    decorated = False
+    for line in _LINE_START.finditer(text):
+        at = line.start()
+        inside = bisect.bisect_right(openings, at) - 1
+        if inside >= 0 and openings[inside] < at < spans[inside][1]:
+            continue  # a line of a string
+        if _CONTINUATION.match(text, at) or (top_level is not None and not top_level(at)):
+            continue
+        if decorated:
+            if text[at] == "@":
+                continue
+            if _DEFINITION.match(text, at):
+                decorated = False
+                continue
+        decorated = text[at] == "@"
+        if at:
+            starts.append(at)
+    starts.append(len(text))
+    return starts
+
+
+_BRACKET_OR_COMMENT = re.compile(r"[()\[\]{}]|#[^\r\n]*")
+_DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+def top_level_starts(text: str, spans: list[tuple[int, int]]) -> list[int] | None:
+    """``statement_starts`` less those inside brackets or after a line-continuing backslash: the offsets where a
+    top-level statement starts, the text's start first, then the text's end. None where the brackets outside
+    strings and comments do not pair up, or a form feed may indent a line (Python reads it as column 0)."""
+    if "\f" in text:
+        return None
+    brackets: list[int] = []  # where the depth changes, and the depth after
+    depths: list[int] = []
+    comments: list[int] = []  # where each comment ends
+    depth, position = 0, 0
+    for start, end in [*spans, (len(text), len(text))]:
+        for found in _BRACKET_OR_COMMENT.finditer(text, position, start):
+            mark = found.group()
+            if mark[0] == "#":
+                comments.append(found.end())
+                continue
+            depth += _DEPTH[mark]
+            if depth < 0:
+                return None
+            brackets.append(found.start())
+            depths.append(depth)
+        position = end
+
+    def top_level(start: int) -> bool:
+        before = bisect.bisect_left(brackets, start) - 1
+        if before >= 0 and depths[before]:
+            return False  # inside brackets
+        end = start - 2 if text.startswith("\r\n", start - 2) else start - 1  # where the line before ends
+        if text[end - 1 : end] == "\\":
+            at = bisect.bisect_left(comments, end)
+            return at < len(comments) and comments[at] == end  # the backslash ends a comment, or continues the line
+        return True
+
+    return statement_starts(text, spans, top_level)

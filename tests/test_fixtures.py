@@ -158,6 +158,20 @@ TRICKY_FORMS = {
         _FAKE + "    return x.new_empty(len([i for i in range(1, x.size(1))]))\n",
         ["AOTI302"],
     ),
+    # AOTI001's text stage: the parent attribute behind parentheses, comments with brackets in an import's
+    # parentheses, a continued import line, the parent imported under another name.
+    "aot-compile-parenthesized-parent": (
+        "import torch\n\nso = (torch._export  # the old API\n).aot_compile(m, (x,))\n",
+        ["AOTI001"],
+    ),
+    "aot-compile-import-with-comments": (
+        "from torch._export import (  # see export()\n    aot_compile,  # (old)\n)\n\nso = aot_compile(m, (x,))\n",
+        ["AOTI001"],
+    ),
+    "aot-compile-continued-import": (
+        "from torch import \\\n    _export as te  # (see)\n\nso = te.aot_compile(m, (x,))\n",
+        ["AOTI001"],
+    ),
     "fake-builtins-int": (
         'import builtins\nimport torch\n\n@torch.library.register_fake("a::b")\ndef k(x):\n'
         "    return x.new_empty(builtins.int(x.stride(0)))\n",

@@ -200,7 +200,10 @@ def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch, c
         ("parens", "import torch\nx = " + "(" * 1000 + "torch._export.aot_compile" + ")" * 1000 + "\n", "AOTI000"),
         (
             "indent",
-            "import torch\n" + "".join(" " * i + "if x:\n" for i in range(1000)) + " " * 999 + " aot_load._export\n",
+            "import torch\n"
+            + "".join(" " * i + "if x:\n" for i in range(1000))
+            + " " * 999
+            + " torch._export.aot_load\n",
             "AOTI000",
         ),
         ("attributes", "import torch\nx = torch._export.aot_compile" + ".a" * 20000 + "\n", "AOTI000"),

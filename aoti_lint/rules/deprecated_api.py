@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
 from aoti_lint.knowledge.references import MIGRATION_GUIDE
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
@@ -10,7 +13,21 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
-# `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
+# What stands between two tokens of one expression: blanks, a continuing backslash, a comment running to its line's
+# end (bounded so: a banner of `#`s would make the match exponential), and, before the `.`, closing parentheses.
+_GAP = r"(?:\s|\\|#[^\n]*(?![^\n]))*"
+_CLOSING_GAP = r"(?:\s|\\|\)|#[^\n]*(?![^\n]))*"
+
+
+@functools.cache
+def _reference_patterns(parent: str, name: str) -> tuple[re.Pattern[str], ...]:
+    """A superset of the text of every reference that resolves to ``parent.name``: the attribute written out,
+    or an import statement naming the parent or the name (on its logical line, or in its parentheses)."""
+    either = rf"(?<!\w)(?:{parent}|{name})(?!\w)"
+    return (
+        re.compile(rf"{parent}{_CLOSING_GAP}\.{_GAP}{name}(?!\w)"),
+        re.compile(rf"import(?!\w)(?:(?:[^\n;#]|\\\r?\n)*?{either}|\s*\((?:[^)#]|#[^\n]*(?![^\n]))*?{either})"),
+    )
 
 
 class DeprecatedReference(PythonRule):
@@ -21,6 +38,13 @@ class DeprecatedReference(PythonRule):
 
     symbol: ClassVar[DeprecatedSymbol]
     fix_availability = "sometimes"
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        # The same, in the text (``_reference_patterns``): most of torch's files that hold both words import
+        # something else from `torch._export`, or name the other `aot_compile`.
+        module, name = cls.symbol.qualified_name.rsplit(".", 1)
+        return any(pattern.search(text) for pattern in _reference_patterns(module.rsplit(".", 1)[-1], name))
 
     @classmethod
     def could_match_code(cls, code: Any) -> bool:

@@ -158,6 +158,15 @@ TRICKY_FORMS = {
         _FAKE + "    return x.new_empty(len([i for i in range(1, x.size(1))]))\n",
         ["AOTI302"],
     ),
+    # AOTI202's bytes test: a key as a call's first argument after a comment, a keyword after a comment line.
+    "config-patch-key-after-comment": (
+        'import torch._inductor.config as config\n\nwith config.patch(  # why\n    "debug", True):\n    pass\n',
+        ["AOTI202"],
+    ),
+    "config-patch-keyword-after-comment": (
+        "import torch._inductor.config as config\n\nwith config.patch(\n    # traced\n    debug=True,\n):\n    pass\n",
+        ["AOTI202"],
+    ),
     # AOTI001's text stage: the parent attribute behind parentheses, comments with brackets in an import's
     # parentheses, a continued import line, the parent imported under another name.
     "aot-compile-parenthesized-parent": (

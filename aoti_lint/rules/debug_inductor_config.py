@@ -27,7 +27,6 @@ from aoti_lint.rules.debug_switches import (
     PythonSwitchRule,
     is_word_byte,
     literal_value,
-    quoted_key_pattern,
     remove_fix,
     sets_one_key,
     string_literal,
@@ -46,10 +45,10 @@ _COMPILERS = frozenset(name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS)
 
 @dataclass(frozen=True)
 class _KeyForms:
-    """How code that sets one config key to a literal that may be on spells it: its last name written
-    (``.debug = True``) or passed as a keyword (``patch(debug=1)``), or the whole key in quotes
-    (``{"trace.enabled": True}``, ``patch("debug", "1")``, ``options["debug"] = ...``); a dotted key also
-    spells its other parts (in an import or an attribute chain)."""
+    """How code that sets one config key to a literal that may be on spells it: its last name written after a
+    `.` (``.debug = True``) or passed as a keyword (``patch(debug=1)``), or the whole key in quotes (a dict entry
+    ``{"trace.enabled": True}``, a call's first of two arguments ``patch("debug", "1")``, a subscript assignment
+    ``options["debug"] = 1``); a dotted key also spells its other parts (in an import or an attribute chain)."""
 
     parts: tuple[bytes, ...]
     key: bytes
@@ -60,8 +59,27 @@ class _KeyForms:
     @classmethod
     def of(cls, key: str) -> _KeyForms:
         parts = tuple(part.encode() for part in key.split("."))
-        quoted = quoted_key_pattern(re.escape(key.encode()), ON_VALUE)
-        written = re.escape(parts[-1]) + rb"[\s)]*=(?!=)" + GAP + rb"(?:" + ON_VALUE + b"|" + CHAINED + b")"
+        on = rb"(?:" + ON_VALUE + b"|" + CHAINED + b")"
+        quoted = (
+            rb"[\"'](?:"
+            + re.escape(key.encode())
+            + rb")[\"']"
+            + GAP
+            # the subscript assignment's value may follow another target (`d["k"] = e["k"] = 1`)
+            + rb"(?:(?P<settled>\])"
+            + GAP
+            + rb"=(?!=)"
+            + GAP
+            + on
+            + rb"|(?P<entry>:)"
+            + GAP
+            + ON_VALUE
+            + rb"|,"
+            + GAP
+            + ON_VALUE
+            + b")"
+        )
+        written = re.escape(parts[-1]) + rb"[\s)]*=(?!=)" + GAP + on
         return cls(parts, key.encode(), quoted, written)
 
     def in_bytes(self, data: bytes) -> bool:
@@ -74,41 +92,64 @@ class _KeyForms:
         while at != -1:
             if data[at - 1] in _QUOTES:
                 quoted = quoted or re.compile(self.quoted)
-                if quoted.match(data, at - 1):
+                match = quoted.match(data, at - 1)
+                # Two positional arguments: the key is a call's first (not a tuple's, nor `f(a, "k", v)`'s).
+                if match and (match.group("settled") or match.group("entry") or _opens_call(data, at - 1)):
                     return True
             at = data.find(key, at + 1)
-        # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =`. A dotted key is set so only
-        # as an attribute (`config.trace.enabled = True`), never by a keyword (`flags(enabled=True)`, in most files).
-        dotted = len(self.parts) > 1
+        # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =` nor `debug = True` (a name of
+        # the module). A dotted key is set so only as an attribute (`config.trace.enabled = True`), never by a keyword
+        # (`flags(enabled=True)`, in most files).
+        follows = _DOT if len(self.parts) > 1 else _DOT_OR_ARGUMENT
         return any(
             (match.start() == 0 or not is_word_byte(data[match.start() - 1]))
-            and (not dotted or _may_follow_dot(data, match.start()))
+            and _may_follow(data, match.start(), follows)
             for match in re.finditer(self.written, data)
         )
 
 
-def _may_follow_dot(data: bytes, at: int) -> bool:
-    """Whether the name at ``at`` may be an attribute: the first byte before it that is no blank and no line
-    continuation is a `.`; or a line before it may end in a comment (it holds a `#`), which hides what precedes."""
+def _index_before(data: bytes, at: int) -> int | None:
+    """Where the byte before ``at`` that is no blank, line end or line continuation lies (-1: none); None where a
+    line before it may end in a comment (it holds a `#`), which hides what precedes."""
     index = at - 1
     while index >= 0:
         byte = data[index]
         if byte in _BLANKS:
             index -= 1
         elif byte in _LINE_ENDS:
-            # The line before: a comment there may sit between the `.` and the name (inside brackets).
+            # The line before: a comment there may sit between the name and what precedes it (inside brackets).
             start = max(data.rfind(b"\n", 0, index), data.rfind(b"\r", 0, index)) + 1
             if b"#" in data[start:index]:
-                return True
+                return None
             index -= 1
         else:
-            return byte == _DOT
-    return False
+            return index
+    return -1
+
+
+def _may_follow(data: bytes, at: int, allowed: frozenset[int]) -> bool:
+    """Whether what precedes the name at ``at`` may be one of ``allowed``."""
+    index = _index_before(data, at)
+    return index is None or (index >= 0 and data[index] in allowed)
+
+
+def _opens_call(data: bytes, at: int) -> bool:
+    """Whether the argument at ``at`` may be the first of a call: after a `(` that follows a name or a bracket."""
+    opening = _index_before(data, at)
+    if opening is None:
+        return True
+    if opening < 0 or data[opening] != _OPENING:
+        return False
+    callee = _index_before(data, opening)
+    return callee is None or (callee >= 0 and (is_word_byte(data[callee]) or data[callee] in _CLOSING))
 
 
 _BLANKS = frozenset(b" \t\f\\")
 _LINE_ENDS = frozenset(b"\r\n")
-_DOT = ord(".")
+_DOT = frozenset(b".")
+_DOT_OR_ARGUMENT = frozenset(b".(,")  # an attribute, or a keyword argument
+_OPENING = ord("(")
+_CLOSING = frozenset(b")]")
 
 
 # A key is set through torch._inductor.config (assignment, patch: both spell `_inductor`), or in a dict passed

@@ -158,6 +158,15 @@ TRICKY_FORMS = {
         _FAKE + "    return x.new_empty(len([i for i in range(1, x.size(1))]))\n",
         ["AOTI302"],
     ),
+    # AOTI201's text stage: a name and a value as a call's first arguments after a comment, a keyword after one.
+    "putenv-after-comment": (
+        'import os\n\nos.putenv(  # for the repro\n    "CUDA_LAUNCH_BLOCKING", "1")\n',
+        ["AOTI201"],
+    ),
+    "environ-update-keyword-after-comment": (
+        'import os\n\nos.environ.update(\n    # debugging\n    CUDA_LAUNCH_BLOCKING="1")\n',
+        ["AOTI201"],
+    ),
     # AOTI202's bytes test: a key as a call's first argument after a comment, a keyword after a comment line.
     "config-patch-key-after-comment": (
         'import torch._inductor.config as config\n\nwith config.patch(  # why\n    "debug", True):\n    pass\n',

@@ -1223,8 +1223,8 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
     import re
 
     from aoti_lint.rules.base import tokens_match
-    from aoti_lint.rules.debug_inductor_config import _DOT, _DOT_OR_ARGUMENT, _KEY_FORMS, _may_follow, _opens_call
-    from aoti_lint.rules.debug_switches import is_word_byte
+    from aoti_lint.rules.debug_inductor_config import _DOT, _DOT_OR_ARGUMENT, _KEY_FORMS
+    from aoti_lint.rules.debug_switches import is_word_byte, may_follow, opens_call
 
     def expected(forms, data: bytes) -> bool:
         if not tokens_match((forms.parts,), data):
@@ -1232,13 +1232,13 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
         pattern = re.compile(forms.quoted)
         for start in range(len(data)):
             match = pattern.match(data, start)
-            if match and (match.group("settled") or match.group("entry") or _opens_call(data, start)):
+            if match and (match.group("settled") or match.group("entry") or opens_call(data, start)):
                 return True
         # A dotted key's last name counts only as an attribute, a key's as an attribute or a keyword (tested in
         # test_debug_switches).
         return any(
             (m.start() == 0 or not is_word_byte(data[m.start() - 1]))
-            and _may_follow(data, m.start(), _DOT if len(forms.parts) > 1 else _DOT_OR_ARGUMENT)
+            and may_follow(data, m.start(), _DOT if len(forms.parts) > 1 else _DOT_OR_ARGUMENT)
             for m in re.finditer(forms.written, data)
         )
 
@@ -1262,7 +1262,7 @@ def test_the_env_var_text_test_answers_as_its_pattern_alone():
     import re
 
     from aoti_lint.knowledge.debug_switches import SWITCHES_BY_ENV_VAR
-    from aoti_lint.rules.debug_env_var import _ENV_SETTING, DebugEnvVar
+    from aoti_lint.rules.debug_env_var import _ENV_SETTING, DebugEnvVar, _sets
 
     names = sorted(SWITCHES_BY_ENV_VAR)
     pieces = ['"', "'", "]", "=", "==", ":", ",", "(", ".get(", ".getenv(", " ", "\\\n", "# c\n", '"1"', "'0'", "x",
@@ -1273,7 +1273,7 @@ def test_the_env_var_text_test_answers_as_its_pattern_alone():
         chosen = [generated.choice(names) for _ in range(2)]
         quoted = [quote + name + quote for name in chosen for quote in "\"'"]
         text = _fragments_text(generated, [*chosen, *quoted, ': "1"', '= "1"', "] = ", *pieces], 10)
-        expected = any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
+        expected = any(_sets(text, match) for match in re.finditer(_ENV_SETTING, text))
         found += expected
         assert DebugEnvVar.could_match_python(text) == expected, text
     assert 500 < found < 19500

@@ -18,10 +18,12 @@ from aoti_lint.lazy import cst
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
+    CHAINED,
     GAP,
     STRING_VALUE,
     PythonSwitchRule,
-    quoted_key_pattern,
+    follows_callee,
+    opens_call,
     remove_fix,
     sets_one_key,
     string_literal,
@@ -47,13 +49,31 @@ _SUBPROCESS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in SUBPROCESS_FUN
 # `setdefault("K", "1")`), or as a keyword with a string value (`update(K="1")`, `dict(os.environ, K="1")`).
 _ENV_NAMES = b"|".join(re.escape(name.encode()) for name in SWITCHES_BY_ENV_VAR)
 # A read with a default (`os.environ.get("K", "0")`, `os.getenv("K", "1")`) is matched as such and passed over:
-# an attribute named `get` never resolves to `setdefault` or `putenv`.
+# an attribute named `get` never resolves to `setdefault` or `putenv`. The groups tell the forms apart: a
+# subscript assignment (of a string, or chained) and a dict entry settle it; a key and a value only as a call's two
+# arguments (``could_match_python``), a keyword only in a call.
 _ENV_SETTING = (
     rb"(?P<read>\.(?:get|getenv)\("
     + GAP
-    + rb")?"
-    + quoted_key_pattern(_ENV_NAMES, STRING_VALUE)
-    + rb"|[(,]"
+    + rb")?[\"'](?:"
+    + _ENV_NAMES
+    + rb")[\"']"
+    + GAP
+    + rb"(?:(?P<settled>\])"
+    + GAP
+    + rb"=(?!=)"
+    + GAP
+    + rb"(?:"
+    + STRING_VALUE
+    + b"|"
+    + CHAINED
+    + rb")|(?P<entry>:)"
+    + GAP
+    + STRING_VALUE
+    + b"|,"
+    + GAP
+    + STRING_VALUE
+    + rb")|(?P<keyword>[(,])"
     + GAP
     + rb"(?:"
     + _ENV_NAMES
@@ -71,6 +91,19 @@ _ENV_SETTING = (
 # without it.
 _AFTER_KEY = re.compile((rb"[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + STRING_VALUE + rb")").decode())
 _AFTER_NAME = re.compile((GAP + rb"=" + GAP + STRING_VALUE).decode())
+
+
+def _sets(text: str, match: re.Match[str]) -> bool:
+    """Whether a match of ``_ENV_SETTING`` may set its name as the code stage reads settings: not a read; a key and a
+    value as a call's two arguments (``f("K", "1")``, not a tuple's items); a keyword in a call (not `(K="1"` in a
+    docstring)."""
+    if match["read"] is not None:
+        return False
+    if match["settled"] or match["entry"] or match["keyword"] == ",":
+        return True
+    data = text.encode()
+    at = match.start() if text.isascii() else len(text[: match.start()].encode())
+    return follows_callee(data, at) if match["keyword"] else opens_call(data, at)
 
 
 def _may_set(text: str) -> bool:
@@ -153,7 +186,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:
-        return _may_set(text) and any(match["read"] is None for match in re.finditer(_ENV_SETTING, text))
+        return _may_set(text) and any(_sets(text, match) for match in re.finditer(_ENV_SETTING, text))
 
     @classmethod
     def check_ast(cls, code: Any, path: str) -> list[Finding] | None:

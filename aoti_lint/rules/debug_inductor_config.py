@@ -27,6 +27,8 @@ from aoti_lint.rules.debug_switches import (
     PythonSwitchRule,
     is_word_byte,
     literal_value,
+    may_follow,
+    opens_call,
     remove_fix,
     sets_one_key,
     string_literal,
@@ -94,7 +96,7 @@ class _KeyForms:
                 quoted = quoted or re.compile(self.quoted)
                 match = quoted.match(data, at - 1)
                 # Two positional arguments: the key is a call's first (not a tuple's, nor `f(a, "k", v)`'s).
-                if match and (match.group("settled") or match.group("entry") or _opens_call(data, at - 1)):
+                if match and (match.group("settled") or match.group("entry") or opens_call(data, at - 1)):
                     return True
             at = data.find(key, at + 1)
         # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =` nor `debug = True` (a name of
@@ -103,53 +105,13 @@ class _KeyForms:
         follows = _DOT if len(self.parts) > 1 else _DOT_OR_ARGUMENT
         return any(
             (match.start() == 0 or not is_word_byte(data[match.start() - 1]))
-            and _may_follow(data, match.start(), follows)
+            and may_follow(data, match.start(), follows)
             for match in re.finditer(self.written, data)
         )
 
 
-def _index_before(data: bytes, at: int) -> int | None:
-    """Where the byte before ``at`` that is no blank, line end or line continuation lies (-1: none); None where a
-    line before it may end in a comment (it holds a `#`), which hides what precedes."""
-    index = at - 1
-    while index >= 0:
-        byte = data[index]
-        if byte in _BLANKS:
-            index -= 1
-        elif byte in _LINE_ENDS:
-            # The line before: a comment there may sit between the name and what precedes it (inside brackets).
-            start = max(data.rfind(b"\n", 0, index), data.rfind(b"\r", 0, index)) + 1
-            if b"#" in data[start:index]:
-                return None
-            index -= 1
-        else:
-            return index
-    return -1
-
-
-def _may_follow(data: bytes, at: int, allowed: frozenset[int]) -> bool:
-    """Whether what precedes the name at ``at`` may be one of ``allowed``."""
-    index = _index_before(data, at)
-    return index is None or (index >= 0 and data[index] in allowed)
-
-
-def _opens_call(data: bytes, at: int) -> bool:
-    """Whether the argument at ``at`` may be the first of a call: after a `(` that follows a name or a bracket."""
-    opening = _index_before(data, at)
-    if opening is None:
-        return True
-    if opening < 0 or data[opening] != _OPENING:
-        return False
-    callee = _index_before(data, opening)
-    return callee is None or (callee >= 0 and (is_word_byte(data[callee]) or data[callee] in _CLOSING))
-
-
-_BLANKS = frozenset(b" \t\f\\")
-_LINE_ENDS = frozenset(b"\r\n")
 _DOT = frozenset(b".")
 _DOT_OR_ARGUMENT = frozenset(b".(,")  # an attribute, or a keyword argument
-_OPENING = ord("(")
-_CLOSING = frozenset(b")]")
 
 
 # A key is set through torch._inductor.config (assignment, patch: both spell `_inductor`), or in a dict passed

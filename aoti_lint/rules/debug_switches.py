@@ -34,14 +34,54 @@ CHAINED = rb"[^\n=]*[^=!<>\n]=(?!=)"
 STRING_VALUE = rb"(?:\(" + GAP + rb")*[rRuU]?[\"']"
 
 
-def quoted_key_pattern(keys: bytes, value: bytes) -> bytes:
-    """A key in quotes set by a dict entry (``"K": V``), two positional arguments (``f("K", V)``) or a
-    subscript assignment (``d["K"] = ...``, whatever the value: it may be chained)."""
-    return rb"[\"'](?:" + keys + rb")[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + value + rb")"
-
-
 def is_word_byte(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
+
+
+# What a name or an argument may be preceded by, read backwards over the bytes (``may_follow``, ``opens_call``).
+_BLANKS = frozenset(b" \t\f\\")
+_LINE_ENDS = frozenset(b"\r\n")
+_OPENING = ord("(")
+_CLOSING = frozenset(b")]")
+
+
+def _index_before(data: bytes, at: int) -> int | None:
+    """Where the byte before ``at`` that is no blank, line end or line continuation lies (-1: none); None where a
+    line before it may end in a comment (it holds a `#`), which hides what precedes."""
+    index = at - 1
+    while index >= 0:
+        byte = data[index]
+        if byte in _BLANKS:
+            index -= 1
+        elif byte in _LINE_ENDS:
+            # The line before: a comment there may sit between the name and what precedes it (inside brackets).
+            start = max(data.rfind(b"\n", 0, index), data.rfind(b"\r", 0, index)) + 1
+            if b"#" in data[start:index]:
+                return None
+            index -= 1
+        else:
+            return index
+    return -1
+
+
+def may_follow(data: bytes, at: int, allowed: frozenset[int]) -> bool:
+    """Whether what precedes the name at ``at`` may be one of ``allowed``."""
+    index = _index_before(data, at)
+    return index is None or (index >= 0 and data[index] in allowed)
+
+
+def opens_call(data: bytes, at: int) -> bool:
+    """Whether the argument at ``at`` may be the first of a call: after a `(` that follows a name or a bracket."""
+    opening = _index_before(data, at)
+    if opening is None:
+        return True
+    return opening >= 0 and data[opening] == _OPENING and follows_callee(data, opening)
+
+
+def follows_callee(data: bytes, at: int) -> bool:
+    """Whether the `(` at ``at`` may open a call: it follows a name or a closing bracket."""
+    callee = _index_before(data, at)
+    return callee is None or (callee >= 0 and (is_word_byte(data[callee]) or data[callee] in _CLOSING))
 
 
 def literal_value(node: Any) -> Any:

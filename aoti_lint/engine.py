@@ -344,12 +344,14 @@ def _light_summaries(
     if index is None:
         return None
     from aoti_lint.analysis.so_mentions import light_summary, text_mentions
-    from aoti_lint.suppressions import indexed_suppressions, python_suppressions
+    from aoti_lint.suppressions import indexed_suppressions
 
     if index == "text":
         read = text_mentions(text)
         assert read is not None
-        return {FLOW_SUMMARY: read.summary(source.path, source.display_path)}, python_suppressions(text)
+        return {FLOW_SUMMARY: read.summary(source.path, source.display_path)}, indexed_suppressions(
+            text, read.hash_strings
+        )
     assert not isinstance(index, str) and index.tree is not None
     summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(index.reached))
     if summary is None:

@@ -263,6 +263,9 @@ TEXT_MENTION_FORMS = {
     "suffix not ending": 'print("a.so.1", "m.so ", "x.sort")\n',
     "names the API": 'import torch\ntorch._inductor.aoti_load_package("m.pt2")\nprint("a.so")\n',
     "a form feed": 'def f():\n    pass\n\fLIB = "m.so"\n',
+    "noqa beside strings holding #": (
+        'print("a.so")  # noqa: AOTI101\nx = """\n# noqa\n"""  # noqa\nprint("#", "b.so") # noqa: AOTI102\n'
+    ),
     "subscript and parenthesized calls": 'handlers[k]("m.so")\n(loader)("m.so")\nfrom m import (load as l)\n',
 }
 
@@ -293,6 +296,9 @@ def _text_and_tree_agree(text: str, where: object) -> bool:
     tree = light_summary(Path("m.py"), "m.py", text, index.tree, frozenset(index.reached))
     assert tree is not None, where
     assert read.callees >= tree.callees, where
+    from aoti_lint.suppressions import indexed_suppressions, python_suppressions
+
+    assert indexed_suppressions(text, read.hash_strings) == python_suppressions(text), where
     if "*" in read.unplaced:  # literals joined across statements: named by "*", the plan reads the file in full
         assert set(read.found) <= set(tree.so_mentions), where
     else:

@@ -112,6 +112,9 @@ class TextMentions:
     found: tuple[tuple[str, int, int], ...]
     unplaced: frozenset[str]
     callees: frozenset[str]
+    # The rows (first, last) of every string literal whose text holds a `#` (``CodeIndex.hash_strings``, for the
+    # file's noqa comments: ``suppressions.indexed_suppressions``).
+    hash_strings: tuple[tuple[int, int], ...]
 
     def summary(self, path: Path, display_path: str) -> FlowSummary:
         return FlowSummary(
@@ -198,7 +201,12 @@ def text_mentions(text: str) -> TextMentions | None:
         if not _outside_module_bindings(text, statements, first, group[-1][1]):
             return None
     found.sort(key=lambda mention: (mention[1], mention[2]))
-    return TextMentions(named, tuple(found), frozenset(unplaced), _callees(text))
+    hashes = tuple(
+        (text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1)
+        for start, end in spans
+        if text.find("#", start, end) != -1
+    )
+    return TextMentions(named, tuple(found), frozenset(unplaced), _callees(text), hashes)
 
 
 def _joined(text: str, spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:

@@ -105,6 +105,20 @@ class ModuleFacts:
             return parent.target, parent
         return None
 
+    def function_references(self, function: cst.FunctionDef) -> list[cst.Name] | None:
+        """Every read of a function defined directly in the module and bound nowhere else, read from ``ast``
+        (``local_bindings.FunctionLocals.function_references``); None where libcst's scopes must tell."""
+        if self._locals is None:
+            return None
+        start = self.positions[function].start
+        reads = self._locals.function_references(function.name.value, start.line, start.column)
+        if reads is NOT_KNOWN:
+            return None
+        nodes = [self._name_at(read) for read in reads]  # type: ignore[attr-defined]
+        if not all(node is not None and node.value == function.name.value for node in nodes):
+            return None
+        return nodes  # type: ignore[return-value]  # checked above
+
     def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
         """Every read of the variable bound at ``name``; None when other assignments may reach them too."""
         if self._locals is not None:

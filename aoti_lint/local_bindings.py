@@ -221,8 +221,11 @@ class FunctionLocals:
         self._formatted_reads: set[str] = set()
         self._all_reads: dict[str, list[tuple[ast.Name, bool]]] = {}
         self._module_targets: dict[tuple[int, int], _Assignment] = {}
+        # (line, column) of the `def` (or `async`) of a function defined directly in the module's scope -> it
+        self._module_functions: dict[tuple[int, int], ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self._strings: list[str] = []
         self._string_words: set[str] | None = None
+        self._hint_words: set[str] | None = None
         # First parts of dotted imports (`import a.b`): libcst takes a read of `a` in `a.b` for one of `a.b`.
         self._dotted: set[str] = set()
         # (line, column) of the target of a plain `name = value` of a function's own body -> (it, function)
@@ -441,6 +444,30 @@ class FunctionLocals:
             return NOT_KNOWN  # a walrus moves libcst's order: a read after it in the statement reads this one too
         return [(node.lineno, self._column(node)) for node, _ in reads if (node.lineno, node.col_offset) >= end]
 
+    def function_references(self, name: str, line: int, column: int) -> object:
+        """For a function defined at (line, column) directly in the module's scope and bound nowhere else: the
+        (line, column) of each read of it, as libcst's ``Assignment.references`` of the definition (every read in
+        a function, every other read after the statement); else ``NOT_KNOWN``."""
+        function = self._module_functions.get((line, column))
+        if function is None or function.name != name:
+            return NOT_KNOWN
+        # A docstring naming the function is no reference; a string libcst parses as code may be (``opaque``
+        # already covers one that is more than a plain expression).
+        if self._mentioned_in_hints(name) or name in self._pattern_keywords:
+            return NOT_KNOWN
+        if name in self._declared_anywhere or name in self._dotted or name in self._formatted_reads:
+            return NOT_KNOWN
+        if self._bound_anywhere.get(name) != 1:
+            return NOT_KNOWN
+        _, end = _span(function)
+        found = []
+        for node, in_function in self._all_reads.get(name, []):
+            if in_function or (node.lineno, node.col_offset) >= end:
+                found.append((node.lineno, self._column(node)))
+            else:
+                return NOT_KNOWN  # read before the definition ends, outside functions (a decorator's, a default's)
+        return found
+
     def _module_references(self, name: str, assign: _Assignment) -> object:
         """The reads of a module-level ``name = value`` bound nowhere else: every read in a function, and every
         other read after the statement (libcst drops the ones before it in the same scope)."""
@@ -520,6 +547,18 @@ class FunctionLocals:
             (dotted.split(".")[0] == module) if alias is None else (dotted == module) for dotted, alias in imports
         )
 
+    def _mentioned_in_hints(self, name: str) -> bool:
+        """Whether a string where libcst may parse code (``_hint_roots``) spells the name."""
+        if self._hint_words is None:
+            self._hint_words = {
+                word
+                for root in self._hint_roots
+                for node in walk(root)
+                if type(node) is ast.Constant and isinstance(node.value, str)
+                for word in _WORD.findall(node.value)
+            }
+        return name in self._hint_words
+
     def _mentioned_in_strings(self, name: str) -> bool:
         if self._string_words is None:
             self._string_words = {word for text in self._strings for word in _WORD.findall(text)}
@@ -562,6 +601,8 @@ class FunctionLocals:
                 continue
             if type(node) is ast.FunctionDef or type(node) is ast.AsyncFunctionDef:
                 self._bind(inside, node.name, None)
+                if at_module and not inside:
+                    self._module_functions[(node.lineno, self._column(node))] = node  # type: ignore[arg-type]
                 function = _Function()
                 arguments = node.args
                 for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs):

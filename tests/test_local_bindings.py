@@ -333,6 +333,18 @@ TRICKY = {
                 print(ep)
                 break
     """,
+    # A module-level function's reads (its callers): in functions, its own body, after it, in decorators and
+    # defaults before it, bound again, declared global, named in a string.
+    "F1": "def g():\n    return f(1)\ndef f(x=2):\n    return f(x - 1) if x else 0\nf(3)\nh = lambda: f()\n",
+    "F2": "f(0)\ndef f(x=2):\n    pass\n",
+    "F3": "@d(f)\ndef f(x=2):\n    pass\n",
+    "F4": "def f(x=2):\n    pass\ndef f(y=1):\n    pass\nf()\n",
+    "F5": "def f(x=2):\n    pass\ndef g():\n    global f\n    f = None\n",
+    "F6": 'def f(x=2):\n    pass\ny: "f" = f()\n',
+    "F7": "async def f(x=2):\n    pass\nclass C:\n    y = f()\n    def m(self):\n        return f()\n",
+    "F9": 'def f(x=2):\n    """Calls f(0) again."""\n    return f\nf()\nT = TypeVar("T", bound="f")\n',
+    "F10": 'def f(x=2):\n    """f"""\nclass C(Generic["f"]):\n    pass\n',
+    "F8": "def f(x=2, y=f):\n    pass\n[f() for _ in range(2)]\nprint(f'{f()}')\n",
 }
 
 
@@ -391,6 +403,19 @@ def _compare(module: cst.Module) -> tuple[int, int]:
                 continue
             assert reads is not None and expected is not None, ("references", where)
             assert {id(node) for node in reads} == {id(node) for node in expected}, ("references", where)
+    for function in module.body:
+        if not isinstance(function, cst.FunctionDef):
+            continue
+        asked += 1
+        reads = facts.function_references(function)
+        if reads is None:
+            continue
+        answered += 1
+        scope = facts.scopes.get(function)
+        definitions = list(scope.assignments[function.name.value]) if scope is not None else []
+        where = ("function", function.name.value)
+        assert len(definitions) == 1 and definitions[0].node is function, where
+        assert {id(node) for node in reads} == {id(access.node) for access in definitions[0].references}, where
     return answered, asked
 
 

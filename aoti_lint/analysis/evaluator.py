@@ -383,19 +383,21 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
         params = function.params
         positional = [*params.posonly_params, *params.params]
         position = next((i for i, p in enumerate(positional) if p is param), None)
-        scope = self.scopes.get(function)
-        if scope is None:
-            return None
-        definitions = list(scope.assignments[function.name.value])
-        if len(definitions) != 1 or definitions[0].node is not function:
-            return None
         # References from every scope (a call inside another function counts too).
-        accesses = list(definitions[0].references)
-        if not accesses:
+        reads = self.facts.function_references(function)
+        if reads is None:
+            scope = self.scopes.get(function)
+            if scope is None:
+                return None
+            definitions = list(scope.assignments[function.name.value])
+            if len(definitions) != 1 or definitions[0].node is not function:
+                return None
+            reads = [access.node for access in definitions[0].references]
+        if not reads:
             return None
-        for access in accesses:
-            call = self.parent(access.node)
-            if not isinstance(call, self.cst.Call) or call.func is not access.node:
+        for read in reads:
+            call = self.parent(read)
+            if not isinstance(call, self.cst.Call) or call.func is not read:
                 return None
             if any(arg.star for arg in call.args) or self.has_keyword(call, param.name.value):
                 return None

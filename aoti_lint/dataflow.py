@@ -66,10 +66,11 @@ class ModuleFacts:
     def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
         return self._wrapper.resolve(ScopeProvider)
 
-    @functools.cached_property
+    @property
     def positions(self) -> NodePositions:
-        """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.node_positions``)."""
-        return NodePositions(self.module, self._names.text)
+        """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.node_positions``), built once for the
+        module's names and facts."""
+        return self._names.positions
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.positions.parent(node)

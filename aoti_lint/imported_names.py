@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from collections.abc import Iterator, Sequence
 
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
 
     import libcst as cst
     from libcst.metadata import MetadataWrapper
+
+    from aoti_lint.node_positions import NodePositions
 
 # An import statement as libcst's ImportAssignment reads it: the module it imports from ("" for `import`,
 # with leading dots when relative) and every alias of the statement as (dotted name, as-name or None).
@@ -266,6 +269,102 @@ def read(tree: ast.Module) -> ImportedNames | None:
     )
 
 
+_Span = tuple[tuple[int, int], tuple[int, int]]
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class FunctionImports:
+    """A function's own names that an import inside it binds and nothing else there does: libcst names a read of
+    one directly in the function's body after that import (``QualifiedNames``)."""
+
+    body: _Span  # from its first statement to its end: ast's (line, byte column)
+    # name -> the import statement, and where it ends: libcst names no read before it
+    imports: dict[str, tuple[_Statement, tuple[int, int]]]
+    # The spans of the scopes inside it (definitions whole, lambdas, comprehensions): a read there is another
+    # scope's, or evaluated in its own (a decorator, a default), and left to libcst.
+    inner: tuple[_Span, ...]
+
+
+def function_imports(tree: ast.Module) -> list[FunctionImports]:
+    """The ``FunctionImports`` of every function that has some."""
+    found = (_own_imports(node) for node in ast.walk(tree) if isinstance(node, _FUNCTIONS) and node.body)
+    return [imports for imports in found if imports is not None]
+
+
+def _own_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionImports | None:
+    counts: dict[str, int] = {}
+    imported: dict[str, tuple[_Statement, tuple[int, int]]] = {}
+    declared: set[str] = set()  # global, nonlocal, or bound by a walrus in a scope inside
+    inner: list[_Span] = []
+    arguments = function.args
+    bound = [argument.arg for argument in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)]
+    bound += [rest.arg for rest in (arguments.vararg, arguments.kwarg) if rest is not None]
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind in _FUNCTIONS or kind is ast.ClassDef or kind is ast.Lambda:
+            inner.append(_span_of(item))
+            if kind is not ast.Lambda:
+                bound.append(item.name)  # type: ignore[attr-defined]
+            # What it evaluates in this scope (decorators, defaults, bases) may bind by a walrus.
+            body = getattr(item, "body", ())
+            body = body if isinstance(body, list) else [body]  # a lambda's expression
+            for part in ast.iter_child_nodes(item):
+                if part not in body:
+                    declared |= _walrus_targets(part)
+            continue
+        if kind in _COMPREHENSIONS:
+            inner.append(_span_of(item))
+            declared |= _walrus_targets(item)  # a walrus there binds in this function
+            continue
+        if kind is ast.Name:
+            if type(item.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                bound.append(item.id)  # type: ignore[attr-defined]
+            continue
+        if kind is ast.Import or kind is ast.ImportFrom:
+            level = getattr(item, "level", 0) or 0
+            module = "." * level + (getattr(item, "module", None) or "") if kind is ast.ImportFrom else ""
+            aliases = tuple((alias.name, alias.asname) for alias in item.names)  # type: ignore[attr-defined]
+            for name, asname in aliases:
+                name = asname or (name if module else name.partition(".")[0])
+                bound.append(name)
+                imported[name] = ((module, aliases), _span_of(item)[1])
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
+            declared.update(item.names)  # type: ignore[attr-defined]
+        elif kind is ast.NamedExpr:
+            bound.append(item.target.id)  # type: ignore[attr-defined]
+        elif kind in _OTHER_BINDINGS:
+            name = getattr(item, "rest" if kind is ast.MatchMapping else "name", None)
+            if name:
+                bound.append(name)
+        stack.extend(ast.iter_child_nodes(item))
+    for name in bound:
+        counts[name] = counts.get(name, 0) + 1
+    # Bound once, by an import, and neither declared global or nonlocal nor bound by a walrus in a scope inside.
+    once = {name: statement for name, statement in imported.items() if counts[name] == 1 and name not in declared}
+    if not once:
+        return None
+    first = function.body[0]
+    return FunctionImports(((first.lineno, first.col_offset), _span_of(function)[1]), once, tuple(inner))
+
+
+def _span_of(node: ast.AST) -> _Span:
+    """Where a node starts (a definition at its first decorator's `@`) and ends: ast's line and byte column."""
+    start = min(
+        [(node.lineno, node.col_offset)]  # type: ignore[attr-defined]
+        + [(d.lineno, d.col_offset - 1) for d in getattr(node, "decorator_list", ())]
+    )
+    return start, (node.end_lineno or 0, node.end_col_offset or 0)  # type: ignore[attr-defined]
+
+
+def _walrus_targets(node: ast.AST) -> set[str]:
+    return {item.target.id for item in ast.walk(node) if isinstance(item, ast.NamedExpr)}
+
+
 def dotted_name(node: cst.CSTNode) -> str | None:
     """``a.b.c`` for a libcst name or attribute chain (a call by its callee, as libcst names it); else None."""
     kind = type(node).__name__
@@ -329,14 +428,24 @@ class QualifiedNames:
         self._text = text
         self._aliases: frozenset[str] | None = None
         tree = parse(text)
-        self._imported = None if isinstance(tree, BaseException) else read(tree)
+        self._tree = None if isinstance(tree, BaseException) else tree
+        self._imported = None if self._tree is None else read(self._tree)
         self._unnamed_parts: set[int] | None = None
         self._scopes: Any = None
+        self._function_imports: list[FunctionImports] | None = None
+        self._lines: list[str] | None = None
 
     @property
     def text(self) -> str:
         """The module's source text."""
         return self._text
+
+    @functools.cached_property
+    def positions(self) -> NodePositions:
+        """Each node's range (``aoti_lint.node_positions``), shared with ``dataflow.ModuleFacts``."""
+        from aoti_lint.node_positions import NodePositions
+
+        return NodePositions(self._wrapper.module, self._text)
 
     def __call__(self, node: cst.CSTNode) -> set[str]:
         names = self._from_imports(node)
@@ -390,4 +499,33 @@ class QualifiedNames:
             self._unnamed_parts = unnamed_parts(self._wrapper.module)
         if id(node) in self._unnamed_parts:
             return None
-        return imported.names_of(dotted, bare=type(node).__name__ == "Name")
+        bare = type(node).__name__ == "Name"
+        names = imported.names_of(dotted, bare=bare)
+        if names is None and not (bare and dotted in imported.unnamed_spellings):
+            return self._from_function_imports(node, dotted)
+        return names
+
+    def _from_function_imports(self, node: cst.CSTNode, dotted: str) -> set[str] | None:
+        """The names of a read directly in a function's body of a name only an import of that function binds
+        (``FunctionImports``); None for any other."""
+        if self._function_imports is None:
+            self._function_imports = function_imports(self._tree) if self._tree is not None else []
+        if not self._function_imports:
+            return None
+        start = self.positions[node].start
+        if self._lines is None:
+            from aoti_lint.pyast import source_lines
+
+            self._lines = source_lines(self._text)
+        line = self._lines[start.line - 1] if start.line <= len(self._lines) else ""
+        at = (start.line, len(line[: start.column].encode()))  # ast's byte column
+        around = [function for function in self._function_imports if function.body[0] <= at < function.body[1]]
+        if not around:
+            return None
+        function = max(around, key=lambda candidate: candidate.body[0])  # the innermost
+        if any(first <= at < last for first, last in function.inner):
+            return None
+        imported = function.imports.get(dotted.partition(".")[0])
+        if imported is None or at < imported[1]:
+            return None  # no such import, or a read before it
+        return _qualified_for_import(imported[0], dotted)

@@ -208,6 +208,10 @@ class FunctionLocals:
         # (line, column in characters) of a Name read directly in a function's body -> (name node, function,
         # whether the function is inside no other)
         self._reads: dict[tuple[int, int], tuple[ast.Name, _Function, bool]] = {}
+        # The same for the reads in f-strings directly in a function's body, by the position ast gives them (before
+        # Python 3.12, a later read of the same text gets the first one's): only ``lone_parameter`` asks, whose
+        # answer depends on the name and the function alone.
+        self._formatted_at: dict[tuple[int, int], tuple[ast.Name, _Function, bool]] = {}
         # The whole module: how often each name is bound anywhere, the names stored to (as by `x = ...`)
         # outside functions, named by `global`/`nonlocal`, read inside f-strings; every read of each name
         # with whether it is inside a function; plain `name = value` statements at module level.
@@ -369,7 +373,7 @@ class FunctionLocals:
         ``NOT_KNOWN``."""
         if name not in self._parameters_anywhere:
             return None  # no function or lambda of the module has a parameter of the name
-        read = self._reads.get((line, column))
+        read = self._reads.get((line, column)) or self._formatted_at.get((line, column))
         if read is None:
             # Read directly in the module's scope, which holds no parameter (a lambda's are its own).
             module_read = self._module_reads.get((line, column))
@@ -573,7 +577,7 @@ class FunctionLocals:
     def _walk(self, tree: ast.Module) -> None:
         # (node, the function whose body it is directly in, the functions it is inside of, whether it is
         # directly in the module's scope, inside an f-string)
-        stack: list[tuple[ast.AST, _Function | None, tuple[_Function, ...], bool, bool]] = [
+        stack: list[tuple[ast.AST, _Function | None, tuple[_Function, ...], bool, _Function | bool]] = [
             (tree, None, (), True, False)
         ]
         while stack:
@@ -583,6 +587,8 @@ class FunctionLocals:
                 if type(node.ctx) is ast.Load:
                     if direct is not None:
                         self._reads[(node.lineno, self._column(node))] = (node, direct, len(inside) == 1)
+                    elif isinstance(formatted, _Function):
+                        self._formatted_at[(node.lineno, self._column(node))] = (node, formatted, len(inside) == 1)
                     elif at_module and not formatted:
                         self._module_reads[(node.lineno, self._column(node))] = node
                     for function in inside:
@@ -653,7 +659,12 @@ class FunctionLocals:
             not_direct = kind in _NOT_DIRECT_KINDS
             child_direct = None if not_direct else direct
             child_at_module = at_module and not not_direct
-            child_formatted = formatted or kind is ast.JoinedStr
+            # In an f-string: the function whose body holds it directly, else True (a scope inside it, or none).
+            child_formatted: _Function | bool
+            if kind is ast.JoinedStr:
+                child_formatted = formatted or (direct if direct is not None else True)
+            else:
+                child_formatted = True if formatted and not_direct else formatted
             for name in child_fields(kind):
                 value = getattr(node, name, None)
                 if type(value) is list:

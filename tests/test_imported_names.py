@@ -22,6 +22,71 @@ from aoti_lint.rules import ALL_RULES
 FIXTURES = Path(__file__).parent / "fixtures"
 
 TRICKY = {
+    "function imports": """
+        import torch
+
+        def load(path):
+            early = load_package
+            from torch._inductor.package import load_package
+            import torch._inductor.config as cfg
+            import os.path
+            return load_package(path), cfg.debug, os.path.join, torch.compile, early
+
+        def closure():
+            from m import helper
+            def inner():
+                return helper()
+            return [helper(x) for x in range(2)], lambda: helper, inner
+
+        @decorate(helper)
+        def decorated(x=helper):
+            from m import helper
+            return helper(x)
+
+        def twice(flag):
+            if flag:
+                from m import f
+            else:
+                from n import f
+            return f()
+
+        def rebound():
+            from m import g
+            g = g()
+            return g
+
+        def declared():
+            global h
+            from m import h
+            return h()
+
+        def walrus():
+            from m import w
+            [(w := v) for v in range(2)]
+            return w
+
+        def handled():
+            from m import e
+            try:
+                pass
+            except Exception as e:
+                pass
+            return e
+
+        def classy():
+            from m import c
+            class K:
+                y = c
+            return c, K
+
+        def params(p):
+            from m import p
+            return p
+
+        async def asynchronous():
+            from m import a2
+            return await a2()
+    """,
     "imports": """
         import os
         import a.b.c

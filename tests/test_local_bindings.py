@@ -342,6 +342,11 @@ TRICKY = {
     "F5": "def f(x=2):\n    pass\ndef g():\n    global f\n    f = None\n",
     "F6": 'def f(x=2):\n    pass\ny: "f" = f()\n',
     "F7": "async def f(x=2):\n    pass\nclass C:\n    y = f()\n    def m(self):\n        return f()\n",
+    "P1": (
+        'def f(mode, ab, b, x=0):\n    g = [f"{x}" for x in ab]\n'
+        '    return f"{ab} {b} {mode=} {mode!r:>{ab}} {(lambda b: b)(1)}", g\n'
+    ),
+    "P2": 'def f(mode):\n    def g():\n        return f"{mode}"\n    mode = 1\n    return f"""{\nmode}""", g\n',
     "F9": 'def f(x=2):\n    """Calls f(0) again."""\n    return f\nf()\nT = TypeVar("T", bound="f")\n',
     "F10": 'def f(x=2):\n    """f"""\nclass C(Generic["f"]):\n    pass\n',
     "F8": "def f(x=2, y=f):\n    pass\n[f() for _ in range(2)]\nprint(f'{f()}')\n",

@@ -8,9 +8,11 @@ Such a name means the same in every scope, since libcst collects all of a scope'
 order, but for one case: a module-level read before the binding, which is checked by position.
 
 ``ImportedNames`` reads those bindings from the ``ast`` tree; ``QualifiedNames`` gives libcst's answer from
-them (a plain ``import torch`` repeated inside a function changes nothing), and asks libcst's scopes only for
-the rest: a name bound anywhere else (a parameter, an assignment in a def, a ``from`` or ``as`` import inside
-a function, a star import). A node libcst names nothing (an attribute's last part, a keyword's name, a name
+them (a plain ``import torch`` repeated inside a function changes nothing), and from a function's own imports
+(``FunctionImports``: a name that only one import of the function binds, read directly in its body after that
+import, as torch's ``aoti_load_package`` imports ``load_package``). It asks libcst's scopes only for the rest: a
+name bound anywhere else (a parameter, an assignment in a def, a function's import read elsewhere or bound again,
+a star import). A node libcst names nothing (an attribute's last part, a keyword's name, a name
 inside an import statement) is left to libcst too. ``tests/test_imported_names.py`` compares the two on every
 node of the fixtures and rule examples.
 """

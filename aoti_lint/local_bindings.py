@@ -40,6 +40,8 @@ from aoti_lint.records import dataclass, field
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import cast
+
+    from aoti_lint.imported_names import FunctionImports
 else:
 
     def cast(kind: object, value: object) -> object:
@@ -205,6 +207,7 @@ class FunctionLocals:
 
     def __init__(self, tree: ast.Module, lines: list[str]) -> None:
         self._lines = lines
+        self._tree = tree
         # (line, column in characters) of a Name read directly in a function's body -> (name node, function,
         # whether the function is inside no other)
         self._reads: dict[tuple[int, int], tuple[ast.Name, _Function, bool]] = {}
@@ -230,6 +233,7 @@ class FunctionLocals:
         self._strings: list[str] = []
         self._string_words: set[str] | None = None
         self._hint_words: set[str] | None = None
+        self._own_imports: list[FunctionImports] | None = None
         # First parts of dotted imports (`import a.b`): libcst takes a read of `a` in `a.b` for one of `a.b`.
         self._dotted: set[str] = set()
         # (line, column) of the target of a plain `name = value` of a function's own body -> (it, function)
@@ -461,12 +465,24 @@ class FunctionLocals:
             return NOT_KNOWN
         if name in self._declared_anywhere or name in self._dotted or name in self._formatted_reads:
             return NOT_KNOWN
-        if self._bound_anywhere.get(name) != 1:
+        # Bound again only by functions' own imports of the name (`from .impl import f` in `def f`): their reads of
+        # it after the import are theirs; one before it, directly in the function, is still the module's.
+        shadowing = [own for own in self._function_imports() if name in own.imports]
+        if self._bound_anywhere.get(name) != 1 + len(shadowing):
             return NOT_KNOWN
+        if any(a is not b and a.body[0] <= b.body[0] < a.body[1] for a in shadowing for b in shadowing):
+            return NOT_KNOWN  # one inside another: which import a read sees is libcst's to tell
         _, end = _span(function)
         found = []
         for node, in_function in self._all_reads.get(name, []):
-            if in_function or (node.lineno, node.col_offset) >= end:
+            at = (node.lineno, node.col_offset)
+            around = next((own for own in shadowing if own.body[0] <= at < own.body[1]), None)
+            if around is not None:
+                if at >= around.imports[name][1]:
+                    continue
+                if any(first <= at < last for first, last in around.inner):
+                    return NOT_KNOWN  # in a scope inside, before the import
+            if in_function or at >= end:
                 found.append((node.lineno, self._column(node)))
             else:
                 return NOT_KNOWN  # read before the definition ends, outside functions (a decorator's, a default's)
@@ -550,6 +566,13 @@ class FunctionLocals:
         return all(
             (dotted.split(".")[0] == module) if alias is None else (dotted == module) for dotted, alias in imports
         )
+
+    def _function_imports(self) -> list[FunctionImports]:
+        if self._own_imports is None:
+            from aoti_lint.imported_names import function_imports
+
+            self._own_imports = function_imports(self._tree)
+        return self._own_imports
 
     def _mentioned_in_hints(self, name: str) -> bool:
         """Whether a string where libcst may parse code (``_hint_roots``) spells the name."""

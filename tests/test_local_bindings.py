@@ -347,6 +347,15 @@ TRICKY = {
         '    return f"{ab} {b} {mode=} {mode!r:>{ab}} {(lambda b: b)(1)}", g\n'
     ),
     "P2": 'def f(mode):\n    def g():\n        return f"{mode}"\n    mode = 1\n    return f"""{\nmode}""", g\n',
+    "F11": (
+        "def f(x=2):\n    return 1\ndef g():\n    early = f(1)\n    from m import f\n"
+        "    def inner():\n        return f()\n    return f(2), early, inner\ndef h():\n    return f()\n"
+    ),
+    "F13": (
+        "def f(x=2):\n    return 1\ndef g():\n    from m import f\n    def k():\n        a = f()\n"
+        "        from n import f\n        return f(), a\n    return k\nf()\n"
+    ),
+    "F12": "def f(x=2):\n    return 1\ndef g():\n    from m import f\n    f = f()\n    return f\nf()\n",
     "F9": 'def f(x=2):\n    """Calls f(0) again."""\n    return f\nf()\nT = TypeVar("T", bound="f")\n',
     "F10": 'def f(x=2):\n    """f"""\nclass C(Generic["f"]):\n    pass\n',
     "F8": "def f(x=2, y=f):\n    pass\n[f() for _ in range(2)]\nprint(f'{f()}')\n",

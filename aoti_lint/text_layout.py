@@ -124,8 +124,9 @@ _DEPTH = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 def top_level_starts(text: str, spans: list[tuple[int, int]]) -> list[int] | None:
     """``statement_starts`` less those inside brackets or after a line-continuing backslash: the offsets where a
     top-level statement starts, the text's start first, then the text's end. None where the brackets outside
-    strings and comments do not pair up, or a form feed may indent a line (Python reads it as column 0)."""
-    if "\f" in text:
+    strings and comments do not pair up, a form feed may indent a line (Python reads it as column 0), or a lone
+    carriage return ends one (``statement_starts`` knows line feeds alone)."""
+    if "\f" in text or text.count("\r") != text.count("\r\n"):
         return None
     brackets: list[int] = []  # where the depth changes, and the depth after
     depths: list[int] = []
@@ -155,3 +156,41 @@ def top_level_starts(text: str, spans: list[tuple[int, int]]) -> list[int] | Non
         return True
 
     return statement_starts(text, spans, top_level)
+
+
+class Places:
+    """What lies at an offset of a text whose strings are known (``string_spans``): a string literal's text, a
+    comment, or code (an f-string counts as code too: its fields are)."""
+
+    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+        self.text = text
+        self.spans = spans
+        self.prefixes = [string_prefix(text, start) for start, _ in spans]
+        self.openings = [start - len(prefix) for (start, _), prefix in zip(spans, self.prefixes, strict=True)]
+        self._top_level: list[int] | None = None
+        self._top_level_read = False
+
+    def top_level_starts(self) -> list[int] | None:
+        """``top_level_starts`` of the text, worked out once."""
+        if not self._top_level_read:
+            self._top_level, self._top_level_read = top_level_starts(self.text, self.spans), True
+        return self._top_level
+
+    def string_at(self, at: int) -> int | None:
+        """The index of the string literal holding the offset (its prefix letters included), if any."""
+        index = bisect.bisect_right(self.openings, at) - 1
+        return index if index >= 0 and at < self.spans[index][1] else None
+
+    def in_code(self, at: int) -> bool:
+        """Whether the offset lies in code or an f-string: not in another string literal, nor in a comment."""
+        index = self.string_at(at)
+        if index is not None and "f" not in self.prefixes[index].lower():
+            return False
+        text = self.text
+        line = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1  # a lone carriage return ends a line too
+        mark = text.find("#", line, at)
+        while mark != -1:
+            if self.string_at(mark) is None:
+                return False  # a comment runs on to the line's end
+            mark = text.find("#", mark + 1, at)
+        return True

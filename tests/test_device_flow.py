@@ -280,6 +280,36 @@ _GIVE_WAY = {
 }
 
 
+# The device-flow rules' text stage: (text, whether it wants the file's summary). Each is also checked against the
+# code stage: a file the code stage would keep, the text stage keeps.
+WANTED_BY_TEXT = {
+    "a call in a docstring": ('def f():\n    """Load it: torch._inductor.aoti_load_package("m.pt2")."""\n', False),
+    "a call in a comment": ("# aoti_load_package(path)\nx = 1\n", False),
+    "a call in code": ("import torch\nm = torch._inductor.aoti_load_package(p)\n", True),
+    "a call in an f-string": ('import torch\nprint(f"{torch._inductor.aoti_load_package(p)}")\n', True),
+    "an import": ("from torch._inductor import aoti_load_package\n", True),
+    "an import in a docstring": ('"""\nfrom torch._inductor import aoti_load_package\n"""\n', False),
+    "a .pt2 path in a function": ('def f(ep):\n    return str(ep) + "m.pt2"\n', False),
+    "a .pt2 module constant": ('PACKAGE = "out/m.pt2"\n', True),
+    "a .pt2 constant in brackets": ('PATHS = [\n"out/m.pt2",\n]\n', True),
+    "a .so path in a function": ('def f():\n    return "lib/m.so"\n', True),
+    "a .so path in a comment": ('# see "lib/m.so"\nx = 1\n', False),
+    "a call after a comment, lone carriage returns": ("# c\rimport torch\rm = torch._export.aot_load(p)\r", True),
+    "a .pt2 path in a function, lone carriage returns": ('def f(ep):\r    return "m.pt2"\r', True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WANTED_BY_TEXT))
+def test_the_text_stage_wants_the_summary_of_code_not_of_its_docs(name):
+    from aoti_lint.code_index import code_index
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+
+    text, wanted = WANTED_BY_TEXT[name]
+    assert DeviceFlowRule.wants_summary_python(text) == wanted
+    if DeviceFlowRule.wants_summary(text.encode()) and DeviceFlowRule.wants_summary_code(code_index(text)):
+        assert wanted, "the text stage dropped a file the code stage keeps"
+
+
 def _text_and_tree_agree(text: str, where: object) -> bool:
     """Whether ``text_mentions`` reads the text as ``light_summary`` reads its tree; False where it gives way."""
     from aoti_lint.analysis.so_mentions import light_summary, text_mentions

@@ -32,7 +32,7 @@ from aoti_lint.analysis.flow_summary import FlowSummary
 from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, SUMMARY_IDENTIFIERS
 from aoti_lint.pyast import source_lines, source_segment, walk
 from aoti_lint.records import dataclass
-from aoti_lint.text_layout import string_prefix, string_spans, top_level_starts
+from aoti_lint.text_layout import Places, string_prefix, string_spans
 
 
 def _literals(segment: str) -> list[tuple[str, int, int]] | None:
@@ -147,26 +147,24 @@ _LINE_END = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
 @functools.lru_cache(maxsize=1)
 def text_mentions(text: str) -> TextMentions | None:
     """``light_summary`` of a file read from its text without parsing it; None where only the tree can tell (a name
-    of the AOTI API or a `.pt2` anywhere in the text, a string naming a `.so` in a statement that may bind a
-    module-level name, a lone carriage return, a string the lexer cannot end)."""
-    if any(name in text for name in SUMMARY_IDENTIFIERS) or any(
-        suffix in text for suffix in ARTIFACT_SUFFIXES if suffix != ".so"
-    ):
-        return None
+    of the AOTI API that may be called or imported, a string naming a `.so` or a `.pt2` in a statement that may bind
+    a module-level name, a lone carriage return, a string the lexer cannot end)."""
     if text.count("\r") != text.count("\r\n"):
         return None
     spans = string_spans(text)
     if spans is None:
         return None
+    places = Places(text, spans)
+    if _names_the_api(text, places):
+        return None
     found: list[tuple[str, int, int]] = []
     unplaced: set[str] = set()
     named = False
-    statements: list[int] | None = None
     for group in _joined(text, spans):
         first = group[0][0] - len(string_prefix(text, group[0][0]))
         source = text[first : group[-1][1]]
-        if ".so" not in source and "\\" not in source:
-            continue  # neither written nor escaped: no value of it holds ".so"
+        if ".so" not in source and ".pt2" not in source and "\\" not in source:
+            continue  # neither written nor escaped: no value of it holds an artifact's suffix
         kinds = [string_prefix(text, start).lower() for start, _ in group]
         if any("f" in kind for kind in kinds):
             joined = _fstring_mentions(source, len(group))
@@ -174,10 +172,11 @@ def text_mentions(text: str) -> TextMentions | None:
                 return None
             holds, names = joined
             unplaced |= names
+            package = ".pt2" in source or "\\" in source
         elif any("b" in kind for kind in kinds):
             continue  # bytes: no mention (and str literals joined to bytes do not compile)
         else:
-            holds, tail = False, ""
+            holds, package, tail = False, False, ""
             for start, end in group:
                 opening = start - len(string_prefix(text, start))
                 value = _value(text[opening:end], start - opening)
@@ -185,20 +184,19 @@ def text_mentions(text: str) -> TextMentions | None:
                     return None
                 # Whether the literals joined up to this one end with ".so" (``code_index``'s suffix of the value),
                 # from whichever starts the literal Python joins (the group may join separate statements).
-                tail = (tail + value)[-3:]
-                holds = holds or tail == ".so"
+                tail = (tail + value)[-4:]
+                holds = holds or tail.endswith(".so")
+                package = package or tail == ".pt2"
                 name = _mention(value) if ".so" in value else None
                 if name is not None:
                     row = text.count("\n", 0, opening) + 1
                     found.append((name, row, opening - (text.rfind("\n", 0, opening) + 1) + 1))
-        if not holds:
+        named = named or holds
+        if not (holds or package):
             continue
-        named = True
-        if statements is None:
-            statements = top_level_starts(text, spans)
-            if statements is None:
-                return None
-        if not _outside_module_bindings(text, statements, first, group[-1][1]):
+        # A module-level constant of either suffix is a site for another file to import (``_has_sites``).
+        statements = places.top_level_starts()
+        if statements is None or not _outside_module_bindings(text, statements, first, group[-1][1]):
             return None
     found.sort(key=lambda mention: (mention[1], mention[2]))
     hashes = tuple(
@@ -207,6 +205,34 @@ def text_mentions(text: str) -> TextMentions | None:
         if text.find("#", start, end) != -1
     )
     return TextMentions(named, tuple(found), frozenset(unplaced), _callees(text), hashes)
+
+
+# What follows a callee's last name: a call's or a subscript's opening, or a closing parenthesis around it.
+_CALLED_AFTER = re.compile(r"(?:\s|\\|#[^\n]*(?![^\n]))*[(\[)]")
+_WORD_CHARACTER = re.compile(r"\w")
+
+
+def _names_the_api(text: str, places: Places) -> bool:
+    """Whether a name of the AOTI API may be called or imported (``DeviceFlowRule``'s sites): written in code (not in
+    a string or a comment) before what opens a call, or inside an import statement."""
+    imports: list[tuple[int, int]] | None = None
+    for name in SUMMARY_IDENTIFIERS:
+        at = text.find(name)
+        while at != -1:
+            end = at + len(name)
+            if (
+                not (at and _WORD_CHARACTER.match(text, at - 1))
+                and not _WORD_CHARACTER.match(text, end)
+                and places.in_code(at)
+            ):
+                if _CALLED_AFTER.match(text, end):
+                    return True
+                if imports is None:
+                    imports = [statement.span() for statement in _IMPORT.finditer(text)]
+                if any(start <= at < stop for start, stop in imports):
+                    return True
+            at = text.find(name, at + 1)
+    return False
 
 
 def _joined(text: str, spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
@@ -256,6 +282,16 @@ def _fstring_mentions(source: str, pieces: int) -> tuple[bool, frozenset[str]] |
     return holds, frozenset(name for name in map(_mention, named) if name is not None)
 
 
+def may_bind_module_constant(places: Places, string: int) -> bool:
+    """Whether the string literal of that index (``Places``) may be the value of a module-level constant (None where
+    the top-level statements cannot be told)."""
+    statements = places.top_level_starts()
+    if statements is None:
+        return True
+    start, end = places.openings[string], places.spans[string][1]
+    return not _outside_module_bindings(places.text, statements, start, end)
+
+
 def _outside_module_bindings(text: str, statements: list[int], start: int, end: int) -> bool:
     """Whether the literal at ``text[start:end]`` lies where no module-level assignment binds it to a name (what
     ``code_index.module_string_suffixes`` reads): in a compound statement (a definition, a decorator's, an `if`...),
@@ -278,11 +314,9 @@ def _outside_module_bindings(text: str, statements: list[int], start: int, end: 
         value = getattr(node, "value", None)
         if value is None or type(value) is ast.IfExp or not any(type(target) is ast.Name for target in targets):
             continue
-        if any(
-            type(item) is ast.Constant and type(item.value) is str and item.value.endswith(".so")
-            for item in walk(value)
-        ):
-            return False
+        for item in walk(value):
+            if type(item) is ast.Constant and type(item.value) is str and item.value.endswith(ARTIFACT_SUFFIXES):
+                return False
     return True
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the summary types load with the first summary: a clean file
     from typing import Any, ClassVar
 
     from aoti_lint.analysis.flow_summary import CallArgument, FlowSummary, Link, Span
+    from aoti_lint.text_layout import Places
 
 
 # Each pattern starts with a literal word, so that `re` skips from one occurrence of it to the next: an alternation
@@ -63,9 +64,32 @@ def _text_mentions(text: str) -> Any:
 # One entry: the three device-flow rules share one summary and ask about the same text in a row.
 @functools.lru_cache(maxsize=1)
 def _wanted_by_text(text: str) -> bool:
-    """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls."""
-    calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called
-    return any(index >= calls or not defined_at(text, start) for index, start in _summary_matches(text))
+    """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls, in
+    code (torch's docstrings show calls of the API), and its paths are strings, not comments."""
+    from aoti_lint.analysis.so_mentions import may_bind_module_constant
+    from aoti_lint.text_layout import Places, string_spans
+
+    calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called; then the import; then the suffixes
+    places: Places | None = None
+    for index, start in _summary_matches(text):
+        if index < calls and defined_at(text, start):
+            continue
+        if places is None:
+            spans = string_spans(text)
+            if spans is None:
+                return True  # the strings cannot be told: any match counts
+            places = Places(text, spans)
+        if index <= calls:
+            if places.in_code(start):
+                return True
+            continue
+        string = places.string_at(start)
+        if string is None:
+            continue  # in a comment
+        # A `.so` string is summarised wherever it is; a `.pt2` one only as a module constant's value.
+        if ARTIFACT_SUFFIXES[index - calls - 1] == ".so" or may_bind_module_constant(places, string):
+            return True
+    return False
 
 
 class DeviceFlowRule(ProjectRule):

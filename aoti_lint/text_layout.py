@@ -12,6 +12,7 @@ f-string nesting its own quotes, as Python 3.12 allows) gives None, and the read
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 
 TYPE_CHECKING = False
@@ -40,6 +41,9 @@ def string_prefix(text: str, start: int) -> str:
     return prefix.group() if prefix is not None else ""
 
 
+# One entry: the text stages of several rules read the same text in a row (the device flow's, the `.so` mentions',
+# the kernels'). The list is shared: its readers never change it.
+@functools.lru_cache(maxsize=1)
 def string_spans(text: str) -> list[tuple[int, int]] | None:
     """The (start, end) offsets of every string literal, from its opening quote; None where one cannot be
     ended by Python 3.11's rules or is an f-string whose braces do not pair up (one that nests its own quotes,
@@ -161,6 +165,13 @@ def top_level_starts(text: str, spans: list[tuple[int, int]]) -> list[int] | Non
 class Places:
     """What lies at an offset of a text whose strings are known (``string_spans``): a string literal's text, a
     comment, or code (an f-string counts as code too: its fields are)."""
+
+    @staticmethod
+    @functools.lru_cache(maxsize=1)
+    def of(text: str) -> Places | None:
+        """The text's places, shared by the stages that ask in a row; None where its strings cannot be told."""
+        spans = string_spans(text)
+        return None if spans is None else Places(text, spans)
 
     def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
         self.text = text

@@ -32,7 +32,7 @@ from aoti_lint.analysis.flow_summary import FlowSummary
 from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, SUMMARY_IDENTIFIERS
 from aoti_lint.pyast import source_lines, source_segment, walk
 from aoti_lint.records import dataclass
-from aoti_lint.text_layout import Places, string_prefix, string_spans
+from aoti_lint.text_layout import Places, string_prefix
 
 
 def _literals(segment: str) -> list[tuple[str, int, int]] | None:
@@ -151,10 +151,10 @@ def text_mentions(text: str) -> TextMentions | None:
     a module-level name, a lone carriage return, a string the lexer cannot end)."""
     if text.count("\r") != text.count("\r\n"):
         return None
-    spans = string_spans(text)
-    if spans is None:
+    places = Places.of(text)
+    if places is None:
         return None
-    places = Places(text, spans)
+    spans = places.spans
     if _names_the_api(text, places):
         return None
     found: list[tuple[str, int, int]] = []

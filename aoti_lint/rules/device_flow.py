@@ -67,7 +67,7 @@ def _wanted_by_text(text: str) -> bool:
     """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls, in
     code (torch's docstrings show calls of the API), and its paths are strings, not comments."""
     from aoti_lint.analysis.so_mentions import may_bind_module_constant
-    from aoti_lint.text_layout import Places, string_spans
+    from aoti_lint.text_layout import Places
 
     calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called; then the import; then the suffixes
     places: Places | None = None
@@ -75,10 +75,9 @@ def _wanted_by_text(text: str) -> bool:
         if index < calls and defined_at(text, start):
             continue
         if places is None:
-            spans = string_spans(text)
-            if spans is None:
+            places = Places.of(text)
+            if places is None:
                 return True  # the strings cannot be told: any match counts
-            places = Places(text, spans)
         if index <= calls:
             if places.in_code(start):
                 return True

@@ -24,7 +24,7 @@ import functools
 import re
 
 from aoti_lint.kernel_prefilter import KernelCandidates, KernelScan, lines_of
-from aoti_lint.text_layout import statement_starts, string_spans
+from aoti_lint.text_layout import Places, statement_starts
 
 # Whatever may stand between two tokens of one statement: whitespace, a continuing backslash, a comment (in
 # brackets).
@@ -60,14 +60,16 @@ def kernel_candidates_in_regions(text: str) -> KernelCandidates | None:
     # `!=` a syntax error in the whole module, which a piece of it would not know.
     if text.count("\r") != text.count("\r\n") or "barry_as_FLUFL" in text:
         return None
-    spans = string_spans(text)
-    if spans is None:
+    places = Places.of(text)
+    if places is None:
         return None
-    starts = statement_starts(text, spans)
+    starts = statement_starts(text, places.spans)
     lines = lines_of(text)
     body: list[ast.stmt] = []
     parsed: set[int] = set()
-    sites = _sites(list(_SITES), text)
+    # A site in a string's text or a comment (torch's messages name `register_fake`) registers nothing: its
+    # statement, a whole class at times, is not parsed for it.
+    sites = [site for site in _sites(list(_SITES), text) if places.in_code(site)]
     scan = KernelScan(ast.Module(body=body, type_ignores=[]), lines)
     while True:
         wanted = sorted({bisect.bisect_right(starts, site) - 1 for site in sites} - parsed)
@@ -85,4 +87,6 @@ def kernel_candidates_in_regions(text: str) -> KernelCandidates | None:
         # Then the functions registered by their name, and the uses of a registering name imported under another.
         scan = KernelScan(ast.Module(body=body, type_ignores=[]), lines)
         names = [*(rf"def{_GAP}{name}" for name in scan.registered_names()), *scan.registering_aliases()]
-        sites = _sites([re.compile(rf"{name}(?!\w)") for name in names], text)
+        sites = [
+            site for site in _sites([re.compile(rf"{name}(?!\w)") for name in names], text) if places.in_code(site)
+        ]

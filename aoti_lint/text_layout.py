@@ -193,9 +193,10 @@ class Places:
         return index if index >= 0 and at < self.spans[index][1] else None
 
     def in_code(self, at: int) -> bool:
-        """Whether the offset lies in code or an f-string: not in another string literal, nor in a comment."""
+        """Whether the offset lies in code or an f-string's replacement field: not in a string literal's text, nor
+        in a comment."""
         index = self.string_at(at)
-        if index is not None and "f" not in self.prefixes[index].lower():
+        if index is not None and ("f" not in self.prefixes[index].lower() or not self._in_field(index, at)):
             return False
         text = self.text
         line = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1  # a lone carriage return ends a line too
@@ -205,3 +206,19 @@ class Places:
                 return False  # a comment runs on to the line's end
             mark = text.find("#", mark + 1, at)
         return True
+
+    def _in_field(self, index: int, at: int) -> bool:
+        """Whether the offset lies in a replacement field of the f-string of that index (its braces counted from
+        its quote, ``{{`` and ``}}`` outside a field being literal braces, as ``_fields_close`` counts them)."""
+        depth, skip = 0, -1
+        for brace in _BRACE.finditer(self.text, self.spans[index][0], at):
+            where = brace.start()
+            if where == skip:
+                continue
+            if depth == 0 and self.text.startswith(brace.group() * 2, where):
+                skip = where + 1
+            elif brace.group() == "{":
+                depth += 1
+            elif depth:
+                depth -= 1
+        return depth > 0

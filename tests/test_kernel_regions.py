@@ -141,6 +141,28 @@ def test_top_level_starts_of_tricky_forms(name):
     _assert_top_level_starts_are_the_trees(TOP_LEVEL_FORMS[name], name)
 
 
+# (text, the word looked at (its last occurrence), whether it lies in code)
+PLACES = [
+    ('x = f"a {b} c"', "b", True),
+    ('x = f"a {b} c"', "c", False),
+    ('x = f"{{b}} {c:>{w}}"', "w", True),
+    ('x = f"{{b}} c"', "b", False),
+    ('x = "b"  # c', "b", False),
+    ('x = "b"  # c', "c", False),
+    ('x = "#"; y  # z', "y", True),
+    ('x = "#"; y  # z', "z", False),
+    ("x = '''\n# b\n''' + c", "b", False),
+    ("x = '''\n# b\n''' + c", "c", True),
+]
+
+
+@pytest.mark.parametrize(("text", "word", "code"), PLACES)
+def test_places_tell_code_from_strings_and_comments(text, word, code):
+    from aoti_lint.text_layout import Places
+
+    assert Places(text, string_spans(text)).in_code(text.rindex(word)) == code
+
+
 def test_top_level_starts_give_way_to_form_feeds_and_unpaired_brackets():
     assert top_level_starts("if a:\n    pass\n\fx = 1\n", []) is None
     assert top_level_starts("x = )\n", []) is None
@@ -150,6 +172,12 @@ def test_top_level_starts_give_way_to_form_feeds_and_unpaired_brackets():
 # whole tree's judgment below.
 _KERNEL = '@torch.library.register_fake("ns::op")\ndef op_fake(x):\n'
 CASES = {
+    "a registering name in messages and comments": (
+        "import torch\n\n\nclass Big:\n    def f(self, x):\n"
+        '        raise RuntimeError(f"use torch.library.register_fake for {x}")  # or impl_abstract\n'
+        "    def g(self):\n        return 'impl(op)'\n",
+        (False, False),
+    ),
     "col-0 lines in a kernel's string": (
         f'import torch\n\n{_KERNEL}    """Rows:\nnot code\n"""\n    return x.new_empty(int(x.shape[0]))\n',
         (True, False),
@@ -264,3 +292,14 @@ def test_keeps_every_module_of_torchs_sources_the_tree_keeps():
 )
 def test_an_fstring_is_read_only_where_its_fields_close(text, read):
     assert (string_spans(text) is not None) == read
+
+
+def test_a_registering_name_in_a_message_or_a_comment_parses_nothing(monkeypatch):
+    """torch's messages name `register_fake`: the class around one is not parsed for it (work counted, not timed)."""
+    import aoti_lint.kernel_regions as regions
+
+    parsed = []
+    monkeypatch.setattr(regions.ast, "parse", lambda text, *a, **k: parsed.append(text) or ast.Module([], []))
+    text, _ = CASES["a registering name in messages and comments"]
+    assert regions.kernel_candidates_in_regions.__wrapped__(text) is not None
+    assert parsed == []

@@ -61,34 +61,43 @@ def _text_mentions(text: str) -> Any:
     return text_mentions(text)
 
 
+# Why the text stage wants a file's summary: a site (a call or import of the API, a `.pt2` module constant), or
+# only a string naming a `.so`, which ``analysis.so_mentions`` may read from the text alone.
+SITE, MENTION = "site", "mention"
+
+
 # One entry: the three device-flow rules share one summary and ask about the same text in a row.
 @functools.lru_cache(maxsize=1)
-def _wanted_by_text(text: str) -> bool:
-    """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls, in
-    code (torch's docstrings show calls of the API), and its paths are strings, not comments."""
-    from aoti_lint.analysis.so_mentions import may_bind_module_constant
+def _wanted_by_text(text: str) -> str | None:
+    """``SITE`` or ``MENTION`` where ``_summary_patterns`` match, a definition of an API name aside: the summary's
+    calls are calls, in code (torch's docstrings show calls of the API), and its paths are strings, not comments;
+    None where none does."""
     from aoti_lint.text_layout import Places
 
     calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called; then the import; then the suffixes
     places: Places | None = None
-    for index, start in _summary_matches(text):
+    for index, start in _summary_matches(text):  # pattern by pattern: every site's before any `.so` string
         if index < calls and defined_at(text, start):
             continue
         if places is None:
             places = Places.of(text)
             if places is None:
-                return True  # the strings cannot be told: any match counts
+                return SITE  # the strings cannot be told: any match counts
         if index <= calls:
             if places.in_code(start):
-                return True
+                return SITE
             continue
         string = places.string_at(start)
         if string is None:
             continue  # in a comment
         # A `.so` string is summarised wherever it is; a `.pt2` one only as a module constant's value.
-        if ARTIFACT_SUFFIXES[index - calls - 1] == ".so" or may_bind_module_constant(places, string):
-            return True
-    return False
+        if ARTIFACT_SUFFIXES[index - calls - 1] == ".so":
+            return MENTION
+        from aoti_lint.analysis.so_mentions import may_bind_module_constant
+
+        if may_bind_module_constant(places, string):
+            return SITE
+    return None
 
 
 class DeviceFlowRule(ProjectRule):
@@ -104,15 +113,16 @@ class DeviceFlowRule(ProjectRule):
         # The same, in the text: an API name called (not defined) or imported, or a string ending in an artifact
         # suffix; where the text alone tells a file's strings (``analysis.so_mentions.text_mentions``), one of them
         # ends with ".so".
-        if not _wanted_by_text(text):
-            return False
+        wanted = _wanted_by_text(text)
+        if wanted != MENTION:
+            return wanted == SITE
         read = _text_mentions(text)
         return read is None or read.named
 
     @classmethod
     def summary_settled_by_text(cls, text: str) -> bool:
         # Its strings read from the text: the file is summarised from them, without a parse.
-        return _text_mentions(text) is not None
+        return _wanted_by_text(text) == MENTION and _text_mentions(text) is not None
 
     @classmethod
     def wants_summary_code(cls, code: Any) -> bool:

@@ -416,6 +416,13 @@ def regular_install(work: Path) -> Path | None:
     return python
 
 
+def single_file_runs(runs: int) -> int:
+    """Runs of each one-file command: a run takes a tenth of a second, and on a shared machine its median needs more
+    of them than a tree's to hold still (six runs gave 4.7x of `python -c pass` one day and 7.0x the next, for
+    nearly the same code)."""
+    return max(runs * 5, 5)
+
+
 def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree:
     """One file at a time, as pre-commit runs a hook on a small commit: process start included. Measured in a
     regular install (see ``regular_install``), and in this development environment for comparison."""
@@ -840,7 +847,8 @@ def write_results(
         "# aoti-lint benchmark results",
         "",
         f"Written by `python benchmarks/run.py{' --quick' if args.quick else ''}` on "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: medians of up to {args.runs} runs, each a fresh "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: medians of up to {args.runs} runs "
+        f"({single_file_runs(args.runs)} for the one-file rows), each a fresh "
         f"process; a command past {args.bound:.0f} s is stopped and shown as `> bound`. Peak RSS is that of the "
         "largest process of the command's tree (os.wait4). CPU is user + system time of the command and the "
         "children it waited for: on a shared machine it is steadier than the wall time. Every aoti-lint run was "
@@ -958,7 +966,7 @@ def main() -> int:
             # TorchFix gets a longer bound on the torch tree: target (a) is stated against its time there.
             torchfix_bound = args.torchfix_bound if key == "a" else args.bound
             bench_tree(tree, args.runs, args.bound, peers and key != "b/4", work / "caches", torchfix_bound)
-        trees["c"] = bench_single_files(work, max(args.runs * 2, 3), args.bound, peers)
+        trees["c"] = bench_single_files(work, single_file_runs(args.runs), args.bound, peers)
         if not args.quick:
             trees["d"] = bench_big_files(work, args.runs, args.bound)
         profile = profile_cold(trees["a"], work) if "a" in trees and not args.quick else "(not profiled in this run)"

@@ -18,12 +18,12 @@ from aoti_lint.lazy import cst
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
-    CHAINED,
     GAP,
     STRING_VALUE,
     PythonSwitchRule,
     follows_callee,
     opens_call,
+    quoted_setting_pattern,
     remove_fix,
     sets_one_key,
     string_literal,
@@ -55,25 +55,9 @@ _ENV_NAMES = b"|".join(re.escape(name.encode()) for name in SWITCHES_BY_ENV_VAR)
 _ENV_SETTING = (
     rb"(?P<read>\.(?:get|getenv)\("
     + GAP
-    + rb")?[\"'](?:"
-    + _ENV_NAMES
-    + rb")[\"']"
-    + GAP
-    + rb"(?:(?P<settled>\])"
-    + GAP
-    + rb"=(?!=)"
-    + GAP
-    + rb"(?:"
-    + STRING_VALUE
-    + b"|"
-    + CHAINED
-    + rb")|(?P<entry>:)"
-    + GAP
-    + STRING_VALUE
-    + b"|,"
-    + GAP
-    + STRING_VALUE
-    + rb")|(?P<keyword>[(,])"
+    + rb")?"
+    + quoted_setting_pattern(_ENV_NAMES, STRING_VALUE)
+    + rb"|(?P<keyword>[(,])"
     + GAP
     + rb"(?:"
     + _ENV_NAMES

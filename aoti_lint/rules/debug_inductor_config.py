@@ -29,6 +29,7 @@ from aoti_lint.rules.debug_switches import (
     literal_value,
     may_follow,
     opens_call,
+    quoted_setting_pattern,
     remove_fix,
     sets_one_key,
     string_literal,
@@ -61,27 +62,8 @@ class _KeyForms:
     @classmethod
     def of(cls, key: str) -> _KeyForms:
         parts = tuple(part.encode() for part in key.split("."))
-        on = rb"(?:" + ON_VALUE + b"|" + CHAINED + b")"
-        quoted = (
-            rb"[\"'](?:"
-            + re.escape(key.encode())
-            + rb")[\"']"
-            + GAP
-            # the subscript assignment's value may follow another target (`d["k"] = e["k"] = 1`)
-            + rb"(?:(?P<settled>\])"
-            + GAP
-            + rb"=(?!=)"
-            + GAP
-            + on
-            + rb"|(?P<entry>:)"
-            + GAP
-            + ON_VALUE
-            + rb"|,"
-            + GAP
-            + ON_VALUE
-            + b")"
-        )
-        written = re.escape(parts[-1]) + rb"[\s)]*=(?!=)" + GAP + on
+        quoted = quoted_setting_pattern(re.escape(key.encode()), ON_VALUE)
+        written = re.escape(parts[-1]) + rb"[\s)]*=(?!=)" + GAP + rb"(?:" + ON_VALUE + b"|" + CHAINED + b")"
         return cls(parts, key.encode(), quoted, written)
 
     def in_bytes(self, data: bytes) -> bool:

@@ -34,6 +34,33 @@ CHAINED = rb"[^\n=]*[^=!<>\n]=(?!=)"
 STRING_VALUE = rb"(?:\(" + GAP + rb")*[rRuU]?[\"']"
 
 
+def quoted_setting_pattern(keys: bytes, value: bytes) -> bytes:
+    """A key in quotes set by a subscript assignment (``d["K"] = V``, or chained: ``d["K"] = e["K"] = V``; group
+    ``settled``), a dict entry (``"K": V``; group ``entry``), or a call's two arguments (``f("K", V)``: whether the
+    key is the call's first is the caller's to tell, ``opens_call``)."""
+    return (
+        rb"[\"'](?:"
+        + keys
+        + rb")[\"']"
+        + GAP
+        + rb"(?:(?P<settled>\])"
+        + GAP
+        + rb"=(?!=)"
+        + GAP
+        + rb"(?:"
+        + value
+        + b"|"
+        + CHAINED
+        + rb")|(?P<entry>:)"
+        + GAP
+        + value
+        + b"|,"
+        + GAP
+        + value
+        + b")"
+    )
+
+
 def is_word_byte(byte: int) -> bool:
     return byte == 95 or 48 <= byte <= 57 or 65 <= byte <= 90 or 97 <= byte <= 122 or byte >= 128
 

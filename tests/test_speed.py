@@ -1256,24 +1256,37 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
 
 
 def test_the_env_var_text_test_answers_as_its_pattern_alone():
-    """AOTI201's text stage first looks for what every match of its pattern holds from a name on (``_may_set``)
-    where a name occurs: it must answer as the pattern alone."""
+    """AOTI201's text stage tries its pattern only in the stretches before a name where a match may start
+    (``_settings``): it must find the matches ``re.finditer`` finds, and answer as the pattern alone."""
     import random
     import re
 
     from aoti_lint.knowledge.debug_switches import SWITCHES_BY_ENV_VAR
-    from aoti_lint.rules.debug_env_var import _ENV_SETTING, DebugEnvVar, _sets
+    from aoti_lint.rules.debug_env_var import _ENV_SETTING, DebugEnvVar, _sets, _settings
 
     names = sorted(SWITCHES_BY_ENV_VAR)
     pieces = ['"', "'", "]", "=", "==", ":", ",", "(", ".get(", ".getenv(", " ", "\\\n", "# c\n", '"1"', "'0'", "x",
-              "environ[", "setdefault(", "update(", "\n"]  # fmt: skip
+              "environ[", "setdefault(", "update(", "\n", "\n  \n", "  # c ( \n", "\r\n", "\x0b"]  # fmt: skip
+    # Matches that start lines before their name: across blank lines, comments and line continuations.
+    across_lines = [
+        'f(\n    TORCH_LOGS="1")',
+        'os.environ.get(  # c\n\n    "TORCH_LOGS", "1")',
+        'os.environ.update(\n  # note\n\n  TORCH_LOGS="1")',
+        'os.environ.getenv(\\\n "TORCH_LOGS", "1")',
+        'print(1, \\\r\n  # c\n  TORCH_COMPILE_DEBUG = "1")',
+    ]
+    for text in across_lines:
+        assert [m.span() for m in _settings(text)] == [m.span() for m in re.finditer(_ENV_SETTING, text)], text
+        assert re.search(_ENV_SETTING, text).start() < text.rfind("\n"), text
     generated = random.Random(13)
     found = 0
     for _ in range(20000):
         chosen = [generated.choice(names) for _ in range(2)]
         quoted = [quote + name + quote for name in chosen for quote in "\"'"]
         text = _fragments_text(generated, [*chosen, *quoted, ': "1"', '= "1"', "] = ", *pieces], 10)
-        expected = any(_sets(text, match) for match in re.finditer(_ENV_SETTING, text))
+        matches = list(re.finditer(_ENV_SETTING, text))
+        assert [m.span() for m in _settings(text)] == [m.span() for m in matches], text
+        expected = any(_sets(text, match) for match in matches)
         found += expected
         assert DebugEnvVar.could_match_python(text) == expected, text
     assert 500 < found < 19500

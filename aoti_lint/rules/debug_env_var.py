@@ -70,11 +70,13 @@ _ENV_SETTING = (
 
 # What every match of _ENV_SETTING holds from a name on: its closing quote and what sets it (`] =`, or `:`/`,` and
 # a string: a key), or `=` and a string (a keyword). _ENV_SETTING starts with an optional group and a class of
-# quotes, which `re` tries at every position of the text; these are tried only where a name occurs (found at C
-# speed), and a text where none matches (a name only read, `environ.get("K")`, as in most of torch's) is settled
-# without it.
+# quotes, which `re` tries at every position of a text (10 MB/s); ``_settings`` tries it only where a match may start
+# before a name that one of these follows (the names found at C speed).
 _AFTER_KEY = re.compile((rb"[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + STRING_VALUE + rb")").decode())
 _AFTER_NAME = re.compile((GAP + rb"=" + GAP + STRING_VALUE).decode())
+_SETTING = re.compile(_ENV_SETTING)
+# A line that _ENV_SETTING's gaps may cross whole: blanks, a comment, a line continuation.
+_GAP_LINE = re.compile(r"\s*(?:#.*|\\\r?)?")
 
 
 def _sets(text: str, match: re.Match[str]) -> bool:
@@ -90,15 +92,48 @@ def _sets(text: str, match: re.Match[str]) -> bool:
     return follows_callee(data, at) if match["keyword"] else opens_call(data, at)
 
 
-def _may_set(text: str) -> bool:
+def _settings(text: str) -> Iterator[re.Match[str]]:
+    """The matches of ``_ENV_SETTING`` in ``text``, as ``re.finditer`` gives them: every match holds a name that
+    ``_AFTER_KEY`` or ``_AFTER_NAME`` follows, and starts at most a few lines before it (``_earliest_start``); only
+    those stretches are tried, each position once."""
+    stretches = []
     for name in SWITCHES_BY_ENV_VAR:
         at = text.find(name)
         while at != -1:
             end = at + len(name)
             if (at and text[at - 1] in "\"'" and _AFTER_KEY.match(text, end)) or _AFTER_NAME.match(text, end):
-                return True
+                stretches.append((_earliest_start(text, at), at))
             at = text.find(name, at + 1)
-    return False
+    stretches.sort()
+    tried = 0  # every position before it either failed or lies in a match found
+    for low, high in stretches:
+        at = max(low, tried)
+        while at < high:
+            match = _SETTING.match(text, at)
+            if match is None:
+                at += 1
+            else:
+                yield match
+                at = match.end()
+        tried = max(tried, at)
+
+
+def _earliest_start(text: str, at: int) -> int:
+    """Where a match of ``_ENV_SETTING`` holding the name at ``at`` may start at the earliest: on the name's line
+    when something other than blanks (and its quote) precedes the name there, the prefix of the match; else on the
+    closest line before that its gaps cannot cross whole."""
+    start = text.rfind("\n", 0, at) + 1
+    head = text[start:at]
+    if head[-1:] in ('"', "'"):
+        head = head[:-1]
+    if head and not head.isspace():
+        return start
+    while start > 0:
+        end = start - 1
+        start = text.rfind("\n", 0, end) + 1
+        if not _GAP_LINE.fullmatch(text, start, end):
+            return start
+    return 0
 
 
 class DebugEnvVar(PythonSwitchRule, TextRule):
@@ -170,7 +205,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
 
     @classmethod
     def could_match_python(cls, text: str) -> bool:
-        return _may_set(text) and any(_sets(text, match) for match in re.finditer(_ENV_SETTING, text))
+        return any(_sets(text, match) for match in _settings(text))
 
     @classmethod
     def check_ast(cls, code: Any, path: str) -> list[Finding] | None:

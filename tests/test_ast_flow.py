@@ -62,12 +62,24 @@ def shown(result) -> tuple:
     return findings, project, sorted(error.message for error in result.errors)
 
 
+def libcst_check(source: SourceFile, context: FileContext):
+    """``check_source`` as libcst reads the file: a file wanted for its project data alone is read from ``ast``
+    otherwise, edits built or not."""
+    readers = engine.ast_answer, engine._light_summaries
+    engine.ast_answer = engine._light_summaries = lambda *args: None
+    try:
+        return check_source(source, context, build_edits=True)
+    finally:
+        engine.ast_answer, engine._light_summaries = readers
+
+
 def answered_and_agrees(text: str, context: FileContext, name: str = "m.py") -> bool:
     """Whether the ast reading answered; asserts that the two readings agree on the text."""
     wanted = prefiltered(source_of(text, name), context)
     answered = bool(wanted) and engine.ast_answer(source_of(text, name), context, wanted) is not None
     fast = check_source(source_of(text, name), context, build_edits=False)
-    full = check_source(source_of(text, name), context, build_edits=True)
+    full = libcst_check(source_of(text, name), context)
+    assert full.parsed or not answered
     assert shown(fast) == shown(full), text
     return answered
 
@@ -113,6 +125,67 @@ def test_a_deploy_helper_is_read_without_libcst(text, monkeypatch):
     assert len(parsed) == len(CONTEXTS), "only the runs that build edits parsed with libcst"
 
 
+# Modules that call `torch._inductor.aot_compile`, as torch's own export helpers do: the first two are read from ast
+# (torch's sources then need no libcst), the others not.
+INDUCTOR_COMPILES = [
+    """import torch
+
+
+def package(self, standalone=False):
+    options = {"aot_inductor.package": True, "aot_inductor.package_constants_in_so": standalone}
+    for name, ep in self._method_overloads:
+        options["aot_inductor.model_name_for_generated_files"] = name
+        files = torch._inductor.aot_compile(
+            ep.module(), ep.example_inputs[0], kwargs=ep.example_inputs[1], options=options
+        )
+    return files
+""",
+    """import torch
+from torch.utils import _pytree as pytree
+
+
+def lower(exported_program):
+    args, kwargs = exported_program.example_inputs
+    flat_inputs, _ = pytree.tree_flatten((args, kwargs))
+    return torch._inductor.aot_compile(
+        exported_program.module(), tuple(flat_inputs), options={"aot_inductor.package": True}
+    )
+""",
+    """import torch
+
+
+def build(model, x):
+    options = {"aot_inductor.output_path": "out/m.pt2"}
+    options["k"] = 1
+    return torch._inductor.aot_compile(model, (x,), options=options)
+""",
+    """import torch
+
+
+def build(model, x):
+    return torch._inductor.aot_compile(model, (x,), options={"aot_inductor.output_path": "out/m.pt2"})
+""",
+    """import torch
+
+
+def build(model, x):
+    return torch._export.aot_load(torch._inductor.aot_compile(model, (x,)), "cpu")
+""",
+    """import torch
+
+
+def build(model, x):
+    return torch._inductor.aot_compile(model, (torch.randn(2, 3),))
+""",
+]
+
+
+@pytest.mark.parametrize("index", range(len(INDUCTOR_COMPILES)))
+def test_torch_inductor_aot_compile_is_read_as_libcst_reads_it(index):
+    answered = [answered_and_agrees(INDUCTOR_COMPILES[index], context) for context in CONTEXTS]
+    assert any(answered) == (index < 2)
+
+
 # Pieces of generated modules: how the API is imported and spelled, where the calls stand, what they are given.
 IMPORTS = [
     ("import torch\n", "torch._export.aot_compile", "torch._export.aot_load"),
@@ -123,8 +196,12 @@ IMPORTS = [
     ("from torch._export import aot_compile as build, aot_load as open_so\n", "build", "open_so"),
     ("import torch\ntorch = None\n", "torch._export.aot_compile", "torch._export.aot_load"),
     ("import os\nfrom torch._export import aot_compile\nimport torch\n", "aot_compile", "torch._export.aot_load"),
+    # The compile torch's own export helpers call, which the device-flow rules summarise too.
+    ("import torch\n", "torch._inductor.aot_compile", "torch._export.aot_load"),
+    ("from torch._inductor import aot_compile\nimport torch\n", "aot_compile", "torch._export.aot_load"),
 ]
-ARGS = ["(x,)", "(x, y)", "[x]", "()", "args", "(1, 2)", "(x,), {}", "(x,), {'k': y}", "*pair"]
+ARGS = ["(x,)", "(x, y)", "[x]", "()", "args", "(1, 2)", "(x,), {}", "(x,), {'k': y}", "*pair", "tuple(x)"]
+ARGS += ["tuple((x, y))", "list([x])", "tuple(*pair)", "tuple(x, y)", "tuple(torch.randn(2))"]
 KEYWORDS = [
     "",
     ", options={}",
@@ -154,7 +231,7 @@ def _module(rng: random.Random) -> str:
     model, args, keywords = rng.choice(MODELS), rng.choice(ARGS), rng.choice(KEYWORDS)
     device = rng.choice(DEVICES)
     compile_call = f"{compile_name}({model}, {args}{keywords})"
-    shape = rng.randrange(11)
+    shape = rng.randrange(13)
     noqa = rng.choice(["", "", "  # noqa", "  # noqa: AOTI001", "  # noqa: AOTI002"])
     if shape == 0:
         body = f"def build(model, x, y=None, *pair, net=2, **k):\n    so = {compile_call}{noqa}\n"
@@ -182,6 +259,13 @@ def _module(rng: random.Random) -> str:
     elif shape == 10:
         body = f"class Server:\n    def __init__(self, so):\n        self.model = {load_name}(so, {device})\n\n"
         body += f"    def __call__(self, x):\n        return self.model({rng.choice(CALL_ARGUMENTS)})\n"
+    elif shape == 11:
+        body = f"def build(model, x, pair):\n    return {compile_call}\n"
+    elif shape == 12:
+        options = rng.choice(["{'aot_inductor.package': True, 'flag': standalone}", "{**base}", "dict(a=1)"])
+        options = rng.choice([options, "{'aot_inductor.output_path': 'out/m.pt2'}"])
+        body = f"def build(model, x, pair, standalone=False):\n    opts = {options}\n    opts['k'] = standalone\n"
+        body += f"    return {compile_name}({model}, {args}, options=opts)\n"
     else:
         body = f"def build(model, x):\n    so: str = {compile_call}\n    print(so)\n"
         body += f"    return {load_name}(so, {device})\n"

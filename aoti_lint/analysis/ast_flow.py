@@ -4,8 +4,9 @@ for the summary, ``codemods.migration_plan`` for the fixes' verdicts); None for 
 
 A module is settled here when
 - its names resolve from its own bindings, as libcst resolves them (``imported_names``, ``local_bindings``);
-- its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), by a name that resolves to
-  one function only;
+- its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), or of
+  ``torch._inductor.aot_compile`` alone (torch's own export helpers call it), by a name that resolves to one
+  function only;
 - what those calls are given are literals, parameters without a default, names bound once to such values or to
   a compile's result, tuples, lists and dicts of them, and `options` are a dict of literal keys other than the
   output path; a load's device is a string (or a name, an attribute);
@@ -62,6 +63,7 @@ from aoti_lint.analysis.module_reader import last_parts
 from aoti_lint.analysis.values import (
     Artifact,
     Const,
+    Exported,
     Loaded,
     Mapping,
     Qualified,
@@ -427,7 +429,13 @@ class _Reader(ExampleInputs):
         site = self.sites_by_call.get(id(call))
         if site is not None:
             return Artifact(site[1]) if site[0].kind == "compile" else Loaded(site[1])
-        if self.names_among(call.func, _CALLEE_NAMES) & _SPECIAL_CALLEES:
+        special = self.names_among(call.func, _CALLEE_NAMES) & _SPECIAL_CALLEES
+        if special:
+            if special <= SEQUENCE_BUILTINS and len(call.args) == 1 and not call.keywords:
+                if type(call.args[0]) is ast.Starred:
+                    raise NotSettled  # libcst's evaluator reads the starred value itself
+                value = self.eval(call.args[0])  # `tuple(x)`, `list(x)`: x's items, when it is a sequence
+                return value if isinstance(value, Seq) else None
             raise NotSettled  # a tensor factory, a device, an export, a path builder: not read here
         if type(call.func) is ast.Attribute and call.func.attr in _PLACING_METHODS:
             raise NotSettled
@@ -460,12 +468,18 @@ class _Reader(ExampleInputs):
         self.sites_by_call: dict[int, tuple[_Site, int]] = {}
         compiles: list[_Site] = []
         loads: list[_Site] = []
+        # Calls of `torch._inductor.aot_compile` (what torch's own export helpers call): summarised as compiles in a
+        # module that has no other site, whose compiles they would share an index with.
+        inductor_compiles: list[ast.Call] = []
         for call in self.calls:
             if type(call.func) is ast.Call or not self.may_name(call.func, _SITE_SHORT_NAMES):
                 continue
             names = self.names(call.func)
+            if names == AOT_COMPILE_INDUCTOR:
+                inductor_compiles.append(call)
+                continue
             if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | PACKAGE_LOADERS.keys()):
-                raise NotSettled  # the new API, or the other compile: read by libcst
+                raise NotSettled  # the new API, or the other compile bound to something else too: read by libcst
             if names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
                 raise NotSettled
             for symbol, found in ((AOT_COMPILE, compiles), (AOT_LOAD, loads)):
@@ -478,12 +492,15 @@ class _Reader(ExampleInputs):
                     self.sites_by_call[id(call)] = (site, len(found))
                     found.append(site)
                     break
+        if inductor_compiles and (compiles or loads):
+            raise NotSettled
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self._plan(sites, compiles, loads)
         summary = FlowSummary(
             path=display_path,
             directory=str(path.resolve().parent),
-            compiles=tuple(self._compile_site(site.call) for site in compiles),
+            compiles=tuple(self._compile_site(site.call) for site in compiles)
+            + tuple(self._inductor_compile_site(call) for call in inductor_compiles),
             loads=tuple(self._load_site(site.call) for site in loads),
             calls=self._model_calls() if loads else (),
             constants=self._artifact_constants(),
@@ -541,15 +558,31 @@ class _Reader(ExampleInputs):
     def _compile_site(self, call: ast.Call) -> CompileSite:
         model = self.argument(call, 0, "f")
         device, inputs = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
-        options_node = self.argument(call, None, "options")
+        self._no_output_path(self.argument(call, None, "options"))
+        return CompileSite(self.span(call), device, None, self._dynamic_dims(call, inputs), None)
+
+    def _inductor_compile_site(self, call: ast.Call) -> CompileSite:
+        """A call of `torch._inductor.aot_compile` (``SiteReader.compile_site``): the example inputs' device; the
+        program's inputs stand for its dynamic dimensions, and this reading knows no program's."""
+        model = self.argument(call, 0, "gm")
+        device, _ = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
+        self._no_output_path(self.argument(call, None, "options"))
+        if model is not None and isinstance(self.eval(model), Exported):
+            raise NotSettled
+        return CompileSite(self.span(call), device, None, None, None)
+
+    def _no_output_path(self, options_node: ast.expr | None) -> None:
+        """Raise ``NotSettled`` where a compile's options may name its output path: the plan's business. Only the
+        keys of a dict are read, written out or bound once to a name: its values matter only under that key."""
+        if type(options_node) is ast.Name and type(self.single_value(options_node)) is ast.Dict:
+            options_node = self.single_value(options_node)
         if type(options_node) is ast.Dict and None not in options_node.keys:
             if any(self.eval(key) == Const(OUTPUT_PATH_OPTION) for key in options_node.keys):
-                raise NotSettled  # an output path: the plan's business
+                raise NotSettled
         elif options_node is not None:
             options = self.eval(options_node)
             if isinstance(options, Mapping) and any(key == OUTPUT_PATH_OPTION for key, _ in options.items):
                 raise NotSettled
-        return CompileSite(self.span(call), device, None, self._dynamic_dims(call, inputs), None)
 
     def _load_site(self, call: ast.Call) -> LoadSite:
         path_node = self.argument(call, 0, "so_path")

@@ -12,13 +12,14 @@ from pathlib import Path
 
 from aoti_lint.cpp import CPP_SUFFIXES
 from aoti_lint.diagnostics import Finding
+from aoti_lint.lazy import LazyPattern
 from aoti_lint.records import dataclass, field
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
 YAML_SUFFIXES = (".yml", ".yaml")
 # `#!/bin/sh`, `#!/usr/bin/bash`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`.
-_SHELL_SHEBANG = re.compile(rb"#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba)?sh(?:[ \t]|\r?$)")
+_SHELL_SHEBANG = LazyPattern(rb"#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?(?:ba)?sh(?:[ \t]|\r?$)")
 # Kinds whose text is Python that the Python rules read (a notebook's text is its code cells).
 PYTHON_KINDS = frozenset({"python", "jupyter"})
 

@@ -401,3 +401,27 @@ def test_no_verdict_is_kept_without_a_cache_for_a_file_just_written_or_through_a
     assert _hook_run(repo, "src/clean.py")[2] == "True False 0"
     # The link was replaced by a rename, its target never written through.
     assert not kept.is_symlink() and elsewhere.read_bytes().endswith(b"written before\n")
+
+
+def test_a_run_on_one_file_imports_pathlib_without_urllib_parse(tmp_path):
+    """``pathlib`` imports ``urllib.parse`` (and ``ipaddress``) for ``Path.as_uri`` alone; the command loads it
+    without them (``_import_pathlib``), and ``as_uri`` and ``urllib.parse`` still work. Run without ``site``: an
+    editable install imports ``pathlib`` at every interpreter start."""
+    (tmp_path / "hit.py").write_text(HIT)
+    probe = (
+        "import sys; sys.argv = ['aoti-lint', '--no-cache', 'hit.py']\n"
+        "assert 'pathlib' not in sys.modules\n"
+        "from aoti_lint.fast_path import main\n"
+        "code = main()\n"
+        "print('urllib.parse' in sys.modules, 'ipaddress' in sys.modules, code)\n"
+        "import pathlib\n"
+        "print(pathlib.Path('/a b').as_uri(), 'urllib.parse' in sys.modules)\n"
+        "from urllib.parse import quote\n"
+        "print(quote('a b'), sys.modules['urllib.parse'].quote is quote)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert "AOTI001" in result.stdout, result.stderr
+    assert result.stdout.splitlines()[-3:] == ["False False 1", "file:///a%20b True", "a%20b True"], result.stdout

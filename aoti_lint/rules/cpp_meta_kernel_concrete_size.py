@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from aoti_lint.diagnostics import Finding, Severity
 from aoti_lint.knowledge.custom_ops import CPP_META_KEY, CPP_SYMINT_METHODS, CPP_SYMINT_PARAMETERS, CPP_TENSOR_TYPES
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CPP_CUSTOM_OPS_META
+from aoti_lint.lazy import LazyPattern
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 # Validation macros: a size read inside one is a check the author wants, not a size that flows on.
 CHECK_MACROS = ("TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "TORCH_SYM_CHECK", "AT_ASSERT", "assert")
 # `op(Tensor x, SymInt n) -> Tensor` and `ns::op.overload(...)`: the name, then the arguments.
-_SCHEMA = re.compile(r"\s*(?:[\w]+::)?(?P<name>[\w.]+)\s*\((?P<args>.*)\)\s*->", re.DOTALL)
+_SCHEMA = LazyPattern(r"\s*(?:[\w]+::)?(?P<name>[\w.]+)\s*\((?P<args>.*)\)\s*->", re.DOTALL)
 
 
 @dataclass

@@ -14,7 +14,7 @@ from aoti_lint.knowledge.debug_switches import (
     message,
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
-from aoti_lint.lazy import cst
+from aoti_lint.lazy import LazyPattern, cst
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
@@ -72,11 +72,11 @@ _ENV_SETTING = (
 # a string: a key), or `=` and a string (a keyword). _ENV_SETTING starts with an optional group and a class of
 # quotes, which `re` tries at every position of a text (10 MB/s); ``_settings`` tries it only where a match may start
 # before a name that one of these follows (the names found at C speed).
-_AFTER_KEY = re.compile((rb"[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + STRING_VALUE + rb")").decode())
-_AFTER_NAME = re.compile((GAP + rb"=" + GAP + STRING_VALUE).decode())
-_SETTING = re.compile(_ENV_SETTING)
+_AFTER_KEY = LazyPattern((rb"[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + STRING_VALUE + rb")").decode())
+_AFTER_NAME = LazyPattern((GAP + rb"=" + GAP + STRING_VALUE).decode())
+_SETTING = LazyPattern(_ENV_SETTING)
 # A line that _ENV_SETTING's gaps may cross whole: blanks, a comment, a line continuation.
-_GAP_LINE = re.compile(r"\s*(?:#.*|\\\r?)?")
+_GAP_LINE = LazyPattern(r"\s*(?:#.*|\\\r?)?")
 
 
 def _sets(text: str, match: re.Match[str]) -> bool:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.knowledge.cpp_runners import PACKAGE_LOADER_HEADER, REPLACEMENT, RUNNER_CLASSES
 from aoti_lint.knowledge.references import AOTI_CPP_INFERENCE, CPP_RUNNER_HEADERS, MIGRATION_GUIDE
+from aoti_lint.lazy import LazyPattern
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 
 TYPE_CHECKING = False
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _NAME_NODES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 _CLASS_SPECIFIERS = frozenset({"class_specifier", "struct_specifier"})
 # `class [MACRO ...] Name [final] :` or `{`, the macros in capitals as export macros are written.
-_DEFINITION = re.compile(
+_DEFINITION = LazyPattern(
     rb"\b(?:class|struct)\s+(?:[A-Z][A-Z0-9_]*\s+)*("
     + "|".join(sorted(RUNNER_CLASSES)).encode()
     + rb")\s*(?:final\s*)?[:{]"

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from aoti_lint.config import Settings
+from aoti_lint.lazy import LazyPattern
 from aoti_lint.path_text import gitignore_bases, relative
 from aoti_lint.records import dataclass
 from aoti_lint.source import file_kind, kind_of_name
@@ -68,9 +69,9 @@ class MissingPath:
 # The entries of a directory whose ignore patterns the walk reads (`.git` for `.git/info/exclude`).
 _IGNORE_SOURCES = frozenset({".gitignore", ".ignore", ".git"})
 # A gitignore pattern that matches one name exactly: no slash, glob, escape, negation, comment or trailing space.
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.+=@-]*[A-Za-z0-9_+=@-][A-Za-z0-9_.+=@-]*")
+_PLAIN_NAME = LazyPattern(r"[A-Za-z0-9_.+=@-]*[A-Za-z0-9_+=@-][A-Za-z0-9_.+=@-]*")
 # Each pattern names its groups alike; an alternation of them must not.
-_NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+_NAMED_GROUP = LazyPattern(r"\(\?P<\w+>")
 
 
 def fast_matcher(spec: pathspec.PathSpec) -> Callable[[str], bool]:

@@ -60,6 +60,9 @@ class LazyPattern:
     def finditer(self, *args: Any) -> Any:
         return self.compiled.finditer(*args)
 
+    def sub(self, *args: Any) -> Any:
+        return self.compiled.sub(*args)
+
 
 if TYPE_CHECKING:  # the type checker sees libcst itself, with its node types
     import libcst as cst

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from aoti_lint.diagnostics import Finding
+from aoti_lint.lazy import LazyPattern
 from aoti_lint.records import dataclass, field
 
 # Format name -> module (imported only when chosen).
@@ -75,7 +76,7 @@ def _read_lines(path: str, cell: int | None) -> list[str]:
 # controls but tab (newlines would forge report lines or CI workflow commands, ESC starts terminal escapes),
 # bidirectional overrides (Trojan Source), line and paragraph separators, lone surrogates (file names that
 # are not UTF-8), and the XML non-characters.
-_UNSAFE = re.compile(
+_UNSAFE = LazyPattern(
     "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
 )
 _NAMED = {"\n": "\\n", "\r": "\\r"}
@@ -93,6 +94,8 @@ def _escaped(match: re.Match[str]) -> str:
 
 def printable(text: str) -> str:
     """``text`` with what could inject (see ``_UNSAFE``) shown as Python escapes: `\\n`, `\\x1b`, `\\u202e`."""
+    if text.isascii() and text.isprintable():  # most messages and paths: nothing to escape, no pattern to compile
+        return text
     return _UNSAFE.sub(_escaped, text) if _UNSAFE.search(text) else text
 
 

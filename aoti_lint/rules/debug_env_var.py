@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from aoti_lint.source import SourceFile
 
 ENVIRON = "os.environ"
-_IMPORTS_OS = re.compile(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
+_IMPORTS_OS = LazyPattern(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
 # A callee whose qualified name is one of these ends in the same name (an attribute's qualified name ends in
 # the attribute), unless it is a name bound by `import ... as`: tested before libcst resolves any name.
 _ENVIRON_METHODS = frozenset({"setdefault", "update"})

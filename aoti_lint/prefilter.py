@@ -82,13 +82,14 @@ def by_code(text: str, wanted: Wanted) -> Wanted:
     return Wanted(refine(text, wanted.rules), refine_summaries(text, wanted.project_rules))
 
 
-def prefiltered(source: SourceFile, context: FileContext) -> Wanted | None:
+def prefiltered(source: SourceFile, context: FileContext, first: Wanted | None = None) -> Wanted | None:
     """Every stage at once, for a Python file: the rules and project rules still wanting it, which
     ``engine.check_source`` takes instead of running the stages again. None for another kind of file, or
-    bytes that do not decode (the engine reports them as a syntax error without libcst)."""
+    bytes that do not decode (the engine reports them as a syntax error without libcst). ``first``: what
+    ``by_bytes`` gave for these bytes and this context, when it is known."""
     if source.kind not in PYTHON_KINDS:
         return None
-    wanted = by_bytes(source.prefilter_data, context)
+    wanted = by_bytes(source.prefilter_data, context) if first is None else first
     if not wanted:
         return wanted
     try:

@@ -25,11 +25,11 @@ from aoti_lint.disk import lint_file, make_source, read_stamped
 from aoti_lint.engine import FileOutcome, needs_libcst, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
-from aoti_lint.prefilter import Wanted, prefiltered
+from aoti_lint.prefilter import Wanted, by_bytes, prefiltered
 from aoti_lint.records import dataclass
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.run_options import Execution, FixOptions
-from aoti_lint.source import SourceFile, display_path
+from aoti_lint.source import PYTHON_KINDS, SourceFile, display_path
 from aoti_lint.stamps import CLEAN, rules_named
 
 TYPE_CHECKING = False
@@ -97,6 +97,15 @@ class _Pending:
     candidate: Candidate
     stamp: os.stat_result | None = None
     digest: str = ""
+    # What stage one found (a Python file's): the later stages start from it wherever they run, without asking
+    # every rule about the bytes again (a worker, then this process, then a worker read them otherwise).
+    first: Wanted | None = None
+
+    def later_stages(self) -> Wanted | None:
+        """``item.wanted`` once found; else what every stage finds, from stage one's answer when it is known."""
+        if self.wanted is None and self.first is not None:
+            return prefiltered(self.source, self.context, self.first)
+        return self.wanted
 
 
 def run_files(
@@ -142,18 +151,27 @@ def run_files(
         if execution.pool_min_seconds <= 0:
             stream.start()  # any work pays for the workers: they take every file past stage one
 
-        def take(index: int, candidate: Candidate, source: SourceFile | FileError, info: os.stat_result | None) -> None:
-            """Everything after reading a file: stage one, the cache, and the later stages here or in the stream."""
+        def take(
+            index: int,
+            candidate: Candidate,
+            source: SourceFile | FileError,
+            info: os.stat_result | None,
+            first: Wanted | None = None,
+        ) -> None:
+            """Everything after reading a file: stage one (``first``: its answer, found where the file was read), the
+            cache, and the later stages here or in the stream."""
             if isinstance(source, FileError):
                 outcomes[index] = FileOutcome(path=source.path, errors=[source])
                 _learn(stamps, candidate, None, None, None, started_ns)
                 return
             context = ruleset.context(source.path, source.kind, flow=(flows or {}).get(source.display_path))
-            if not context.reads(source.prefilter_data):
-                # check_source runs no rule on such bytes: nothing to parse, nothing to find.
-                outcomes[index] = FileOutcome(path=source.display_path, checked=True)
-                _learn(stamps, candidate, info, context, CLEAN, started_ns)
-                return
+            if first is None:
+                if not context.reads(source.prefilter_data):
+                    # check_source runs no rule on such bytes: nothing to parse, nothing to find.
+                    outcomes[index] = FileOutcome(path=source.display_path, checked=True)
+                    _learn(stamps, candidate, info, context, CLEAN, started_ns)
+                    return
+                first = _first_stage(source.kind, source.prefilter_data, context)
             too_big = over_limits(source)
             if too_big is not None:
                 outcomes[index] = FileOutcome(path=source.display_path, errors=[too_big])
@@ -167,7 +185,7 @@ def run_files(
                 outcomes[index] = cached
                 _learn(stamps, candidate, info, context, _verdict(cached, digest), started_ns)
                 return
-            item = _Pending(index, source, context, key, None, candidate, info, digest)
+            item = _Pending(index, source, context, key, None, candidate, info, digest, first)
             if stream.running:
                 stream.add(item)  # the workers take every later stage, each file's in one process
             elif len(source.data) > INLINE_STAGE_BYTES:
@@ -184,12 +202,12 @@ def run_files(
             if screened is None:  # the file is read here, as any other
                 take(index, candidate, *read_stamped(candidate, cwd))
                 return
-            error, info, data, rules = screened
+            error, info, data, rules, first = screened
             if error is not None:
                 take(index, candidate, error, None)
             elif data is not None:  # past stage one: the rest as for a file read here
                 shown = display_path(candidate.where, cwd)
-                take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info)
+                take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info, first)
             else:
                 outcomes[index] = FileOutcome(path=display_path(candidate.where, cwd), checked=True)
                 if stamps is not None:
@@ -323,7 +341,7 @@ def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
 def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
     """Run the file's later prefilter stages in this process; True when they leave it for libcst (it is then in
     the stream), False when it is to be settled here (``item.wanted`` set for ``lint_file``)."""
-    item.wanted = wanted = prefiltered(item.source, item.context)
+    item.wanted = wanted = item.later_stages()
     # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work. Otherwise
     # (tokens only in strings or comments, `.so` mentions read from ast, undecodable bytes) it is settled here
     # without libcst, while the file's ast index is still at hand.
@@ -334,8 +352,14 @@ def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
 
 
 # What a worker's stage one gives for one file of a chunk: the read error, or the ``stat`` of what was read and either
-# its bytes (it passed stage one: this process goes on with them) or the rules it was settled with (stamps).
-_Screened = tuple["FileError | None", "os.stat_result | None", "bytes | None", str]
+# its bytes (it passed stage one: this process goes on with them, and with what stage one found in a Python file)
+# or the rules it was settled with (stamps).
+_Screened = tuple["FileError | None", "os.stat_result | None", "bytes | None", str, "Wanted | None"]
+
+
+def _first_stage(kind: str, data: bytes, context: FileContext) -> Wanted | None:
+    """What stage one found in the bytes of a file that passed it, for a Python file's later stages."""
+    return by_bytes(data, context) if kind in PYTHON_KINDS else None
 
 
 class _Chunks:
@@ -574,7 +598,7 @@ class _Stream:
 
 def _process_here(item: _Pending, fix: FixOptions) -> FileOutcome:
     try:
-        return lint_file(item.source, item.context, fix, item.wanted)
+        return lint_file(item.source, item.context, fix, item.later_stages())
     except Exception as exc:  # a bug of ours costs this file, not the run
         return _failed(item, exc)
 
@@ -701,7 +725,7 @@ class _Pool:
             return
         try:
             self.futures[index] = self.executor.submit(
-                _process_in_worker, index, item.source, item.context, fix, item.wanted
+                _process_in_worker, index, item.source, item.context, fix, item.wanted, item.first
             )
         except BrokenProcessPool:
             self.broken = True
@@ -912,22 +936,27 @@ def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Pat
         if data is None:  # as read_stamped reads it, with the message of its error
             source, info = read_stamped(candidate, cwd)
             if isinstance(source, FileError):
-                screened.append((source, None, None, ""))
+                screened.append((source, None, None, "", None))
                 continue
             data, prefilter_data = source.data, source.prefilter_data
         else:
             prefilter_data = data
         context = ruleset.context(candidate.where, candidate.kind)
         if context.reads(prefilter_data):
-            screened.append((None, info, data, ""))
+            screened.append((None, info, data, "", _first_stage(candidate.kind, prefilter_data, context)))
         else:
             # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
-            screened.append((None, info if stamped else None, None, _rules_named(context) if stamped else ""))
+            screened.append((None, info if stamped else None, None, _rules_named(context) if stamped else "", None))
     return screened
 
 
 def _process_in_worker(
-    index: int, source: SourceFile, context: FileContext, fix: FixOptions, wanted: Wanted | None
+    index: int,
+    source: SourceFile,
+    context: FileContext,
+    fix: FixOptions,
+    wanted: Wanted | None,
+    first: Wanted | None = None,
 ) -> FileOutcome:
     global _busy
     slots = _slots
@@ -935,6 +964,8 @@ def _process_in_worker(
         slots[_slot] = index  # type: ignore[index]
     _busy = True
     try:
+        if wanted is None and first is not None:
+            wanted = prefiltered(source, context, first)
         outcome = lint_file(source, context, fix, wanted)
     except _Terminated:
         os._exit(1)

@@ -308,9 +308,23 @@ def chunked_tree(root: Path) -> Path:
 
 
 def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_job(tmp_path, reads, monkeypatch):
+    from collections import Counter
+
     from aoti_lint import runner
+    from aoti_lint.file_context import FileContext
 
     tree = chunked_tree(tmp_path / "tree")
+    # Stage one's answer travels with a file: this process asks about no passing file's bytes twice (their texts
+    # differ), whoever read them.
+    asked: Counter[bytes] = Counter()
+    ask = FileContext.reads
+
+    def reads_counted(self: FileContext, data: bytes) -> bool:
+        passed = ask(self, data)
+        asked.update([data] if passed else [])
+        return passed
+
+    monkeypatch.setattr(FileContext, "reads", reads_counted)
     chunks: list[int] = []
     screen = runner._Pool.screen
     monkeypatch.setattr(
@@ -322,6 +336,7 @@ def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_jo
     assert chunks and chunks[:-1] == [runner.CHUNK_FILES] * (len(chunks) - 1)
     assert sum(chunks) + len(reads) == pooled.files_checked + len(pooled.errors), (chunks, len(reads))
     assert (len(reads) - runner.PACE_FILES) % runner.CHUNK_FILES == 0
+    assert asked and max(asked.values()) == 1, [data for data, count in asked.items() if count > 1]
     serial = run(tree, Execution(jobs=1))
     assert shown(pooled) == shown(serial) and {f.code for f in serial.findings} == {"AOTI000", "AOTI001", "AOTI002"}
     assert [(e.path, e.message) for e in pooled.errors] == [(e.path, e.message) for e in serial.errors]

@@ -14,11 +14,14 @@ from aoti_lint.knowledge.deprecated_api import (
 )
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
+from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from aoti_lint.diagnostics import Finding
 
 OUTPUT_PATH_KEY = "aot_inductor.output_path"
 PRINTER_KEY = "aot_inductor.debug_intermediate_value_printer"
@@ -315,6 +318,11 @@ class AotiApiMisuse(PythonRule):
             return True
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
 
+    @classmethod
+    def check_ast(cls, code: Any, path: str) -> list[Finding] | None:
+        # No findings where no call can give one (see _AstMisuse); libcst reads any other file.
+        return _AstMisuse(cls, code, path).findings()
+
     def visit_Call(self, node: cst.Call) -> None:
         # The callee's last name first: the first qualified_names call resolves every name of the module. libcst
         # names a call after its callee: `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API.
@@ -492,3 +500,61 @@ class AotiApiMisuse(PythonRule):
                     f'`{PRINTER_KEY}` must be a string such as "{element.value.value}", not an integer '
                     f"(fails with '{element.value.value} is not a valid IntermediateValueDebuggingLevel')",
                 )
+
+
+# The API functions whose calls this rule checks, as libcst names them.
+_CHECKED = frozenset({NEW_COMPILE, NEW_LOAD, NEW_LOAD_LOW_LEVEL, AOT_LOAD.qualified_name, *CONFIG_DICT_ARGUMENTS})
+# Each loader and the keywords it takes (`**kwargs`, whose ``ast`` keyword has no name, is checked by none).
+_LOADERS = ((NEW_LOAD, {None, *NEW_LOAD_PARAMETERS}), (NEW_LOAD_LOW_LEVEL, {None, *LOW_LEVEL_LOAD_PARAMETERS}))
+
+
+class _AstMisuse(AstReading):
+    """AOTI003 read from ``ast`` where no call can be reported, as torch's own modules that define the API are: every
+    call whose callee may be the API (``visit_Call``'s own test) is named from the module's bindings, and each call of
+    it is one no check can report. A loader's keywords are its parameters, and its path cannot end in `.so` when no
+    string of the module does (every path the rule follows ends in one of its literals); a config dict cannot hold
+    a key no string of the module spells. A compile of the new API, or a load of the old one, is left to libcst, as
+    is a callee this reading cannot name. ``tests/test_api_misuse_ast.py`` compares both readings."""
+
+    def findings(self) -> list[Finding] | None:
+        import ast
+
+        nodes = self.nodes()
+        if nodes is None or not self.read_imports():
+            return None
+        calls = [node for node in nodes if type(node) is ast.Call and self._may_be_checked(node.func)]
+        if not calls:
+            return []
+        strings = {node.value for node in nodes if type(node) is ast.Constant and type(node.value) is str}
+        bare_so = any(string.endswith(".so") for string in strings)
+        keyed = OUTPUT_PATH_KEY in strings or PRINTER_KEY in strings
+        for call in calls:
+            names = self.qualified_names(call.func)
+            if names is None:
+                return None
+            checked = names & _CHECKED
+            if not checked:
+                continue
+            if NEW_COMPILE in checked or AOT_LOAD.qualified_name in checked:
+                return None
+            for loader, parameters in _LOADERS:
+                if loader in checked and (bare_so or any(item.arg not in parameters for item in call.keywords)):
+                    return None
+            if keyed and checked & CONFIG_DICT_ARGUMENTS.keys():
+                return None
+        return []
+
+    def _may_be_checked(self, func: Any) -> bool:
+        """``visit_Call``'s first test: the callee is no call, and its names may end in one of ``CALLEE_NAMES``
+        (``QualifiedNames.may_name``)."""
+        import ast
+
+        if type(func) is ast.Call:
+            return False
+        while isinstance(func, ast.Call | ast.Subscript):
+            func = func.func if isinstance(func, ast.Call) else func.value
+        if type(func) is ast.Attribute:
+            return func.attr in CALLEE_NAMES
+        if type(func) is not ast.Name:
+            return False
+        return func.id in CALLEE_NAMES or func.id in self.imported.import_aliases

@@ -231,7 +231,7 @@ def _module(rng: random.Random) -> str:
     model, args, keywords = rng.choice(MODELS), rng.choice(ARGS), rng.choice(KEYWORDS)
     device = rng.choice(DEVICES)
     compile_call = f"{compile_name}({model}, {args}{keywords})"
-    shape = rng.randrange(13)
+    shape = rng.randrange(15)
     noqa = rng.choice(["", "", "  # noqa", "  # noqa: AOTI001", "  # noqa: AOTI002"])
     if shape == 0:
         body = f"def build(model, x, y=None, *pair, net=2, **k):\n    so = {compile_call}{noqa}\n"
@@ -266,11 +266,20 @@ def _module(rng: random.Random) -> str:
         options = rng.choice([options, "{'aot_inductor.output_path': 'out/m.pt2'}"])
         body = f"def build(model, x, pair, standalone=False):\n    opts = {options}\n    opts['k'] = standalone\n"
         body += f"    return {compile_name}({model}, {args}, options=opts)\n"
+    elif shape in (13, 14):
+        # A parameter's default is its value where every call of the function in the module leaves it so.
+        default = rng.choice(["'cpu'", "'cuda:1'", "None", "dev", "'cuda'"])
+        given = rng.choice(["", ", 'cuda'", ", device='cpu'", ", *rest", ", n=3", ", **kw", ", 'cpu', 3"])
+        body = f"def build(model, x, device={default}, n=2):\n    so = {compile_call}\n"
+        body += f"    return {load_name}(so, device)\n\n\n"
+        body += f"runner = build(m, t{given})\n" if shape == 13 else f"def main():\n    return build(m, t{given})\n"
+        body += rng.choice(["", "other = build(m, t)\n", "handle = build\n", "@wrap\ndef later():\n    build(m, t)\n"])
     else:
         body = f"def build(model, x):\n    so: str = {compile_call}\n    print(so)\n"
         body += f"    return {load_name}(so, {device})\n"
     extra = rng.choice(["", "", "BATCH = 8\n", "PATH = 'out/model.pt2'\n", "log = logging.getLogger(__name__)\n"])
     extra += rng.choice(["", "", "def model():\n    pass\n", "compiled = 1\n", "global_name = torch\n"])
+    extra += rng.choice(["", "", "from torch._inductor import config as inductor_config\n", "import numpy as np\n"])
     return f"{header}{extra}\n\n{body}"
 
 

@@ -230,6 +230,7 @@ class _Reader(ExampleInputs):
         self.self_attributes = self._self_attributes()
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
+        self._reads: dict[tuple[int, int], ast.Name] | None = None
 
     # -- positions and names ----------------------------------------------------------------------------
 
@@ -390,12 +391,51 @@ class _Reader(ExampleInputs):
         parameter = self.lone_parameter(node)
         if parameter is not None:
             default = self._default_of(parameter)
-            if default is not None and isinstance(self.eval(default), Const):
-                raise NotSettled  # libcst's scopes tell whether every call leaves it to the default
-            return None
+            if default is None:
+                return None
+            value = self.eval(default)
+            return value if isinstance(value, Const) and self._left_to_default(parameter) else None
         if node.id == "__file__":
             raise NotSettled
         return None
+
+    def _left_to_default(self, parameter: ast.arg) -> bool:
+        """Whether every call of the parameter's function leaves it to its default, as ``ModuleEvaluator``'s
+        ``_parameter_default`` reads it: a function of no class, undecorated, called in this module, by its name
+        (``FunctionLocals.function_references``: where libcst's scopes must tell, ``NotSettled``)."""
+        function = self.parent(self.parent(parameter))  # type: ignore[arg-type]  # an ast.arguments, see _default_of
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            raise NotSettled  # a lambda's: libcst's evaluator looks for the def around it
+        if function.decorator_list or self._enclosing_class(function) is not None:
+            return False
+        reads = self.locals.function_references(function.name, *self._at(function))
+        if reads is NOT_KNOWN:
+            raise NotSettled
+        if not reads:
+            return False
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        position = positional.index(parameter) if parameter in positional else None
+        for at in reads:  # type: ignore[attr-defined]
+            read = self._name_reads().get(at)
+            if read is None:
+                raise NotSettled
+            call = self.parent(read)
+            if type(call) is not ast.Call or call.func is not read:
+                return False
+            if any(type(item) is ast.Starred for item in call.args) or any(
+                item.arg is None or item.arg == parameter.arg for item in call.keywords
+            ):
+                return False
+            if position is not None and len(call.args) > position:
+                return False
+        return True
+
+    def _name_reads(self) -> dict[tuple[int, int], ast.Name]:
+        """Every name read, by where it starts (libcst's line and column)."""
+        if self._reads is None:
+            self._reads = {self._at(node): node for node in self.nodes if type(node) is ast.Name}
+        return self._reads
 
     def _default_of(self, parameter: ast.arg) -> ast.expr | None:
         arguments = self.parent(parameter)
@@ -824,6 +864,16 @@ class _Reader(ExampleInputs):
 
         rules = {AOT_COMPILE.qualified_name: DeprecatedAotCompile, AOT_LOAD.qualified_name: DeprecatedAotLoad}
         aliases = self.imported.import_aliases
+        # The `as` names of imports of a name spelled as the API's: another `as` name is named after what its
+        # import names (`from torch._inductor import config as inductor_config`), never the API.
+        short_names = {symbol.short_name for symbol in _SYMBOLS}
+        api_aliases = {
+            alias.asname
+            for statement in self.nodes
+            if type(statement) is ast.Import or type(statement) is ast.ImportFrom
+            for alias in statement.names
+            if alias.asname is not None and alias.name.rpartition(".")[2] in short_names
+        }
         found: list[Finding] = []
         node: Any
         for node in self.nodes:
@@ -831,8 +881,8 @@ class _Reader(ExampleInputs):
             if kind is ast.Attribute:
                 symbols = [symbol for symbol in _SYMBOLS if node.attr == symbol.short_name]
             elif kind is ast.Name:
-                # A name libcst may resolve to the API: spelled as one of it, or an import's `as` name.
-                symbols = [symbol for symbol in _SYMBOLS if node.id == symbol.short_name or node.id in aliases]
+                # A name libcst may resolve to the API: spelled as one of it, or the `as` name of an import of one.
+                symbols = [symbol for symbol in _SYMBOLS if node.id == symbol.short_name or node.id in api_aliases]
             else:
                 if kind in _NAME_HOLDERS and _binds_a_name(node, aliases):
                     raise NotSettled  # `global aot_load`, `except E as aot_load`: libcst may name it the API

@@ -19,14 +19,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# What a string or a comment starts with; the prefix letters of a string are read back from before its quote.
-_OPENING = re.compile(r"[\"'#]")
-_BODY = {
-    '"""': re.compile(r'(?:[^"\\]|\\.|"(?!""))*"""', re.DOTALL),
-    "'''": re.compile(r"(?:[^'\\]|\\.|'(?!''))*'''", re.DOTALL),
-    '"': re.compile(r'(?:[^"\\\n]|\\.)*"', re.DOTALL),
-    "'": re.compile(r"(?:[^'\\\n]|\\.)*'", re.DOTALL),
-}
+# A comment, or a string literal from its quote (the prefix letters are read back from before it); after each form
+# of string, its bare opening quote: a string this reading cannot end (one quote for a one-line string, three for
+# a long one, then no closing quote). Every alternative starts with its own character, which ``re`` skips to.
+_TOKEN = re.compile(
+    r"#[^\n]*"
+    r'|"""(?:[^"\\]|\\.|"(?!""))*"""|"""'
+    r"|'''(?:[^'\\]|\\.|'(?!''))*'''|'''"
+    r'|"(?:[^"\\\n]|\\.)*"|"'
+    r"|'(?:[^'\\\n]|\\.)*'|'",
+    re.DOTALL,
+)
 _PREFIX = re.compile(r"(?<![\w])[A-Za-z]{1,2}\Z")
 # A line that may start a top-level statement: its first character is none of whitespace (form feeds included,
 # which Python reads as indentation), a comment's or a closing bracket's.
@@ -41,35 +44,37 @@ def string_prefix(text: str, start: int) -> str:
     return prefix.group() if prefix is not None else ""
 
 
-# One entry: the text stages of several rules read the same text in a row (the device flow's, the `.so` mentions',
-# the kernels'). The list is shared: its readers never change it.
-@functools.lru_cache(maxsize=1)
 def string_spans(text: str) -> list[tuple[int, int]] | None:
     """The (start, end) offsets of every string literal, from its opening quote; None where one cannot be
     ended by Python 3.11's rules or is an f-string whose braces do not pair up (one that nests its own quotes,
     as Python 3.12 allows, reads so)."""
+    strings = _strings(text)
+    return None if strings is None else strings[0]
+
+
+# One entry: the text stages of several rules read the same text in a row (the device flow's, the `.so` mentions',
+# the kernels'). The lists are shared: their readers never change them.
+@functools.lru_cache(maxsize=1)
+def _strings(text: str) -> tuple[list[tuple[int, int]], list[str]] | None:
+    """``string_spans`` and each string's prefix letters (``string_prefix``), in one pass over the text."""
     spans: list[tuple[int, int]] = []
-    search, find = _OPENING.search, text.find
-    position = 0
-    while True:
-        found = search(text, position)
-        if found is None:
-            return spans
-        start = found.start()
-        if text[start] == "#":
-            position = find("\n", start)
-            if position < 0:
-                return spans
+    prefixes: list[str] = []
+    for token in _TOKEN.finditer(text):
+        start, end = token.span()
+        quote = text[start]
+        if quote == "#":
             continue
-        quote = text[start : start + 3] if text.startswith(text[start] * 3, start) else text[start]
-        body = _BODY[quote].match(text, start + len(quote))
-        if body is None:
-            return None
-        prefix = _PREFIX.search(text, max(start - 3, 0), start)
-        if prefix is not None and "f" in prefix.group().lower() and not _fields_close(text, start, body.end()):
-            return None
-        spans.append((start, body.end()))
-        position = body.end()
+        if end - start == 1 or (end - start == 3 and text[start + 1] == quote == text[start + 2]):
+            return None  # an opening quote alone: the string does not end
+        prefix = ""
+        before = text[start - 1] if start else ""
+        if ("a" <= before <= "z" or "A" <= before <= "Z") or not before.isascii():  # a letter may be a prefix
+            prefix = string_prefix(text, start)
+            if ("f" in prefix or "F" in prefix) and not _fields_close(text, start, end):
+                return None
+        spans.append((start, end))
+        prefixes.append(prefix)
+    return spans, prefixes
 
 
 _BRACE = re.compile(r"[{}]")
@@ -170,13 +175,13 @@ class Places:
     @functools.lru_cache(maxsize=1)
     def of(text: str) -> Places | None:
         """The text's places, shared by the stages that ask in a row; None where its strings cannot be told."""
-        spans = string_spans(text)
-        return None if spans is None else Places(text, spans)
+        strings = _strings(text)
+        return None if strings is None else Places(text, *strings)
 
-    def __init__(self, text: str, spans: list[tuple[int, int]]) -> None:
+    def __init__(self, text: str, spans: list[tuple[int, int]], prefixes: list[str] | None = None) -> None:
         self.text = text
         self.spans = spans
-        self.prefixes = [string_prefix(text, start) for start, _ in spans]
+        self.prefixes = [string_prefix(text, start) for start, _ in spans] if prefixes is None else prefixes
         self.openings = [start - len(prefix) for (start, _), prefix in zip(spans, self.prefixes, strict=True)]
         self._top_level: list[int] | None = None
         self._top_level_read = False

@@ -18,7 +18,7 @@ from aoti_lint.kernel_prefilter import kernel_candidates
 from aoti_lint.kernel_regions import kernel_candidates_in_regions
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.fake_kernels import could_hold_kernel_text
-from aoti_lint.text_layout import statement_starts, string_spans, top_level_starts
+from aoti_lint.text_layout import Places, statement_starts, string_prefix, string_spans, top_level_starts
 from tests.conftest import FIXTURES, REPO
 
 
@@ -64,6 +64,31 @@ def test_strings_are_the_tokenizers(path):
     except (tokenize.TokenError, SyntaxError):
         pytest.skip("not Python the tokenizer reads")
     assert string_spans(text) == expected
+    # The prefixes read in the same pass are the letters before each quote.
+    places = Places.of(text)
+    assert places is not None and places.prefixes == [string_prefix(text, start) for start, _ in expected]
+
+
+def test_strings_and_their_prefixes_are_read_in_one_pass_as_the_tokenizer_reads_them():
+    """Generated fragments, unterminated strings and f-strings with unpaired braces among them."""
+    import random
+
+    pieces = ['"', "'", '"""', "'''", "#", "\n", "x", "f", "rb", "F", "\\", "{", "}", "{{", " ", "é", "\\\n", "Rf"]
+    generated = random.Random(5)
+    read = 0
+    for _ in range(20000):
+        text = "".join(generated.choice(pieces) for _ in range(generated.randint(0, 12)))
+        try:
+            expected = _tokenizer_strings(text)
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            continue
+        places = Places.of(text)
+        if places is None:
+            continue  # an f-string whose braces Python 3.12 reads otherwise
+        read += 1
+        assert places.spans == expected, text
+        assert places.prefixes == [string_prefix(text, start) for start, _ in expected], text
+    assert read > 2000
 
 
 def _statements_of_pieces(text: str) -> tuple[list[str], list[str]]:

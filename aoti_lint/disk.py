@@ -38,15 +38,20 @@ def read_stamped(candidate: Candidate, cwd: Path) -> tuple[SourceFile | FileErro
     shown = display_path(candidate.path, cwd)
     try:
         data, info = read_regular_file_stat(candidate.path)
-    except IsADirectoryError:
-        return FileError(shown, "is a directory"), None
-    except NotRegularFile:
-        return FileError(shown, "is not a regular file (a FIFO, socket or device); not read"), None
-    except FileNotFoundError:
-        return FileError(shown, "file disappeared before it could be read"), None
-    except OSError as exc:
-        return FileError(shown, f"cannot read file: {exc.strerror or exc}"), None
+    except (OSError, NotRegularFile) as exc:
+        return read_error(shown, exc), None
     return make_source(candidate.path, shown, candidate.kind, data), info
+
+
+def read_error(shown: str, exc: OSError | NotRegularFile) -> FileError:
+    """What a file that could not be read (``read_regular_file_stat``'s error) is reported as."""
+    if isinstance(exc, IsADirectoryError):
+        return FileError(shown, "is a directory")
+    if isinstance(exc, NotRegularFile):
+        return FileError(shown, "is not a regular file (a FIFO, socket or device); not read")
+    if isinstance(exc, FileNotFoundError):
+        return FileError(shown, "file disappeared before it could be read")
+    return FileError(shown, f"cannot read file: {exc.strerror or exc}")
 
 
 def read_regular_file(path: Path) -> bytes:

@@ -235,8 +235,11 @@ def run_files(
                     settle(at, file, screened)
                 continue
             began = perf_counter()
-            source, info = read_stamped(candidate, cwd)
-            take(index, candidate, source, info)
+            if flows:
+                take(index, candidate, *read_stamped(candidate, cwd))
+            else:  # as a worker reads a chunk: a file stage one settles needs no SourceFile (nor a Path)
+                (screened,) = _screen_chunk([(index, candidate)], ruleset, cwd, stamps is not None)
+                settle(index, candidate, screened)
             reading_seconds += perf_counter() - began
             read_here += 1
             left = len(candidates) - index - 1
@@ -922,8 +925,7 @@ def _die_with_parent() -> None:
 def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool) -> list[_Screened]:
     """Read each file of the chunk and run stage one on it, in a worker or here: ``run_files`` settles each by what
     this gives (``settle``)."""
-    import contextlib
-
+    from aoti_lint.disk import read_error
     from aoti_lint.reading import NotRegularFile, read_regular_file_stat
 
     screened: list[_Screened] = []
@@ -931,9 +933,12 @@ def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Pat
         data: bytes | None = None
         info: os.stat_result | None = None
         if candidate.kind != "jupyter":  # a notebook's stage one reads its cells' code, not its JSON
-            with contextlib.suppress(OSError, NotRegularFile):
+            try:
                 data, info = read_regular_file_stat(candidate.where)
-        if data is None:  # as read_stamped reads it, with the message of its error
+            except (OSError, NotRegularFile) as exc:  # as read_stamped reports it
+                screened.append((read_error(display_path(candidate.where, cwd), exc), None, None, "", None))
+                continue
+        if data is None:
             source, info = read_stamped(candidate, cwd)
             if isinstance(source, FileError):
                 screened.append((source, None, None, "", None))

@@ -603,13 +603,18 @@ def later(monkeypatch):
 
 @pytest.fixture
 def reads(monkeypatch):
-    """The names of the files the runner opens."""
-    from aoti_lint import runner
+    """The names of the files the runner opens in this process: a file read whole (``read_stamped``), or only for
+    stage one as a chunk of files is read (``_screen_chunk``)."""
+    from aoti_lint import reading, runner
 
     opened: list[str] = []
     original = runner.read_stamped
     monkeypatch.setattr(
         runner, "read_stamped", lambda candidate, cwd: opened.append(candidate.path.name) or original(candidate, cwd)
+    )
+    read_bytes = reading.read_regular_file_stat
+    monkeypatch.setattr(
+        reading, "read_regular_file_stat", lambda path: opened.append(os.path.basename(path)) or read_bytes(path)
     )
     return opened
 
@@ -1305,3 +1310,25 @@ def test_the_env_var_text_test_answers_as_its_pattern_alone():
         found += expected
         assert DebugEnvVar.could_match_python(text) == expected, text
     assert 500 < found < 19500
+
+
+def test_a_path_outside_the_working_directory_is_shown_as_relpath_shows_it():
+    """``display_path`` runs relpath once per directory, not per file: the same answer on generated paths and roots,
+    `..`, `.`, empty parts and a root's own parents among them."""
+    import random
+
+    from aoti_lint.source import display_path
+
+    parts = ["a", "b", "c.py", "..", ".", "", "x"]
+    generated = random.Random(1)
+
+    def path() -> str:
+        return "/" + "/".join(generated.choice(parts) for _ in range(generated.randint(0, 5)))
+
+    paths = {path() for _ in range(600)} | {"/", "/a", "/a/b", "/a/b/c.py", "/x/a/b.py"}
+    roots = {path() for _ in range(60)} | {"/", "/a/b", "/a/b/", "//a/b", "/x"}
+    for root in map(Path, roots):
+        inside = os.path.join(str(root), "")
+        for text in paths:
+            expected = text[len(inside) :] if text.startswith(inside) else os.path.relpath(text, root)
+            assert display_path(text, root) == expected, (text, root)

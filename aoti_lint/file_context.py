@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
-from collections.abc import Iterable
+import itertools
+from collections.abc import Iterable, Sequence
 
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, remember, rule_matches
@@ -55,6 +57,27 @@ class FileContext:
         return any(rule_matches(rule, data) for rule in self.rules) or any(
             rule.wants_summary(data) for rule in self.project_rules
         )
+
+    def reads_many(self, datas: Sequence[bytes]) -> list[bool]:
+        """``reads`` of each of several files' bytes. The screen's words are looked for in all of them at once: a
+        search costs about a microsecond before it reads a byte, and most small files hold none of them."""
+        screen = _screen(self.rules, self.project_rules)
+        if len(datas) < 2 or screen.rules or screen.project_rules:
+            return [self.reads(data) for data in datas]
+        # No word holds a NUL byte: none is found across two files.
+        joined = b"\0".join(datas)
+        starts = list(itertools.accumulate((len(data) + 1 for data in datas[:-1]), initial=0))
+        holding = [False] * len(datas)
+        last = len(datas) - 1
+        for anchor, _ in screen.anchored:
+            at = joined.find(anchor)
+            while at != -1:
+                index = bisect.bisect_right(starts, at) - 1
+                holding[index] = True
+                if index == last:
+                    break
+                at = joined.find(anchor, starts[index + 1])
+        return [held and self.reads(data) for held, data in zip(holding, datas, strict=True)]
 
 
 @dataclass(frozen=True)

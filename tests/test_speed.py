@@ -1332,3 +1332,29 @@ def test_a_path_outside_the_working_directory_is_shown_as_relpath_shows_it():
         for text in paths:
             expected = text[len(inside) :] if text.startswith(inside) else os.path.relpath(text, root)
             assert display_path(text, root) == expected, (text, root)
+
+
+def test_stage_one_over_many_files_at_once_answers_as_over_each():
+    """``FileContext.reads_many`` looks for the screen's words in several files' bytes joined: a word at a file's
+    edges, a NUL byte in a file, an empty file and a word split across two files must not change any answer."""
+    import random
+
+    from aoti_lint.file_context import FileContext
+    from aoti_lint.rules import ALL_RULES
+    from aoti_lint.rules.base import ProjectRule
+
+    python = [rule for rule in ALL_RULES if "python" in rule.file_kinds]
+    context = FileContext(
+        tuple(rule for rule in python if not issubclass(rule, ProjectRule)),
+        tuple(rule for rule in python if issubclass(rule, ProjectRule)),
+    )
+    words = [b"aot_load", b"_export", b"TORCH_LOGS", b'"1"', b"os.environ[", b"] = ", b".so'", b"aot", b"_load"]
+    words += [b"register_fake", b"\0", b"", b"x", b"\n", b"inductor", b"options", b"compile(", b"'meta'", b"impl("]
+    generated = random.Random(4)
+    found = 0
+    for _ in range(3000):
+        datas = [b"".join(generated.choices(words, k=generated.randint(0, 6))) for _ in range(generated.randint(1, 9))]
+        expected = [context.reads(data) for data in datas]
+        found += sum(expected)
+        assert context.reads_many(datas) == expected, datas
+    assert found > 1000

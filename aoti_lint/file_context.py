@@ -44,12 +44,13 @@ class FileContext:
         project = tuple(rule for rule in chosen if issubclass(rule, ProjectRule))
         return cls(rules, project, target_torch, flow)
 
-    def reads(self, data: bytes) -> bool:
+    def reads(self, data: bytes, present: list[bool] | None = None) -> bool:
         """The prefilter's first stage: whether some rule could match these bytes, or some project rule
-        wants the file's data. A file that passes no rule here is settled without being decoded."""
+        wants the file's data. A file that passes no rule here is settled without being decoded. ``present``:
+        which of the screen's anchors the bytes hold, when that is known (``reads_many``)."""
         screen = _screen(self.rules, self.project_rules)
         if not (
-            screen.tokens_in(data)
+            screen.tokens_in(data, present)
             or any(rule_matches(rule, data) for rule in screen.rules)
             or any(rule.wants_summary(data) for rule in screen.project_rules)
         ):
@@ -67,17 +68,22 @@ class FileContext:
         # No word holds a NUL byte: none is found across two files.
         joined = b"\0".join(datas)
         starts = list(itertools.accumulate((len(data) + 1 for data in datas[:-1]), initial=0))
-        holding = [False] * len(datas)
+        # Which anchors each file holds, each found once per file that holds it: ``reads`` looks for none again.
+        present: list[list[bool] | None] = [None] * len(datas)
+        anchors = len(screen.anchored)
         last = len(datas) - 1
-        for anchor, _ in screen.anchored:
+        for position, (anchor, _) in enumerate(screen.anchored):
             at = joined.find(anchor)
             while at != -1:
                 index = bisect.bisect_right(starts, at) - 1
-                holding[index] = True
+                found = present[index]
+                if found is None:
+                    found = present[index] = [False] * anchors
+                found[position] = True
                 if index == last:
                     break
                 at = joined.find(anchor, starts[index + 1])
-        return [held and self.reads(data) for held, data in zip(holding, datas, strict=True)]
+        return [found is not None and self.reads(data, found) for found, data in zip(present, datas, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -90,11 +96,13 @@ class _Screen:
     rules: tuple[type[Rule], ...]
     project_rules: tuple[type[ProjectRule], ...]
 
-    def tokens_in(self, data: bytes) -> bool:
-        """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it."""
+    def tokens_in(self, data: bytes, present: list[bool] | None = None) -> bool:
+        """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it. ``present``: which
+        anchors they hold, when that is known."""
         # The anchors inline: most files hold none, and a call per anchor costs more than the scan of a small file;
         # for the others, what was found is kept for the rules' tests (``holds``).
-        present = [anchor in data for anchor, _ in self.anchored]
+        if present is None:
+            present = [anchor in data for anchor, _ in self.anchored]
         if True not in present:
             return False
         remember(data, {anchor: found for (anchor, _), found in zip(self.anchored, present, strict=True)})

@@ -64,6 +64,8 @@ PACE_FILES = 32
 # Files read here go through stage one this many at a time (``FileContext.reads_many``); the pace is judged after each
 # such batch.
 BATCH_FILES = PACE_FILES
+# A file larger than this goes through stage one alone: a batch's files are held until it is screened.
+BATCH_FILE_BYTES = 32_000
 # The modules of the later prefilter stages and of the readings from ``ast`` (libcst aside): imported here before the
 # workers start, so that each forked worker has them instead of importing them again (a tenth of the CPU time of the
 # workers on torch's sources, and a tenth less wall time there and on 20,000 files).
@@ -966,18 +968,33 @@ def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Pat
         else:
             prefilter_data = data
         context = ruleset.context(candidate.where, candidate.kind)
+        if len(prefilter_data) > BATCH_FILE_BYTES:  # a search's own cost is nothing next to its scan: alone
+            screened.append(
+                _screened(candidate.kind, info, data, prefilter_data, context.reads(prefilter_data), context, stamped)
+            )
+            continue
         read.setdefault(id(context), (context, []))[1].append((len(screened), info, data, prefilter_data))
         screened.append(None)
     for context, files in read.values():
         passed = context.reads_many([prefilter_data for _, _, _, prefilter_data in files])
         for (at, info, data, prefilter_data), reads in zip(files, passed, strict=True):
-            kind = chunk[at][1].kind
-            if reads:
-                screened[at] = (None, info, data, "", _first_stage(kind, prefilter_data, context))
-            else:
-                # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
-                screened[at] = (None, info if stamped else None, None, _rules_named(context) if stamped else "", None)
+            screened[at] = _screened(chunk[at][1].kind, info, data, prefilter_data, reads, context, stamped)
     return screened  # type: ignore[return-value]  # every slot is filled above
+
+
+def _screened(
+    kind: str,
+    info: os.stat_result | None,
+    data: bytes,
+    prefilter_data: bytes,
+    reads: bool,
+    context: FileContext,
+    stamped: bool,
+) -> _Screened:
+    if reads:
+        return (None, info, data, "", _first_stage(kind, prefilter_data, context))
+    # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
+    return (None, info if stamped else None, None, _rules_named(context) if stamped else "", None)
 
 
 def _process_in_worker(

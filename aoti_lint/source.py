@@ -182,6 +182,11 @@ def display_path(path: Path | str, root: Path) -> str:
     # Outside the root (a tree named by an absolute path elsewhere): relpath costs a tenth of a millisecond, paid
     # once per directory, the file's name joined to its directory's. Where relpath would fold the name away (the
     # path is the root or one of its parents, or is not in normal form) it runs on the whole path.
+    if not os.path.isabs(root_text):  # relpath reads the working directory then: nothing to keep
+        try:
+            return os.path.relpath(text, root)
+        except ValueError:  # a different drive on Windows
+            return str(path)
     directory, _, name = text.rpartition(os.sep)
     base = _normal(root_text)
     if os.altsep or "/." in text or "//" in text or not name or base == text or base.startswith(text + os.sep):

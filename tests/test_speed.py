@@ -1358,3 +1358,14 @@ def test_stage_one_over_many_files_at_once_answers_as_over_each():
         found += sum(expected)
         assert context.reads_many(datas) == expected, datas
     assert found > 1000
+
+
+def test_a_relative_root_is_read_from_the_working_directory_of_each_call(tmp_path, monkeypatch):
+    from aoti_lint.source import display_path
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b" / "c").mkdir(parents=True)
+    outside = str(tmp_path / "x" / "y.py")
+    for here in (tmp_path / "a", tmp_path / "b" / "c"):
+        monkeypatch.chdir(here)
+        assert display_path(outside, Path("sub")) == os.path.relpath(outside, "sub")

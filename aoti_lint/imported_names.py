@@ -289,6 +289,18 @@ class FunctionImports:
     inner: tuple[_Span, ...]
 
 
+def may_be_named(node: ast.AST, short_names: frozenset[str] | set[str], aliases: frozenset[str]) -> bool:
+    """``QualifiedNames.may_name`` on an ``ast`` node: whether libcst's qualified names of it can end in one of
+    ``short_names``, ``aliases`` being the imports' `as` names (``ImportedNames.import_aliases``)."""
+    while isinstance(node, ast.Call | ast.Subscript):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    if type(node) is ast.Attribute:
+        return node.attr in short_names
+    if type(node) is not ast.Name:
+        return False
+    return node.id in short_names or node.id in aliases
+
+
 def function_imports(tree: ast.Module) -> list[FunctionImports]:
     """The ``FunctionImports`` of every function that has some."""
     found = (_own_imports(node) for node in ast.walk(tree) if isinstance(node, _FUNCTIONS) and node.body)

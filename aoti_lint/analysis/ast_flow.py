@@ -74,7 +74,7 @@ from aoti_lint.analysis.values import (
     path_of,
 )
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
-from aoti_lint.imported_names import ImportedNames, read
+from aoti_lint.imported_names import ImportedNames, may_be_named, read
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
     AOT_COMPILE_KEYWORDS,
@@ -251,13 +251,7 @@ class _Reader(ExampleInputs):
 
     def may_name(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
         """``QualifiedNames.may_name``: whether the node's qualified names can end in one of ``short_names``."""
-        while isinstance(node, ast.Call | ast.Subscript):
-            node = node.func if isinstance(node, ast.Call) else node.value
-        if type(node) is ast.Attribute:
-            return node.attr in short_names
-        if type(node) is not ast.Name:
-            return False
-        return node.id in short_names or node.id in self.imported.import_aliases
+        return may_be_named(node, short_names, self.imported.import_aliases)
 
     def names(self, node: ast.AST) -> set[str]:
         """libcst's qualified names of a name or attribute chain, read from the module's bindings."""

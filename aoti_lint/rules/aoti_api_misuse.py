@@ -545,16 +545,9 @@ class _AstMisuse(AstReading):
         return []
 
     def _may_be_checked(self, func: Any) -> bool:
-        """``visit_Call``'s first test: the callee is no call, and its names may end in one of ``CALLEE_NAMES``
-        (``QualifiedNames.may_name``)."""
+        """``visit_Call``'s first test: the callee is no call, and its names may end in one of ``CALLEE_NAMES``."""
         import ast
 
-        if type(func) is ast.Call:
-            return False
-        while isinstance(func, ast.Call | ast.Subscript):
-            func = func.func if isinstance(func, ast.Call) else func.value
-        if type(func) is ast.Attribute:
-            return func.attr in CALLEE_NAMES
-        if type(func) is not ast.Name:
-            return False
-        return func.id in CALLEE_NAMES or func.id in self.imported.import_aliases
+        from aoti_lint.imported_names import may_be_named
+
+        return type(func) is not ast.Call and may_be_named(func, CALLEE_NAMES, self.imported.import_aliases)

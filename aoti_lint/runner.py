@@ -943,14 +943,14 @@ def _die_with_parent() -> None:
 
 def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool) -> list[_Screened]:
     """Read each file of the chunk and run stage one on it, in a worker or here: ``run_files`` settles each by what
-    this gives (``settle``)."""
+    this gives (``settle``). The small files' bytes go through stage one together (``FileContext.reads_many``)."""
     from aoti_lint.disk import read_error
     from aoti_lint.reading import NotRegularFile, read_regular_file_stat
 
     screened: list[_Screened | None] = []
     # The files read, by the context they are read in (one, unless per-file-ignores set some apart).
     read: dict[int, tuple[FileContext, list[tuple[int, os.stat_result | None, bytes, bytes]]]] = {}
-    for candidate in (candidate for _, candidate in chunk):
+    for _, candidate in chunk:
         data: bytes | None = None
         info: os.stat_result | None = None
         if candidate.kind != "jupyter":  # a notebook's stage one reads its cells' code, not its JSON

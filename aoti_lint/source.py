@@ -180,30 +180,36 @@ def display_path(path: Path | str, root: Path) -> str:
     if not os.path.isabs(text):
         return text
     # Outside the root (a tree named by an absolute path elsewhere): relpath costs a tenth of a millisecond, paid
-    # once per directory, the file's name joined to its directory's. Where relpath would fold the name away (the
-    # path is the root or one of its parents, or is not in normal form) it runs on the whole path.
-    if not os.path.isabs(root_text):  # relpath reads the working directory then: nothing to keep
-        try:
-            return os.path.relpath(text, root)
-        except ValueError:  # a different drive on Windows
-            return str(path)
+    # once per directory, the file's name joined to its directory's. It runs on the whole path where a relative root
+    # makes it read the working directory, or where it would fold the name away (the path is the root or one of its
+    # parents, or is not in normal form).
     directory, _, name = text.rpartition(os.sep)
-    base = _normal(root_text)
-    if os.altsep or "/." in text or "//" in text or not name or base == text or base.startswith(text + os.sep):
+    if (
+        not os.path.isabs(root_text)
+        or os.altsep
+        or "/." in text
+        or "//" in text
+        or not name
+        or _normal(root_text) == text
+        or _normal(root_text).startswith(text + os.sep)
+    ):
         shown = _relative(text, root_text)
-        return str(path) if shown is None else shown
-    shown = _relative(directory or os.sep, root_text)
-    if shown is None:
-        return str(path)
-    return name if shown == "." else os.path.join(shown, name)
+    else:
+        shown = _relative_directory(directory or os.sep, root_text)
+        if shown is not None:
+            shown = name if shown == "." else os.path.join(shown, name)
+    return str(path) if shown is None else shown
 
 
-@functools.lru_cache(maxsize=1024)
 def _relative(path: str, root: str) -> str | None:
     try:
         return os.path.relpath(path, root)
     except ValueError:  # a different drive on Windows
         return None
+
+
+# Asked with absolute roots only: the answer then does not depend on the working directory.
+_relative_directory = functools.lru_cache(maxsize=1024)(_relative)
 
 
 @functools.lru_cache(maxsize=8)

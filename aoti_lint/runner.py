@@ -7,9 +7,9 @@ entry; only the rest is parsed, in a process pool when there is enough of it to 
 worker imports libcst, about half a second). Files go to the workers as soon as that much work is queued, so the
 workers parse while this process is still reading the tree, and one set of workers serves every pass of a run
 (``Workers``). In a large tree the reading itself is most of the work: once the files left would take this process
-its share of the threshold, they are read in chunks, by a worker when one may be idle and here otherwise; a worker
-sends back only the few that pass stage one (``_Chunks``). Under pre-commit, which already runs hooks in
-parallel, the default is serial.
+its share of the threshold, they are read in chunks by the workers, which run every stage on the few that pass
+stage one and send back the outcomes (``_Chunks``). Under pre-commit, which already runs hooks in parallel, the
+default is serial.
 """
 
 from __future__ import annotations
@@ -55,9 +55,10 @@ INLINE_STAGE_BYTES = 32_000
 # workers to take the rest while this process reads on: their start is a fork, their imports this process's, and a
 # file read from ``ast`` alone needs no libcst (20,000 files with 2% of hits: a third less time on 2 cores).
 INLINE_SHARE = 0.25
-# Past that share, the files still to read go to the workers in chunks of this many: each worker reads its files and
-# runs stage one on them, and sends back the bytes of the few that pass it (``_Chunks``). Reading a large tree is
-# most of its cost (20,000 files, 2% of them past stage one: two thirds of the run in this process).
+# Past that share, the files still to read go to the workers in chunks of this many: each worker reads its files, runs
+# stage one on them and every later stage on the few that pass it, and sends back their outcomes (``_Chunks``).
+# Reading a large tree is most of its cost (20,000 files, 2% of them past stage one: two thirds of the run in this
+# process).
 CHUNK_FILES = 128
 # How many files this process reads before it judges the pace of the rest by them.
 PACE_FILES = 32
@@ -207,9 +208,21 @@ def run_files(
             if screened is None:  # the file is read here, as any other
                 take(index, candidate, *read_stamped(candidate, cwd))
                 return
-            error, info, data, rules, first = screened
+            error, info, data, rules, first, outcome, digest = screened
             if error is not None:
                 take(index, candidate, error, None)
+            elif outcome is not None:  # past stage one, and every later stage run by the worker that read it
+                outcomes[index] = outcome
+                if cache is None and stamps is None:
+                    return
+                context = ruleset.context(candidate.path, candidate.kind)
+                if info is None:  # too large to lint: like a read error, read again next time
+                    _learn(stamps, candidate, None, context, None, started_ns)
+                    return
+                shown = display_path(candidate.where, cwd)
+                key = cache.key_of(digest, candidate.kind, shown, candidate.path, context.rules, "") if cache else None
+                stored = _store(cache, key, outcome)
+                _learn(stamps, candidate, info, context, _verdict(outcome, digest) if stored else None, started_ns)
             elif data is not None:  # past stage one: the rest as for a file read here
                 shown = display_path(candidate.where, cwd)
                 take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info, first)
@@ -267,7 +280,7 @@ def run_files(
                 and left >= CHUNK_FILES * stream.jobs
                 and reading_seconds / read_here * left >= execution.pool_min_seconds * INLINE_SHARE
             ):
-                chunks = _Chunks(stream, ruleset, cwd, stamped=stamps is not None)
+                chunks = _Chunks(stream, ruleset, cwd, stamps is not None, cache is not None)
         screen_batch()
         for index, candidate, result in chunks.results() if chunks is not None else ():
             settle(index, candidate, result)
@@ -373,10 +386,15 @@ def _left_for_libcst(item: _Pending, stream: _Stream) -> bool:
     return False
 
 
-# What a worker's stage one gives for one file of a chunk: the read error, or the ``stat`` of what was read and either
-# its bytes (it passed stage one: this process goes on with them, and with what stage one found in a Python file)
-# or the rules it was settled with (stamps).
-_Screened = tuple["FileError | None", "os.stat_result | None", "bytes | None", str, "Wanted | None"]
+# What a worker gives for one file of a chunk: the read error, or the ``stat`` of what was read and one of
+# - the file's outcome and the ``content_digest`` of its bytes (empty without a cache): it passed stage one, and the
+#   worker ran every later stage on it too (a file too large to lint comes with no ``stat``);
+# - its bytes and what stage one found in them (a Python file's): it passed stage one, and the rest is this process's
+#   (a notebook, or a chunk read here);
+# - the rules it was settled with (stamps).
+_Screened = tuple[
+    "FileError | None", "os.stat_result | None", "bytes | None", str, "Wanted | None", "FileOutcome | None", str
+]
 
 
 def _first_stage(kind: str, data: bytes, context: FileContext) -> Wanted | None:
@@ -384,36 +402,51 @@ def _first_stage(kind: str, data: bytes, context: FileContext) -> Wanted | None:
     return by_bytes(data, context) if kind in PYTHON_KINDS else None
 
 
-class _Chunks:
-    """The files still to read, in chunks (``CHUNK_FILES``) as the run reaches them: to a worker when one may be idle
-    (fewer chunks in flight than workers), else read here, so that this process reads its share too; the results of
-    the chunks sent come back in the order they went."""
+@dataclass(frozen=True)
+class _Later:
+    """What a worker needs to run the later stages of the files of a chunk that pass stage one, where it read them:
+    their bytes then never travel (to this process and back to a worker), and no file waits for the chunk's return
+    to start them. ``digests``: whether the run keeps a cache, whose keys hold the digest of the bytes."""
 
-    def __init__(self, stream: _Stream, ruleset: RuleSet, cwd: Path, stamped: bool) -> None:
+    fix: FixOptions
+    digests: bool
+
+
+class _Chunks:
+    """The files still to read, in chunks (``CHUNK_FILES``) as the run reaches them: to a worker, which runs every
+    stage on them, when one may be idle (fewer chunks in flight than workers) or when every core has a worker;
+    else read here, so that this process reads its share too. With as many workers as cores, this process reading
+    would only take a core from them. The results of the chunks sent come back in the order they went."""
+
+    def __init__(self, stream: _Stream, ruleset: RuleSet, cwd: Path, stamped: bool, digests: bool) -> None:
         stream.start(stream.jobs)
         self.stream = stream
         self.ruleset = ruleset
         self.cwd = cwd
         self.stamped = stamped
+        self.later = _Later(stream.fix, digests)
+        self.reads_here = stream.jobs < available_cores()
         self.chunk: list[tuple[int, Candidate]] = []
         self.sent: list[tuple[list[tuple[int, Candidate]], Future[list[_Screened]] | None]] = []
         self.in_flight: list[Future[list[_Screened]]] = []
 
     def add(self, index: int, candidate: Candidate) -> list[tuple[int, Candidate]]:
-        """The files of a full chunk for this process to read, when every worker has one in hand; else none."""
+        """The files of a full chunk for this process to read, when every worker has one in hand and a core is
+        left for this process; else none."""
         self.chunk.append((index, candidate))
         if len(self.chunk) < CHUNK_FILES:
             return []
-        self.in_flight = [future for future in self.in_flight if not future.done()]
-        if len(self.in_flight) >= self.stream.jobs:
-            chunk, self.chunk = self.chunk, []
-            return chunk
+        if self.reads_here:
+            self.in_flight = [future for future in self.in_flight if not future.done()]
+            if len(self.in_flight) >= self.stream.jobs:
+                chunk, self.chunk = self.chunk, []
+                return chunk
         self._send()
         return []
 
     def _send(self) -> None:
         chunk, self.chunk = self.chunk, []
-        future = self.stream.screen(chunk, self.ruleset, self.cwd, self.stamped)
+        future = self.stream.screen(chunk, self.ruleset, self.cwd, self.stamped, self.later)
         self.sent.append((chunk, future))
         if future is not None:
             self.in_flight.append(future)
@@ -576,10 +609,10 @@ class _Stream:
             self._pool.submit(index, self.items[index], self.fix)
 
     def screen(
-        self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
+        self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool, later: _Later
     ) -> Future[list[_Screened]] | None:
-        """Send a chunk of files to be read and put through stage one by a worker; None if the pool broke."""
-        return self._pool.screen(chunk, ruleset, cwd, stamped) if self._pool is not None else None
+        """Send a chunk of files to be read and linted by a worker; None if the pool broke."""
+        return self._pool.screen(chunk, ruleset, cwd, stamped, later) if self._pool is not None else None
 
     def screened(self, future: Future[list[_Screened]] | None) -> list[_Screened] | None:
         """The chunk's results; None if its worker failed."""
@@ -622,13 +655,12 @@ def _process_here(item: _Pending, fix: FixOptions) -> FileOutcome:
     try:
         return lint_file(item.source, item.context, fix, item.later_stages())
     except Exception as exc:  # a bug of ours costs this file, not the run
-        return _failed(item, exc)
+        return _failed(item.source.display_path, exc)
 
 
-def _failed(item: _Pending, exc: BaseException) -> FileOutcome:
+def _failed(path: str, exc: BaseException) -> FileOutcome:
     import traceback
 
-    path = item.source.display_path
     detail = "".join(traceback.format_exception(exc))
     error = FileError(path, f"internal error while linting: {type(exc).__name__}: {exc}", detail=detail)
     return FileOutcome(path=path, errors=[error])
@@ -754,16 +786,16 @@ class _Pool:
         self.interrupts.check()
 
     def screen(
-        self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool
+        self, chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool, later: _Later
     ) -> Future[list[_Screened]] | None:
-        """Queue a chunk for stage one (``_screen_chunk``); None once the pool broke."""
+        """Queue a chunk to be read and linted (``_screen_chunk``); None once the pool broke."""
         from concurrent.futures.process import BrokenProcessPool
 
         self.interrupts.check()
         if self.broken:
             return None
         try:
-            return self.executor.submit(_screen_chunk, chunk, ruleset, cwd, stamped)
+            return self.executor.submit(_screen_chunk, chunk, ruleset, cwd, stamped, later)
         except BrokenProcessPool:
             self.broken = True
             return None
@@ -779,7 +811,7 @@ class _Pool:
                 except BrokenProcessPool:
                     raise
                 except Exception as exc:  # raised in the worker (or its result could not be sent back)
-                    outcomes[i] = _failed(pending[i], exc)
+                    outcomes[i] = _failed(pending[i].source.display_path, exc)
         except BrokenProcessPool:
             self.broken = True
         if not self.broken:
@@ -941,9 +973,12 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
 
 
-def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool) -> list[_Screened]:
+def _screen_chunk(
+    chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Path, stamped: bool, later: _Later | None = None
+) -> list[_Screened]:
     """Read each file of the chunk and run stage one on it, in a worker or here: ``run_files`` settles each by what
-    this gives (``settle``). The small files' bytes go through stage one together (``FileContext.reads_many``)."""
+    this gives (``settle``). The small files' bytes go through stage one together (``FileContext.reads_many``).
+    ``later``: in a worker, the later stages of a Python file that passes stage one are run here too."""
     from aoti_lint.disk import read_error
     from aoti_lint.reading import NotRegularFile, read_regular_file_stat
 
@@ -957,44 +992,64 @@ def _screen_chunk(chunk: list[tuple[int, Candidate]], ruleset: RuleSet, cwd: Pat
             try:
                 data, info = read_regular_file_stat(candidate.where)
             except (OSError, NotRegularFile) as exc:  # as read_stamped reports it
-                screened.append((read_error(display_path(candidate.where, cwd), exc), None, None, "", None))
+                screened.append((read_error(display_path(candidate.where, cwd), exc), None, None, "", None, None, ""))
                 continue
         if data is None:
             source, info = read_stamped(candidate, cwd)
             if isinstance(source, FileError):
-                screened.append((source, None, None, "", None))
+                screened.append((source, None, None, "", None, None, ""))
                 continue
             data, prefilter_data = source.data, source.prefilter_data
         else:
             prefilter_data = data
         context = ruleset.context(candidate.where, candidate.kind)
         if len(prefilter_data) > BATCH_FILE_BYTES:  # a search's own cost is nothing next to its scan: alone
-            screened.append(
-                _screened(candidate.kind, info, data, prefilter_data, context.reads(prefilter_data), context, stamped)
-            )
+            reads = context.reads(prefilter_data)
+            screened.append(_screened(candidate, cwd, info, data, prefilter_data, reads, context, stamped, later))
             continue
         read.setdefault(id(context), (context, []))[1].append((len(screened), info, data, prefilter_data))
         screened.append(None)
     for context, files in read.values():
         passed = context.reads_many([prefilter_data for _, _, _, prefilter_data in files])
         for (at, info, data, prefilter_data), reads in zip(files, passed, strict=True):
-            screened[at] = _screened(chunk[at][1].kind, info, data, prefilter_data, reads, context, stamped)
+            candidate = chunk[at][1]
+            screened[at] = _screened(candidate, cwd, info, data, prefilter_data, reads, context, stamped, later)
     return screened  # type: ignore[return-value]  # every slot is filled above
 
 
 def _screened(
-    kind: str,
+    candidate: Candidate,
+    cwd: Path,
     info: os.stat_result | None,
     data: bytes,
     prefilter_data: bytes,
     reads: bool,
     context: FileContext,
     stamped: bool,
+    later: _Later | None,
 ) -> _Screened:
-    if reads:
-        return (None, info, data, "", _first_stage(kind, prefilter_data, context))
-    # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
-    return (None, info if stamped else None, None, _rules_named(context) if stamped else "", None)
+    if not reads:
+        # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
+        return (None, info if stamped else None, None, _rules_named(context) if stamped else "", None, None, "")
+    first = _first_stage(candidate.kind, prefilter_data, context)
+    if later is None or candidate.kind == "jupyter":
+        return (None, info, data, "", first, None, "")
+    source = make_source(candidate.path, display_path(candidate.where, cwd), candidate.kind, data)
+    assert isinstance(source, SourceFile)  # only a notebook's bytes can fail to make one
+    too_big = over_limits(source)
+    if too_big is not None:
+        return (None, None, None, "", None, FileOutcome(path=source.display_path, errors=[too_big]), "")
+    if later.digests:
+        from aoti_lint.cache import content_digest
+
+        digest = content_digest(data)
+    else:
+        digest = ""
+    try:
+        outcome = _lint_in_worker(source, context, later.fix, None, first)
+    except Exception as exc:  # a bug of ours costs this file, not the chunk
+        outcome = _failed(source.display_path, exc)
+    return (None, info, None, "", None, outcome, digest)
 
 
 def _process_in_worker(
@@ -1005,6 +1060,19 @@ def _process_in_worker(
     wanted: Wanted | None,
     first: Wanted | None = None,
 ) -> FileOutcome:
+    return _lint_in_worker(source, context, fix, wanted, first, index)
+
+
+def _lint_in_worker(
+    source: SourceFile,
+    context: FileContext,
+    fix: FixOptions,
+    wanted: Wanted | None,
+    first: Wanted | None,
+    index: int = -1,
+) -> FileOutcome:
+    """``lint_file`` in a worker; ``index``: the file's index among those sent one at a time, for its slot to tell
+    it was in hand if the worker dies (a file of a chunk has none: the chunk is sent again file by file)."""
     global _busy
     slots = _slots
     if slots is not None and 0 <= _slot < len(slots):  # type: ignore[arg-type]

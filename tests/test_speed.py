@@ -330,7 +330,17 @@ def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_jo
     monkeypatch.setattr(
         runner._Pool, "screen", lambda self, chunk, *a: chunks.append(len(chunk)) or screen(self, chunk, *a)
     )
+    # A file a worker read and passed through stage one is linted there: only the notebook and files read here are
+    # sent to a worker one at a time.
+    alone: list[str] = []
+    submit = runner._Pool.submit
+    monkeypatch.setattr(
+        runner._Pool,
+        "submit",
+        lambda self, i, item, *a: alone.append(item.source.path.name) or submit(self, i, item, *a),
+    )
     pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    assert set(alone) <= {*reads, "notebook.ipynb"}, alone
     # Past the files read here to judge the pace, each file was read once: by a worker, in a full chunk but the last,
     # or here, a chunk at a time while every worker had one in hand.
     assert chunks and chunks[:-1] == [runner.CHUNK_FILES] * (len(chunks) - 1)
@@ -358,7 +368,7 @@ def test_files_read_in_chunks_are_stamped_for_the_next_run(tmp_path, reads, late
     assert reads == ["pipe.py"] * hasattr(os, "mkfifo")
 
 
-def crashing_screen(chunk, ruleset, cwd, stamped):
+def crashing_screen(chunk, ruleset, cwd, stamped, later=None):
     """A worker that dies on the chunk holding ``load.py`` (a native crash, the OOM killer); the run's own process
     reads such a chunk unharmed."""
     import multiprocessing
@@ -367,7 +377,7 @@ def crashing_screen(chunk, ruleset, cwd, stamped):
 
     if multiprocessing.parent_process() is not None and any(c.where.endswith("load.py") for _, c in chunk):
         os._exit(1)
-    return runner._screen_chunk_for_test(chunk, ruleset, cwd, stamped)
+    return runner._screen_chunk_for_test(chunk, ruleset, cwd, stamped, later)
 
 
 def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
@@ -384,6 +394,45 @@ def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
     serial = run(tree, Execution(jobs=1))
     assert shown(pooled) == shown(serial) and any(f.path.endswith("load.py") for f in pooled.findings)
     assert pooled.files_checked == serial.files_checked
+
+
+def test_a_file_that_raises_in_a_chunk_costs_that_file_alone(tmp_path, monkeypatch):
+    """A bug of ours met in the later stages a worker runs on a chunk's file is that file's internal error; the
+    chunk's other files keep their findings."""
+    from aoti_lint import runner
+    from aoti_lint.rules.deprecated_api import DeprecatedAotLoad
+
+    tree = chunked_tree(tmp_path / "tree")
+    real_visit = DeprecatedAotLoad.visit_Attribute
+
+    def explode(self, node):
+        if self.context.source.display_path.endswith("load.py"):
+            raise RuntimeError("boom")
+        return real_visit(self, node)
+
+    monkeypatch.setattr(DeprecatedAotLoad, "visit_Attribute", explode)  # before the workers fork: theirs too
+    chunks: list[list[str]] = []
+    screen = runner._Pool.screen
+    monkeypatch.setattr(
+        runner._Pool,
+        "screen",
+        lambda self, chunk, *a: chunks.append([c.where for _, c in chunk]) or screen(self, chunk, *a),
+    )
+    alone: list[str] = []
+    submit = runner._Pool.submit
+    monkeypatch.setattr(
+        runner._Pool,
+        "submit",
+        lambda self, i, item, *a: alone.append(item.source.path.name) or submit(self, i, item, *a),
+    )
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    assert any(where.endswith("load.py") for chunk in chunks for where in chunk), "load.py was read here"
+    assert "load.py" not in alone, "the chunk failed whole, and its files went one by one"
+    assert [(Path(e.path).name, e.message) for e in pooled.errors if "boom" in e.message] == [
+        ("load.py", "internal error while linting: RuntimeError: boom")
+    ]
+    assert any(f.path.endswith("hit.py") for f in pooled.findings)
+    assert not any(f.path.endswith("load.py") for f in pooled.findings)
 
 
 def test_pre_commit_runs_serially(tree, monkeypatch):

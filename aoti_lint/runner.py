@@ -256,10 +256,10 @@ def run_files(
                     continue
             if chunks is not None:
                 mine = chunks.add(index, candidate)
-                # Read here as a worker reads it: stage one on the bytes alone.
-                screened_here = _screen_chunk(mine, ruleset, cwd, stamps is not None)
-                for (at, file), screened in zip(mine, screened_here, strict=True):
-                    settle(at, file, screened)
+                if mine:  # read here as a worker reads it: stage one on the bytes alone
+                    screened_here = _screen_chunk(mine, ruleset, cwd, stamps is not None)
+                    for (at, file), screened in zip(mine, screened_here, strict=True):
+                        settle(at, file, screened)
                 continue
             read_here += 1
             if flows:

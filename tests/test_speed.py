@@ -1111,6 +1111,7 @@ def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
     import random
     import textwrap
 
+    from aoti_lint import suppressions
     from aoti_lint.code_index import code_index
     from aoti_lint.suppressions import indexed_suppressions, python_suppressions
 
@@ -1122,22 +1123,54 @@ def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
     generated = random.Random(11)
     for _ in range(3000):
         texts.append("".join(generated.choice(pieces) for _ in range(generated.randint(1, 12))))
-    compared = with_noqa = 0
+    compared = with_noqa = tokenized = 0
+    laid_out = suppressions._laid_out_suppressions
     for text in texts:
         index = code_index(text)
         if index is None:
             continue  # ast cannot parse it: never read this way
         expected = python_suppressions(text)
         assert indexed_suppressions(text, index.hash_strings) == expected, text
+        # Where a noqa lies in a literal spanning rows, the strings' places read the comments (or give up).
+        assert laid_out(text) in (None, expected), text
         compared += 1
         with_noqa += bool(expected.lines or expected.file_all or expected.file_codes)
+        tokenized += laid_out(text) is None
     assert compared > 600 and with_noqa > 300, (compared, with_noqa)
+    assert tokenized < compared / 4, "the strings' places could rarely be read: the case tests little"
     # Where the tokenizer gives up on a text ast reads (a last line of a backslash and CRLF, found by review), its
     # fallback takes a `#` only after whitespace: the index reads the comment as Python does.
     text = "x#noqa\r\n\\\r\n"
     index = code_index(text)
     assert index is not None and python_suppressions(text).lines == {}
     assert indexed_suppressions(text, index.hash_strings).lines == {1: None}
+
+
+@pytest.mark.slow
+def test_noqa_comments_read_from_the_strings_places_are_the_tokenizers_on_torchs_sources():
+    """Every module of the installed torch holding a `noqa` that ``ast`` parses (about 400; the linter never imports
+    them): where the strings' places can be read, the comments read from them are the tokenizer's."""
+    import ast
+    import importlib.util
+
+    from aoti_lint.suppressions import _laid_out_suppressions, python_suppressions
+
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed")
+    compared = 0
+    for path in sorted(Path(next(iter(spec.submodule_search_locations))).rglob("*.py")):
+        text = path.read_bytes().decode("utf-8", "replace")
+        if "noqa" not in text.lower():
+            continue
+        try:
+            ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        laid_out = _laid_out_suppressions(text)
+        assert laid_out in (None, python_suppressions(text)), path
+        compared += laid_out is not None
+    assert compared > 300, f"{compared} modules: torch's sources are not where they were"
 
 
 def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):

@@ -9,6 +9,8 @@ import ast
 import importlib.util
 import io
 import itertools
+import re
+import sys
 import tokenize
 from pathlib import Path
 
@@ -89,6 +91,29 @@ def test_strings_and_their_prefixes_are_read_in_one_pass_as_the_tokenizer_reads_
         assert places.spans == expected, text
         assert places.prefixes == [string_prefix(text, start) for start, _ in expected], text
     assert read > 2000
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="possessive quantifiers came with Python 3.11")
+def test_the_possessive_forms_of_the_lexers_patterns_match_as_the_plain_ones():
+    """``text_layout``'s strings and ``so_mentions``' callee names: Python 3.11 reads them with patterns that never
+    give back a character, 3.10 with the plain ones; both match alike on the repository's Python files and on
+    generated fragments (unterminated strings, escapes, quote runs, blanks before brackets among them)."""
+    import random
+
+    from aoti_lint.analysis.so_mentions import CALLEE_FORM, POSSESSIVE_CALLEE_FORM
+    from aoti_lint.text_layout import POSSESSIVE_TOKEN_FORM, TOKEN_FORM
+
+    forms = [
+        (re.compile(TOKEN_FORM, re.DOTALL), re.compile(POSSESSIVE_TOKEN_FORM, re.DOTALL)),
+        (re.compile(CALLEE_FORM), re.compile(POSSESSIVE_CALLEE_FORM)),
+    ]
+    texts = [path.read_text() for path in _python_files()]
+    pieces = ['"', "'", '"""', "'''", '""', "#", "\n", "\r", "x", "ab", "é", "\\", "\\\n", " ", "\t", "\f", "(", ")"]
+    generated = random.Random(17)
+    texts += ["".join(generated.choice(pieces) for _ in range(generated.randint(0, 16))) for _ in range(20000)]
+    for text in texts:
+        for plain, possessive in forms:
+            assert [m.span() for m in possessive.finditer(text)] == [m.span() for m in plain.finditer(text)], text
 
 
 def _statements_of_pieces(text: str) -> tuple[list[str], list[str]]:

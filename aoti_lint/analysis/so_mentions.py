@@ -24,7 +24,6 @@ import functools
 import io
 import posixpath
 import re
-import sys
 import tokenize
 import unicodedata
 from pathlib import Path
@@ -132,12 +131,10 @@ class TextMentions:
 _JOINED_GAP = re.compile(r"(?:\s|\\|#[^\n]*(?![^\n]))*")
 # A name that may be a callee's last name: followed by what opens its call or subscript, or closes the parentheses
 # around it (``(f)(x)``), or by the end of its line's code (a comment, a backslash or a line break before the
-# bracket).
-CALLEE_FORM = r"\b(\w+)[ \t\f]*(?=[(\[)#\\\r\n]|\Z)"
-# The same, never giving back a character of the word or of the blanks after it (possessive quantifiers, Python
-# 3.11): what follows them is no word character nor blank, so no match is lost; half the time.
-POSSESSIVE_CALLEE_FORM = r"\b(\w++)[ \t\f]*+(?=[(\[)#\\\r\n]|\Z)"
-_CALLEE = re.compile(POSSESSIVE_CALLEE_FORM if sys.version_info >= (3, 11) else CALLEE_FORM)
+# bracket). Read from the text reversed, each match starting at that character (``re`` skips to the next one) and
+# the name running to its start: a pattern that starts with the name is tried at every position, three times the
+# time.
+_CALLEE_REVERSED = re.compile(r"[(\[)#\\\r\n][ \t\f]*(\w+)")
 # An import statement's names, on its logical line or in its parentheses. The word comes first and its start is
 # tested after it: ``re`` then skips from one occurrence of the word to the next, where a pattern starting with a
 # look-behind is tried at every position (thirty times the time).
@@ -327,10 +324,16 @@ def _outside_module_bindings(text: str, statements: list[int], start: int, end: 
     return True
 
 
+def callee_names(text: str) -> set[str]:
+    """Each name written before an opening (or a closing) bracket, or at the end of its line's code."""
+    # The text's end counts as a line's: a line break after it, before the name once reversed.
+    return {name[::-1] for name in set(_CALLEE_REVERSED.findall((text + "\n")[::-1]))}
+
+
 def _callees(text: str) -> frozenset[str]:
     """A superset of ``code_index.CodeIndex.reached``: each name written before an opening (or a closing)
     bracket, and every name of an import statement."""
-    words = set(_CALLEE.findall(text))
+    words = callee_names(text)
     for statement in _IMPORT.finditer(text):
         words.update(_WORD.findall(statement.group()))
         if "*" in statement.group():

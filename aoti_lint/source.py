@@ -29,20 +29,23 @@ def file_kind(path: Path) -> str | None:
     return kind_of_name(path.name, str(path))
 
 
+# The kind of a file by its suffix, as PurePath.suffix gives it, before its name is looked at.
+_KIND_BY_SUFFIX = {
+    **dict.fromkeys(PYTHON_SUFFIXES, "python"),
+    ".ipynb": "jupyter",
+    **dict.fromkeys(SHELL_SUFFIXES, "shell"),
+    **dict.fromkeys(YAML_SUFFIXES, "yaml"),
+    **dict.fromkeys(CPP_SUFFIXES, "cpp"),
+}
+
+
 def kind_of_name(name: str, path: str) -> str | None:
     """``file_kind`` of the file ``name`` at ``path``, from strings: the walk asks it of every file it meets."""
     dot = name.rfind(".")
     suffix = name[dot:] if 0 < dot < len(name) - 1 else ""  # as PurePath.suffix
-    if suffix in PYTHON_SUFFIXES:
-        return "python"
-    if suffix == ".ipynb":
-        return "jupyter"
-    if suffix in SHELL_SUFFIXES:
-        return "shell"
-    if suffix in YAML_SUFFIXES:
-        return "yaml"
-    if suffix in CPP_SUFFIXES:
-        return "cpp"
+    kind = _KIND_BY_SUFFIX.get(suffix)  # one lookup: the walk meets mostly these
+    if kind is not None:
+        return kind
     if name in ("Dockerfile", "Containerfile") or name.startswith(("Dockerfile.", "Containerfile.")):
         return "dockerfile"
     if suffix == ".dockerfile":

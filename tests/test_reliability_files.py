@@ -465,3 +465,33 @@ def test_decode_python_settles_the_encoding_as_tokenize_does(data):
     except DecodeError:
         ours = DecodeError
     assert ours == with_tokenize()
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("a.py", "python"),
+        ("a.pyi", "python"),
+        ("a.ipynb", "jupyter"),
+        ("run.sh", "shell"),
+        ("ci.yaml", "yaml"),
+        ("ops.cu", "cpp"),
+        (".py", "shell"),  # a dotfile's name is no suffix: its shebang tells
+        ("Dockerfile", "dockerfile"),
+        ("Dockerfile.env", "dockerfile"),  # the name before the `.env` suffix
+        ("build.dockerfile", "dockerfile"),
+        (".env", "env"),
+        ("prod.env", "env"),
+        ("a.PY", None),
+        ("notes.txt", None),
+        ("tool", "shell"),  # no suffix: its shebang tells
+        ("tool.", "shell"),  # a trailing dot is no suffix either
+        ("tool.txt", None),
+    ],
+)
+def test_a_files_kind_is_told_by_its_suffix_then_its_name_then_its_shebang(tmp_path, name, kind):
+    from aoti_lint.source import kind_of_name
+
+    path = tmp_path / name
+    path.write_text("#!/usr/bin/env bash\necho hi\n")
+    assert kind_of_name(name, str(path)) == kind

@@ -978,7 +978,7 @@ def _screen_chunk(
 ) -> list[_Screened]:
     """Read each file of the chunk and run stage one on it, in a worker or here: ``run_files`` settles each by what
     this gives (``settle``). The small files' bytes go through stage one together (``FileContext.reads_many``).
-    ``later``: in a worker, the later stages of a Python file that passes stage one are run here too."""
+    ``later``: in a worker, the later stages of a file that passes stage one (a notebook's aside) are run here too."""
     from aoti_lint.disk import read_error
     from aoti_lint.reading import NotRegularFile, read_regular_file_stat
 

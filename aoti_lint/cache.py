@@ -132,10 +132,12 @@ class Cache:
         ``link``: whether the file is a symlink, when the caller knows."""
         if os.path.islink(where) if link is None else link:
             return os.path.dirname(os.path.realpath(where))
-        directory = os.path.dirname(where)
-        resolved = self._directories.get(directory)
+        # Keyed by the text up to the last separator, which alone makes the directory's name: a warm run over 20,000
+        # files asks for each, and `os.path.dirname` cost a tenth of such a run. (Windows: two separators.)
+        head = where[: where.rfind(os.sep) + 1] if os.altsep is None else os.path.dirname(where)
+        resolved = self._directories.get(head)
         if resolved is None:
-            resolved = self._directories[directory] = os.path.realpath(directory)
+            resolved = self._directories[head] = os.path.realpath(os.path.dirname(where))
         return resolved
 
     def _run_prefix(self) -> bytes:

@@ -923,6 +923,27 @@ def test_a_corrupt_or_planted_memo_is_no_memo(tmp_path, entry_loads, later):
     assert answered_file_by_file()
 
 
+def test_a_files_resolved_directory_is_its_resolved_parent(tmp_path, monkeypatch):
+    """``Cache.resolved_directory`` (each directory resolved once, keyed by the text up to the last separator) gives
+    ``Path(where).resolve().parent`` for every spelling of a path: relative, at the root of the working directory,
+    with `.`, `..` or a doubled separator, through a directory symlink, and a file symlink (its target's)."""
+    from aoti_lint.cache import Cache
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    for name in ("pkg/a.py", "pkg/sub/b.py", "top.py"):
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "linked").symlink_to(tmp_path / "pkg")
+    (tmp_path / "pkg" / "alias.py").symlink_to(tmp_path / "pkg" / "sub" / "b.py")
+    monkeypatch.chdir(tmp_path)
+    spellings = ["top.py", "./top.py", "pkg/a.py", "pkg//a.py", "pkg/sub/../a.py", "pkg/sub/b.py", "linked/a.py"]
+    spellings += ["linked/sub/b.py", "pkg/alias.py", str(tmp_path / "pkg" / "a.py"), str(tmp_path) + "//top.py"]
+    cache = Cache(tmp_path / "cache", Settings(root=tmp_path))
+    for _ in range(2):  # the second time from what the first resolved
+        for where in spellings:
+            assert cache.resolved_directory(where) == str(Path(where).resolve().parent), where
+            assert cache.resolved_directory(where, os.path.islink(where)) == str(Path(where).resolve().parent), where
+
+
 def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
     """A link re-pointed at hard links of the same files leaves every stat as it was; each file's resolved
     directory, which its summary holds (flows link a load to the compiles of its directory), is another."""

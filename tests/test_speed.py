@@ -307,6 +307,27 @@ def chunked_tree(root: Path) -> Path:
     return root
 
 
+def pool_traffic(monkeypatch) -> tuple[list[list[str]], list[str]]:
+    """What the run sends to its workers, as it sends it: the paths of each chunk, and the name of each file sent
+    alone (its later stages left to a worker)."""
+    from aoti_lint import runner
+
+    chunks: list[list[str]] = []
+    alone: list[str] = []
+    screen, submit = runner._Pool.screen, runner._Pool.submit
+    monkeypatch.setattr(
+        runner._Pool,
+        "screen",
+        lambda self, chunk, *a: chunks.append([c.where for _, c in chunk]) or screen(self, chunk, *a),
+    )
+    monkeypatch.setattr(
+        runner._Pool,
+        "submit",
+        lambda self, i, item, *a: alone.append(item.source.path.name) or submit(self, i, item, *a),
+    )
+    return chunks, alone
+
+
 def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_job(tmp_path, reads, monkeypatch):
     from collections import Counter
 
@@ -325,21 +346,11 @@ def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_jo
         return passed
 
     monkeypatch.setattr(FileContext, "reads", reads_counted)
-    chunks: list[int] = []
-    screen = runner._Pool.screen
-    monkeypatch.setattr(
-        runner._Pool, "screen", lambda self, chunk, *a: chunks.append(len(chunk)) or screen(self, chunk, *a)
-    )
+    sent, alone = pool_traffic(monkeypatch)
+    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
+    chunks = [len(chunk) for chunk in sent]
     # A file a worker read and passed through stage one is linted there: only the notebook and files read here are
     # sent to a worker one at a time.
-    alone: list[str] = []
-    submit = runner._Pool.submit
-    monkeypatch.setattr(
-        runner._Pool,
-        "submit",
-        lambda self, i, item, *a: alone.append(item.source.path.name) or submit(self, i, item, *a),
-    )
-    pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
     assert set(alone) <= {*reads, "notebook.ipynb"}, alone
     # Past the files read here to judge the pace, each file was read once: by a worker, in a full chunk but the last,
     # or here, a chunk at a time while every worker had one in hand.
@@ -399,7 +410,6 @@ def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
 def test_a_file_that_raises_in_a_chunk_costs_that_file_alone(tmp_path, monkeypatch):
     """A bug of ours met in the later stages a worker runs on a chunk's file is that file's internal error; the
     chunk's other files keep their findings."""
-    from aoti_lint import runner
     from aoti_lint.rules.deprecated_api import DeprecatedAotLoad
 
     tree = chunked_tree(tmp_path / "tree")
@@ -411,20 +421,7 @@ def test_a_file_that_raises_in_a_chunk_costs_that_file_alone(tmp_path, monkeypat
         return real_visit(self, node)
 
     monkeypatch.setattr(DeprecatedAotLoad, "visit_Attribute", explode)  # before the workers fork: theirs too
-    chunks: list[list[str]] = []
-    screen = runner._Pool.screen
-    monkeypatch.setattr(
-        runner._Pool,
-        "screen",
-        lambda self, chunk, *a: chunks.append([c.where for _, c in chunk]) or screen(self, chunk, *a),
-    )
-    alone: list[str] = []
-    submit = runner._Pool.submit
-    monkeypatch.setattr(
-        runner._Pool,
-        "submit",
-        lambda self, i, item, *a: alone.append(item.source.path.name) or submit(self, i, item, *a),
-    )
+    chunks, alone = pool_traffic(monkeypatch)
     pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
     assert any(where.endswith("load.py") for chunk in chunks for where in chunk), "load.py was read here"
     assert "load.py" not in alone, "the chunk failed whole, and its files went one by one"

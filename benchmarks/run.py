@@ -680,18 +680,26 @@ def ratio(a: Measure | None, b: Measure | None) -> str:
     return f"{value:.2f}x" if value >= 0.1 else f"1/{1 / value:.0f}"
 
 
+def spread(item: Measure) -> str:
+    """The fastest and the slowest of the runs: on a shared machine their median hides how far apart they were."""
+    if len(item.times) < 2 or item.over_bound is not None:
+        return ""
+    return f"{_seconds(min(item.times))} to {_seconds(max(item.times))}"
+
+
 def table(tree: Tree, floor: str) -> list[str]:
     base = tree.measures.get(floor)
     peers = [m for label, m in tree.measures.items() if label.startswith(("ruff", "torchfix", "fixit"))]
-    header = f"| command | median wall | median CPU | runs | peak RSS | vs {floor} |" + "".join(
+    header = f"| command | median wall | wall range | median CPU | runs | peak RSS | vs {floor} |" + "".join(
         f" vs {p.label.split()[0]} |" for p in peers
     )
-    lines = [header, "|" + " --- |" * (6 + len(peers))]
+    lines = [header, "|" + " --- |" * (7 + len(peers))]
     for label, item in tree.measures.items():
         cpu = _seconds(statistics.median(item.cpu)) if item.cpu else ""
         # A row of the regular install is compared with the same interpreter's start there.
         own = tree.measures.get(floor + REGULAR, base) if label.endswith(REGULAR) else base
-        cells = [label, item.shown(), cpu, str(len(item.times)), f"{item.peak_kb / 1024:.0f} MiB", ratio(item, own)]
+        peak = f"{item.peak_kb / 1024:.0f} MiB"
+        cells = [label, item.shown(), spread(item), cpu, str(len(item.times)), peak, ratio(item, own)]
         if label.startswith("aoti-lint"):
             cells += [ratio(item, peer) for peer in peers]
         else:
@@ -851,8 +859,9 @@ def write_results(
         f"({single_file_runs(args.runs)} for the one-file rows), each a fresh "
         f"process; a command past {args.bound:.0f} s is stopped and shown as `> bound`. Peak RSS is that of the "
         "largest process of the command's tree (os.wait4). CPU is user + system time of the command and the "
-        "children it waited for: on a shared machine it is steadier than the wall time. Every aoti-lint run was "
-        "checked: it reported the finding planted in its tree and checked every file the tree holds.",
+        "children it waited for: on a shared machine it is steadier than the wall time, and the wall range (the "
+        "fastest and the slowest run) shows how far apart the runs were. Every aoti-lint run was checked: it "
+        "reported the finding planted in its tree and checked every file the tree holds.",
         "",
         "## Machine",
         *machine(versions),

@@ -10,11 +10,13 @@ from collections.abc import Iterable, Sequence
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, remember, rule_matches
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
+from aoti_lint.token_scan import MAX_TOKENS, scanner
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from aoti_lint._token_scan import Scanner
     from aoti_lint.analysis.migration_flow import FileFlow
 
 
@@ -63,7 +65,7 @@ class FileContext:
         """``reads`` of each of several files' bytes. The screen's words are looked for in all of them at once: a
         search costs about a microsecond before it reads a byte, and most small files hold none of them."""
         screen = _screen(self.rules, self.project_rules)
-        if len(datas) < 2 or screen.rules or screen.project_rules:
+        if len(datas) < 2 or screen.rules or screen.project_rules or screen.compiled is not None:
             return [self.reads(data) for data in datas]
         # No word holds a NUL byte: none is found across two files.
         joined = b"\0".join(datas)
@@ -95,10 +97,21 @@ class _Screen:
     anchored: tuple[tuple[bytes, tuple[bytes, ...]], ...]
     rules: tuple[type[Rule], ...]
     project_rules: tuple[type[ProjectRule], ...]
+    # With the compiled scanner (``token_scan``): the tokens it looks for, the screen's first (``screened`` of
+    # them), then those the rules' tests ask about, all found in one pass and kept for those tests (``holds``).
+    compiled: Scanner | None = None
+    scanned: tuple[bytes, ...] = ()
+    screened: int = 0
 
     def tokens_in(self, data: bytes, present: list[bool] | None = None) -> bool:
         """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it. ``present``: which
         anchors they hold, when that is known."""
+        if self.compiled is not None:
+            found = self.compiled.present(data)
+            if not found & ((1 << self.screened) - 1):
+                return False
+            remember(data, {token: bool(found >> index & 1) for index, token in enumerate(self.scanned)})
+            return True
         # The anchors inline: most files hold none, and a call per anchor costs more than the scan of a small file;
         # for the others, what was found is kept for the rules' tests (``holds``).
         if present is None:
@@ -150,4 +163,14 @@ def _screen(rules: tuple[type[Rule], ...], project_rules: tuple[type[ProjectRule
         for rule in project_rules
         if not by_groups(rule.wants_summary, ProjectRule.wants_summary, rule.summary_triggers)
     ]
-    return _Screen(anchored_tokens(tokens), tuple(own_rules), tuple(own_project_rules))
+    screened = tuple(tokens)
+    asked = dict.fromkeys(screened)
+    for rule in rules:
+        asked.update((token, None) for group in rule.triggers for token in group)
+    for rule in project_rules:
+        asked.update((token, None) for group in rule.summary_triggers for token in group)
+    scanned = tuple(asked) if len(asked) <= MAX_TOKENS else screened
+    compiled = None if own_rules or own_project_rules else scanner(scanned)
+    return _Screen(
+        anchored_tokens(tokens), tuple(own_rules), tuple(own_project_rules), compiled, scanned, len(screened)
+    )

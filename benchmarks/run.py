@@ -342,6 +342,11 @@ def out_of_racy_window(root: Path) -> None:
     time.sleep(max(0.0, newest + RACY_SECONDS + 0.1 - time.time()))
 
 
+def compiled_scanner() -> bool:
+    """Whether the timed aoti-lint has its first stage's C extension (``aoti_lint.token_scan``)."""
+    return importlib.util.find_spec("aoti_lint._token_scan") is not None
+
+
 def aoti_lint_command() -> list[str]:
     script = Path(sys.executable).with_name("aoti-lint")
     return [str(script)] if script.exists() else [sys.executable, "-m", "aoti_lint"]
@@ -369,6 +374,20 @@ def bench_tree(tree: Tree, runs: int, bound: float, peers: bool, cache_root: Pat
         add(
             f"aoti-lint warm, {jobs_label}",
             measure(f"aoti-lint warm (cache filled), {jobs_label}", warm, tree.path, runs, bound, check=check),
+        )
+    if compiled_scanner():
+        # As installed where no C compiler was found: stage one in Python (aoti_lint.token_scan).
+        add(
+            "aoti-lint cold, default jobs, no C scanner",
+            measure(
+                "aoti-lint cold, default jobs, no C scanner",
+                [*lint, "--no-cache", target],
+                tree.path,
+                runs,
+                bound,
+                env={"AOTI_LINT_NO_EXTENSIONS": "1"},
+                check=check,
+            ),
         )
     # A file changed since the last run (the planted one, its finding kept): the run memo cannot answer, so this
     # is the file-by-file path (stamps, entries, the changed file linted) and the memo written anew.
@@ -662,6 +681,8 @@ def machine(versions: dict[str, str]) -> list[str]:
         f"- aoti-lint {version('aoti-lint')}, libcst {version('libcst')}, torch {version('torch')} (tree a); "
         f"peers: ruff {versions.get('ruff', '?')}, TorchFix {versions.get('torchfix', '?')}, "
         f"Fixit {versions.get('fixit', '?')} (libcst {versions.get('libcst', '?')} in their environment)",
+        "- stage one's scanner: "
+        + ("the C extension `aoti_lint._token_scan`" if compiled_scanner() else "Python (no C extension built)"),
         f"- load average at start / end: {' / '.join(versions.get('load', []))}",
     ]
 

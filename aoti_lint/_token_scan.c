@@ -1,0 +1,167 @@
+/* Which of up to 64 byte strings a buffer holds, found in one pass over it.
+ *
+ * The pure-Python first stage (aoti_lint/file_context.py) runs one `bytes.find` per anchor word over every file;
+ * on torch's 46 MB of sources that is some 14 passes, the largest part of a cold run. Here each token is keyed by
+ * one pair of its bytes (the rarest, chosen by aoti_lint/token_scan.py), and one pass looks each pair of the
+ * buffer up in a bitmap that fits in the first-level cache; a token is compared only where its pair occurs.
+ * The result is exactly `[token in data for token in tokens]`, as a bit mask; tests/test_token_scan.py compares
+ * both on generated buffers and on the repository.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_TOKENS 64
+
+typedef struct {
+    const unsigned char *text; /* the token's bytes, owned by `tokens` */
+    Py_ssize_t length;
+    Py_ssize_t offset; /* where the keying pair starts in the token */
+    int next;          /* the next entry keyed by the same pair, or -1 */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *tokens; /* a tuple of bytes, kept alive for the entries' pointers */
+    int count;
+    Entry entries[MAX_TOKENS];
+    int16_t first[65536];          /* the first entry keyed by each pair, or -1 */
+    uint8_t keyed[65536 / 8];      /* whether some entry is keyed by the pair: the only lookup most bytes need */
+} Scanner;
+
+static void Scanner_dealloc(Scanner *self) {
+    Py_XDECREF(self->tokens);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Scanner(tokens, offsets): `tokens` a tuple of bytes of two bytes or more, `offsets` where each one's keying
+ * pair starts. */
+static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
+    PyObject *tokens, *offsets;
+    static char *keywords[] = {"tokens", "offsets", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!", keywords, &PyTuple_Type, &tokens, &PyTuple_Type,
+                                     &offsets)) {
+        return -1;
+    }
+    Py_ssize_t count = PyTuple_GET_SIZE(tokens);
+    self->count = 0; /* scans nothing until the table is whole */
+    if (count > MAX_TOKENS || PyTuple_GET_SIZE(offsets) != count) {
+        PyErr_SetString(PyExc_ValueError, "at most 64 tokens, each with one offset");
+        return -1;
+    }
+    memset(self->first, 0xff, sizeof(self->first));
+    memset(self->keyed, 0, sizeof(self->keyed));
+    for (Py_ssize_t index = 0; index < count; index++) {
+        PyObject *token = PyTuple_GET_ITEM(tokens, index);
+        if (!PyBytes_Check(token) || PyBytes_GET_SIZE(token) < 2) {
+            PyErr_SetString(PyExc_ValueError, "each token is bytes of two bytes or more");
+            return -1;
+        }
+        Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, index));
+        if (offset == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (offset < 0 || offset + 2 > PyBytes_GET_SIZE(token)) {
+            PyErr_SetString(PyExc_ValueError, "an offset outside its token");
+            return -1;
+        }
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(token);
+        unsigned pair = text[offset] | (text[offset + 1] << 8);
+        Entry *entry = &self->entries[index];
+        entry->text = text;
+        entry->length = PyBytes_GET_SIZE(token);
+        entry->offset = offset;
+        entry->next = self->first[pair];
+        self->first[pair] = (int16_t)index;
+        self->keyed[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+    }
+    Py_INCREF(tokens);
+    Py_XSETREF(self->tokens, tokens);
+    self->count = (int)count;
+    return 0;
+}
+
+static uint64_t scan(const Scanner *self, const unsigned char *data, Py_ssize_t length) {
+    uint64_t all = self->count == MAX_TOKENS ? ~(uint64_t)0 : (((uint64_t)1 << self->count) - 1);
+    uint64_t found = 0;
+    if (self->count == 0) {
+        return 0;
+    }
+    for (Py_ssize_t at = 0; at + 1 < length; at++) {
+        unsigned pair = data[at] | (data[at + 1] << 8);
+        if (!(self->keyed[pair >> 3] & (1u << (pair & 7)))) {
+            continue;
+        }
+        for (int index = self->first[pair]; index != -1; index = self->entries[index].next) {
+            const Entry *entry = &self->entries[index];
+            uint64_t bit = (uint64_t)1 << index;
+            Py_ssize_t start = at - entry->offset;
+            if ((found & bit) || start < 0 || start + entry->length > length) {
+                continue;
+            }
+            if (memcmp(data + start, entry->text, (size_t)entry->length) == 0) {
+                found |= bit;
+                if (found == all) {
+                    return found;
+                }
+            }
+        }
+    }
+    return found;
+}
+
+static PyObject *Scanner_present(Scanner *self, PyObject *argument) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(argument, &view, PyBUF_SIMPLE) != 0) {
+        return NULL;
+    }
+    uint64_t found;
+    Py_BEGIN_ALLOW_THREADS
+    found = scan(self, (const unsigned char *)view.buf, view.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLongLong(found);
+}
+
+static PyMethodDef Scanner_methods[] = {
+    {"present", (PyCFunction)Scanner_present, METH_O,
+     "present(data) -> int: bit i set where tokens[i] occurs in data"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject ScannerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "aoti_lint._token_scan.Scanner",
+    .tp_doc = "Scanner(tokens, offsets): which of the tokens a buffer holds, in one pass over it.",
+    .tp_basicsize = sizeof(Scanner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Scanner_init,
+    .tp_dealloc = (destructor)Scanner_dealloc,
+    .tp_methods = Scanner_methods,
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "aoti_lint._token_scan",
+    .m_doc = "The optional compiled scanner of aoti_lint.token_scan.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__token_scan(void) {
+    if (PyType_Ready(&ScannerType) < 0) {
+        return NULL;
+    }
+    PyObject *created = PyModule_Create(&module);
+    if (created == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&ScannerType);
+    if (PyModule_AddObject(created, "Scanner", (PyObject *)&ScannerType) < 0) {
+        Py_DECREF(&ScannerType);
+        Py_DECREF(created);
+        return NULL;
+    }
+    return created;
+}

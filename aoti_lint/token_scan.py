@@ -1,0 +1,50 @@
+"""Which of a few dozen tokens some bytes hold, in one pass over them: the compiled scanner of stage one.
+
+The pure-Python first stage runs one ``bytes.find`` per anchor over each file (``file_context._Screen``): on
+torch's 46 MB of sources, 14 passes and about half of a cold run's CPU. ``aoti_lint._token_scan`` (C, built at
+install time where a compiler is found; ``setup.py``) reads the bytes once: each token is keyed by its rarest
+pair of bytes, and a token is compared only where its pair occurs. Its answer is exactly
+``[token in data for token in tokens]``, as a bit mask (``tests/test_token_scan.py``).
+
+Without the extension, or with ``AOTI_LINT_NO_EXTENSIONS`` set to a non-empty value (as aiohttp and others name
+it: to compare, or to rule the extension out), ``scanner`` gives None and stage one scans in Python, with the
+same results.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aoti_lint._token_scan import Scanner
+
+
+# The bytes of Python sources by how often they occur, most often first (torch's 2,285 modules): a pair of bytes
+# late in this order, or absent from it, occurs seldom, so a token keyed by it is seldom compared in vain.
+_COMMON_FIRST = b" etransoi_\nldcpufm,h.g)(:\"yb=vwkxT[]'N-#1`C2SEAz0IF>OD{}PqRM3L6*4/BUjV8G5+|KWH@\\"
+_RARITY = {byte: rank for rank, byte in enumerate(_COMMON_FIRST)}
+MAX_TOKENS = 64
+
+
+def rarest_pair(token: bytes) -> int:
+    """Where the pair of the token's bytes that occurs least often in Python sources starts (first of equals)."""
+    rarity = [_RARITY.get(byte, len(_COMMON_FIRST)) for byte in token]
+    return max(range(len(token) - 1), key=lambda at: rarity[at] + rarity[at + 1])
+
+
+def scanner(tokens: tuple[bytes, ...]) -> Scanner | None:
+    """A compiled scanner for the tokens, or None: no extension, ``AOTI_LINT_NO_EXTENSIONS`` set, more than 64
+    tokens or one shorter than two bytes."""
+    if os.environ.get("AOTI_LINT_NO_EXTENSIONS") or len(tokens) > MAX_TOKENS or any(len(t) < 2 for t in tokens):
+        return None
+    try:
+        from aoti_lint._token_scan import Scanner
+    except ImportError:
+        return None
+    return Scanner(tokens, tuple(rarest_pair(token) for token in tokens))
+
+
+def present(tokens: tuple[bytes, ...], data: bytes) -> int:
+    """What a scanner's ``present`` gives, in Python: bit ``i`` set where ``tokens[i]`` occurs in ``data``."""
+    return sum(1 << index for index, token in enumerate(tokens) if token in data)

@@ -1,0 +1,121 @@
+"""The compiled scanner of stage one (``aoti_lint.token_scan``, ``aoti_lint/_token_scan.c``) answers exactly what
+``token in data`` answers, and stage one gives the same verdicts with it and without it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from aoti_lint import token_scan
+from aoti_lint.file_context import FileContext, _screen
+from aoti_lint.rules import ALL_RULES
+from tests.conftest import REPO
+
+compiled = pytest.importorskip("aoti_lint._token_scan", reason="the extension is not built here (.ci/run builds it)")
+
+
+@pytest.fixture(autouse=True)
+def extension_allowed(monkeypatch):
+    """These tests are about the extension: a suite run with ``AOTI_LINT_NO_EXTENSIONS`` set still tests it."""
+    monkeypatch.delenv("AOTI_LINT_NO_EXTENSIONS", raising=False)
+    _screen.cache_clear()
+    yield
+    _screen.cache_clear()
+
+
+def both(tokens: tuple[bytes, ...], data: bytes) -> tuple[int, int]:
+    scanner = token_scan.scanner(tokens)
+    assert scanner is not None
+    return scanner.present(data), token_scan.present(tokens, data)
+
+
+def test_each_token_is_found_at_the_start_at_the_end_and_across_each_other():
+    tokens = (b"aot", b"ot_l", b"aot_load", b"d\0", b"\xff\xfe", b"zz")
+    for data in (b"aot_load", b"xaot_loa", b"ot_ld\0", b"\xff\xfe", b"d", b"", b"zzz", b"d\0aot"):
+        found, expected = both(tokens, data)
+        assert found == expected, data
+
+
+def test_the_scanner_agrees_with_in_on_generated_tokens_and_bytes():
+    rng = random.Random(2026)
+    alphabet = b"aotTORCH_.so\"'Mme\0\n\xff"  # few bytes: tokens overlap, share pairs and recur
+    for _ in range(20_000):
+        data = bytes(rng.choice(alphabet) for _ in range(rng.randrange(0, 60)))
+        tokens = tuple(
+            bytes(rng.choice(alphabet) for _ in range(rng.randrange(2, 7))) for _ in range(rng.randrange(0, 10))
+        )
+        found, expected = both(tokens, data)
+        assert found == expected, (tokens, data)
+
+
+def test_sixty_four_tokens_are_scanned_and_sixty_five_are_not():
+    tokens = tuple(f"t{index:02}".encode() for index in range(64))
+    data = b" ".join(tokens[::3])
+    assert both(tokens, data) == (token_scan.present(tokens, data),) * 2
+    assert both(tokens, b" ".join(tokens)) == ((1 << 64) - 1,) * 2
+    assert token_scan.scanner((*tokens, b"t64")) is None
+
+
+def test_the_default_screens_tokens_are_found_in_the_repository_as_in_finds_them():
+    context = FileContext.of(ALL_RULES)
+    screen = _screen(context.rules, context.project_rules)
+    assert screen.compiled is not None and len(screen.scanned) > screen.screened > 10
+    paths = [path for path in sorted(REPO.rglob("*.py")) if ".venv" not in path.parts]
+    holding = 0
+    for path in paths:
+        data = path.read_bytes()
+        found = screen.compiled.present(data)
+        assert found == token_scan.present(screen.scanned, data), path
+        holding += found != 0
+    assert len(paths) > 200 and holding > 50
+
+
+def test_no_scanner_without_the_extension_or_for_a_token_shorter_than_a_pair(monkeypatch):
+    assert token_scan.scanner((b"ab", b"c")) is None
+    monkeypatch.setenv("AOTI_LINT_NO_EXTENSIONS", "1")
+    assert token_scan.scanner((b"ab",)) is None
+
+
+def test_the_extension_rejects_what_it_cannot_scan():
+    with pytest.raises(ValueError, match="two bytes"):
+        compiled.Scanner((b"a",), (0,))
+    with pytest.raises(ValueError, match="outside"):
+        compiled.Scanner((b"ab",), (1,))
+    with pytest.raises(ValueError, match="one offset"):
+        compiled.Scanner((b"ab",), ())
+    with pytest.raises(TypeError):
+        compiled.Scanner((b"ab",), (0,)).present("text")
+    assert compiled.Scanner.__new__(compiled.Scanner).present(b"ab") == 0  # never initialised: scans nothing
+
+
+def test_each_token_is_keyed_by_its_rarest_pair():
+    assert token_scan.rarest_pair(b"aoti_X") == 4  # `_X`: an upper-case letter is rarer than any lower-case one
+    assert token_scan.rarest_pair(b'"Meta"') == 0
+    assert token_scan.rarest_pair(b"ab") == 0
+
+
+@pytest.fixture(params=["compiled", "python"])
+def stage_one(request, monkeypatch):
+    """Stage one with the compiled scanner, then without it (``AOTI_LINT_NO_EXTENSIONS``)."""
+    if request.param == "python":
+        monkeypatch.setenv("AOTI_LINT_NO_EXTENSIONS", "1")
+    _screen.cache_clear()
+    return request.param
+
+
+def test_stage_one_rejects_only_what_every_rule_rejects_with_either_scanner(stage_one):
+    context = FileContext.of(ALL_RULES)
+    assert (_screen(context.rules, context.project_rules).compiled is not None) == (stage_one == "compiled")
+    samples = [path.read_bytes() for path in sorted((REPO / "tests" / "fixtures").rglob("*")) if path.is_file()]
+    samples += [example.source.encode() for rule in ALL_RULES for example in (*rule.VALID, *rule.INVALID)]
+    samples += [b"", b"import os\nprint(os.sep)\n", b"x = 'impl' # Meta\n"]
+    expected = [
+        any(rule.could_match(data) for rule in context.rules)
+        or any(rule.wants_summary(data) for rule in context.project_rules)
+        for data in samples
+    ]
+    # Copies: what stage one remembers of the last bytes it read (``rules.base.holds``) is not reused.
+    assert [context.reads(bytes(bytearray(data))) for data in samples] == expected
+    assert context.reads_many([bytes(bytearray(data)) for data in samples]) == expected
+    assert sum(expected) > 100 and len(samples) - sum(expected) > 10

@@ -8,7 +8,15 @@ import itertools
 from collections.abc import Iterable, Sequence
 
 from aoti_lint.records import dataclass
-from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule, Rule, holds, remember, rule_matches
+from aoti_lint.rules.base import (
+    SCREEN_ANCHORS,
+    ProjectRule,
+    Rule,
+    holds,
+    remember,
+    remember_verdicts,
+    rule_matches,
+)
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 from aoti_lint.token_scan import MAX_TOKENS, scanner
 
@@ -51,6 +59,8 @@ class FileContext:
         wants the file's data. A file that passes no rule here is settled without being decoded. ``present``:
         which of the screen's anchors the bytes hold, when that is known (``reads_many``)."""
         screen = _screen(self.rules, self.project_rules)
+        if screen.compiled is not None:
+            return screen.verdicts(data)
         if not (
             screen.tokens_in(data, present)
             or any(rule_matches(rule, data) for rule in screen.rules)
@@ -98,20 +108,32 @@ class _Screen:
     rules: tuple[type[Rule], ...]
     project_rules: tuple[type[ProjectRule], ...]
     # With the compiled scanner (``token_scan``): the tokens it looks for, the screen's first (``screened`` of
-    # them), then those the rules' tests ask about, all found in one pass and kept for those tests (``holds``).
+    # them), then those the rules' tests ask about, all found in one pass and kept for those tests (``holds``);
+    # each rule and project rule with its trigger groups as bit masks of those tokens, or, for a test of its own,
+    # the mask of its screen tokens (``_Test``).
     compiled: Scanner | None = None
     scanned: tuple[bytes, ...] = ()
     screened: int = 0
+    tests: tuple[tuple[type[Rule], _Test], ...] = ()
+    summary_tests: tuple[tuple[type[ProjectRule], _Test], ...] = ()
+
+    def verdicts(self, data: bytes) -> bool:
+        """``FileContext.reads`` with the compiled scanner: one pass finds every token; then each rule is asked,
+        a rule of trigger groups alone by bits, and what each gives is kept for the stages that ask again
+        (``rule_matches``, ``summary_wanted``)."""
+        assert self.compiled is not None
+        found = self.compiled.present(data)
+        if not found & ((1 << self.screened) - 1):
+            return False
+        remember(data, {token: bool(found >> index & 1) for index, token in enumerate(self.scanned)})
+        matched = {rule: test.passes(found, rule.could_match, data) for rule, test in self.tests}
+        wanted = {rule: test.passes(found, rule.wants_summary, data) for rule, test in self.summary_tests}
+        remember_verdicts(data, matched, wanted)
+        return True in matched.values() or True in wanted.values()
 
     def tokens_in(self, data: bytes, present: list[bool] | None = None) -> bool:
         """Whether the bytes hold one of the tokens: an anchor, then one of the tokens under it. ``present``: which
         anchors they hold, when that is known."""
-        if self.compiled is not None:
-            found = self.compiled.present(data)
-            if not found & ((1 << self.screened) - 1):
-                return False
-            remember(data, {token: bool(found >> index & 1) for index, token in enumerate(self.scanned)})
-            return True
         # The anchors inline: most files hold none, and a call per anchor costs more than the scan of a small file;
         # for the others, what was found is kept for the rules' tests (``holds``).
         if present is None:
@@ -123,6 +145,21 @@ class _Screen:
             found and (not held or any(holds(data, token) for token in held))
             for found, (_, held) in zip(present, self.anchored, strict=True)
         )
+
+
+@dataclass(frozen=True)
+class _Test:
+    """A rule's test of the bytes with the compiled scanner's bits: ``groups``, its trigger groups as masks (one
+    matches when every token of it was found), or None for a test of its own, asked only when one of its screen
+    tokens (``screen``, a mask) was found."""
+
+    groups: tuple[int, ...] | None
+    screen: int = 0
+
+    def passes(self, found: int, own_test: Any, data: bytes) -> bool:
+        if self.groups is None:
+            return bool(found & self.screen) and own_test(data)
+        return any(found & group == group for group in self.groups)
 
 
 def anchored_tokens(tokens: Iterable[bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
@@ -171,6 +208,32 @@ def _screen(rules: tuple[type[Rule], ...], project_rules: tuple[type[ProjectRule
         asked.update((token, None) for group in rule.summary_triggers for token in group)
     scanned = tuple(asked) if len(asked) <= MAX_TOKENS else screened
     compiled = None if own_rules or own_project_rules else scanner(scanned)
+    if compiled is None:
+        return _Screen(anchored_tokens(tokens), tuple(own_rules), tuple(own_project_rules))
+    bits = {token: 1 << index for index, token in enumerate(scanned)}
+
+    def test(own: bool, groups: tuple[tuple[bytes, ...], ...], screen_tokens: tuple[bytes, ...]) -> _Test:
+        if own or not all(token in bits for group in groups for token in group):
+            # A test of its own (the screen asks it only when one of its screen tokens was found), or groups
+            # the scanner was not given (more than it takes): asked as it is.
+            return _Test(None, sum(bits[token] for token in screen_tokens) if own else -1)  # -1: every bit
+        return _Test(tuple(sum(bits[token] for token in group) for group in groups))
+
+    tests = tuple(
+        (rule, test(rule.could_match.__func__ is not Rule.could_match.__func__, rule.triggers, rule.screen_tokens))  # type: ignore[attr-defined]
+        for rule in rules
+    )
+    summary_tests = tuple(
+        (rule, test(rule.wants_summary.__func__ is not ProjectRule.wants_summary.__func__, rule.summary_triggers, ()))  # type: ignore[attr-defined]
+        for rule in project_rules
+    )
     return _Screen(
-        anchored_tokens(tokens), tuple(own_rules), tuple(own_project_rules), compiled, scanned, len(screened)
+        anchored_tokens(tokens),
+        (),
+        (),
+        compiled,
+        scanned,
+        len(screened),
+        tests,
+        summary_tests,
     )

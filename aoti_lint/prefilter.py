@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from aoti_lint.file_context import FileContext
 from aoti_lint.records import dataclass
-from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, rule_matches
+from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, rule_matches, summary_wanted
 from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 
 TYPE_CHECKING = False
@@ -73,7 +73,7 @@ def by_bytes(data: bytes, context: FileContext) -> Wanted:
     """Stage one for a Python file: the rules whose tokens its bytes hold."""
     return Wanted(
         [rule for rule in context.rules if issubclass(rule, PythonRule) and rule_matches(rule, data)],
-        [rule for rule in context.project_rules if rule.wants_summary(data)],
+        [rule for rule in context.project_rules if summary_wanted(rule, data)],
     )
 
 

@@ -9,7 +9,9 @@ import pytest
 
 from aoti_lint import token_scan
 from aoti_lint.file_context import FileContext, _screen
+from aoti_lint.prefilter import by_bytes
 from aoti_lint.rules import ALL_RULES
+from aoti_lint.rules.base import PythonRule
 from tests.conftest import REPO
 
 compiled = pytest.importorskip("aoti_lint._token_scan", reason="the extension is not built here (.ci/run builds it)")
@@ -104,6 +106,10 @@ def stage_one(request, monkeypatch):
     return request.param
 
 
+def is_python(rule) -> bool:
+    return issubclass(rule, PythonRule)
+
+
 def test_stage_one_rejects_only_what_every_rule_rejects_with_either_scanner(stage_one):
     context = FileContext.of(ALL_RULES)
     assert (_screen(context.rules, context.project_rules).compiled is not None) == (stage_one == "compiled")
@@ -118,4 +124,11 @@ def test_stage_one_rejects_only_what_every_rule_rejects_with_either_scanner(stag
     # Copies: what stage one remembers of the last bytes it read (``rules.base.holds``) is not reused.
     assert [context.reads(bytes(bytearray(data))) for data in samples] == expected
     assert context.reads_many([bytes(bytearray(data)) for data in samples]) == expected
+    # Which rules: what the screen found and kept for each rule is what each rule's own test gives.
+    for data in samples:
+        copy = bytes(bytearray(data))
+        if context.reads(copy):
+            wanted = by_bytes(copy, context)
+            assert wanted.rules == [rule for rule in context.rules if is_python(rule) and rule.could_match(data)]
+            assert wanted.project_rules == [rule for rule in context.project_rules if rule.wants_summary(data)]
     assert sum(expected) > 100 and len(samples) - sum(expected) > 10

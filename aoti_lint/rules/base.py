@@ -93,11 +93,33 @@ def rule_matches(rule: type[Rule], data: bytes) -> bool:
     """``rule.could_match(data)``, asked once per rule for the same bytes."""
     if _matched[0] is not data:
         _matched[:] = [data, {}]
-    found: dict[type[Rule], bool] = _matched[1]
+    found: dict[Any, bool] = _matched[1]
     matched = found.get(rule)
     if matched is None:
         matched = found[rule] = rule.could_match(data)
     return matched
+
+
+def summary_wanted(rule: type[ProjectRule], data: bytes) -> bool:
+    """``rule.wants_summary(data)``, asked once per project rule for the same bytes."""
+    if _matched[0] is not data:
+        _matched[:] = [data, {}]
+    found: dict[Any, bool] = _matched[1]
+    key = (rule, "summary")
+    wanted = found.get(key)
+    if wanted is None:
+        wanted = found[key] = rule.wants_summary(data)
+    return wanted
+
+
+def remember_verdicts(data: bytes, matched: dict[type[Rule], bool], wanted: dict[type[ProjectRule], bool]) -> None:
+    """What the rules' tests of the bytes give, as found elsewhere (the compiled screen of ``file_context``), for
+    ``rule_matches`` and ``summary_wanted``."""
+    if _matched[0] is not data:
+        _matched[:] = [data, {}]
+    found: dict[Any, bool] = _matched[1]
+    found.update(matched)
+    found.update(((rule, "summary"), verdict) for rule, verdict in wanted.items())
 
 
 # A name written after `def`/`class` on its line: defined there, not called (torch defines the API it exports).

@@ -150,16 +150,18 @@ class _Screen:
 @dataclass(frozen=True)
 class _Test:
     """A rule's test of the bytes with the compiled scanner's bits: ``groups``, its trigger groups as masks (one
-    matches when every token of it was found), or None for a test of its own, asked only when one of its screen
-    tokens (``screen``, a mask) was found."""
+    matches when every token of it was found; None: not known as masks); ``own``, whether it has a test of its own,
+    asked only when a group matches and one of its screen tokens (``screen``, a mask) was found: the trigger groups
+    hold for every finding, and most files that hold a screen token (`options`) hold no group."""
 
     groups: tuple[int, ...] | None
-    screen: int = 0
+    own: bool = False
+    screen: int = -1  # -1: any bit
 
     def passes(self, found: int, own_test: Any, data: bytes) -> bool:
-        if self.groups is None:
-            return bool(found & self.screen) and own_test(data)
-        return any(found & group == group for group in self.groups)
+        if self.groups is not None and not any(found & group == group for group in self.groups):
+            return False
+        return not self.own or (bool(found & self.screen) and own_test(data))
 
 
 def anchored_tokens(tokens: Iterable[bytes]) -> tuple[tuple[bytes, tuple[bytes, ...]], ...]:
@@ -213,11 +215,13 @@ def _screen(rules: tuple[type[Rule], ...], project_rules: tuple[type[ProjectRule
     bits = {token: 1 << index for index, token in enumerate(scanned)}
 
     def test(own: bool, groups: tuple[tuple[bytes, ...], ...], screen_tokens: tuple[bytes, ...]) -> _Test:
-        if own or not all(token in bits for group in groups for token in group):
-            # A test of its own (the screen asks it only when one of its screen tokens was found), or groups
-            # the scanner was not given (more than it takes): asked as it is.
-            return _Test(None, sum(bits[token] for token in screen_tokens) if own else -1)  # -1: every bit
-        return _Test(tuple(sum(bits[token] for token in group) for group in groups))
+        masks = None
+        if all(token in bits for group in groups for token in group) and (groups or not own):
+            masks = tuple(sum(bits[token] for token in group) for group in groups)
+        if not own:
+            # Groups the scanner was not given (more than it takes): the rule's test as it is.
+            return _Test(masks) if masks is not None else _Test(None, own=True)
+        return _Test(masks, own=True, screen=sum(bits[token] for token in screen_tokens))
 
     tests = tuple(
         (rule, test(rule.could_match.__func__ is not Rule.could_match.__func__, rule.triggers, rule.screen_tokens))  # type: ignore[attr-defined]

@@ -216,12 +216,12 @@ def _screen(rules: tuple[type[Rule], ...], project_rules: tuple[type[ProjectRule
 
     def test(own: bool, groups: tuple[tuple[bytes, ...], ...], screen_tokens: tuple[bytes, ...]) -> _Test:
         masks = None
+        # Groups the scanner was not given (more than it takes) are left to the rule's test, as are a test of its
+        # own without groups.
         if all(token in bits for group in groups for token in group) and (groups or not own):
             masks = tuple(sum(bits[token] for token in group) for group in groups)
-        if not own:
-            # Groups the scanner was not given (more than it takes): the rule's test as it is.
-            return _Test(masks) if masks is not None else _Test(None, own=True)
-        return _Test(masks, own=True, screen=sum(bits[token] for token in screen_tokens))
+        screen = sum(bits[token] for token in screen_tokens) if screen_tokens else -1
+        return _Test(masks, own=own or masks is None, screen=screen)
 
     tests = tuple(
         (rule, test(rule.could_match.__func__ is not Rule.could_match.__func__, rule.triggers, rule.screen_tokens))  # type: ignore[attr-defined]

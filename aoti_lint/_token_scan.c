@@ -116,10 +116,9 @@ static PyObject *Scanner_present(Scanner *self, PyObject *argument) {
     if (PyObject_GetBuffer(argument, &view, PyBUF_SIMPLE) != 0) {
         return NULL;
     }
-    uint64_t found;
-    Py_BEGIN_ALLOW_THREADS
-    found = scan(self, (const unsigned char *)view.buf, view.len);
-    Py_END_ALLOW_THREADS
+    /* The GIL is kept: a scan is short, and `__init__` on the same object from another thread would change the
+     * table under it. */
+    uint64_t found = scan(self, (const unsigned char *)view.buf, view.len);
     PyBuffer_Release(&view);
     return PyLong_FromUnsignedLongLong(found);
 }

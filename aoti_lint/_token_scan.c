@@ -123,6 +123,184 @@ static PyObject *Scanner_present(Scanner *self, PyObject *argument) {
     return PyLong_FromUnsignedLongLong(found);
 }
 
+/* The string literals of a Python text and their prefix letters, as aoti_lint/text_layout.py's `_read_strings`
+ * reads them with its `_TOKEN` pattern: a comment runs to its line's end; a string from its opening quote to its
+ * closing one, a backslash escaping the character after it, a one-line string ended by a line feed. Its prefix: the
+ * one or two ASCII letters just before its quote, after no word character. A string that does not end, or an
+ * f-string whose replacement fields do not close, makes the whole answer None (the caller falls back). */
+static int is_word(Py_UCS4 c) { return c == '_' || Py_UNICODE_ISALNUM(c); }
+static int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+#define STRING_SPANS(NAME, CHAR)                                                                                     \
+    /* The prefix's length (0 to 2) of the string whose quote is at `start`. */                                     \
+    static Py_ssize_t NAME##_prefix(const CHAR *text, Py_ssize_t start) {                                            \
+        for (Py_ssize_t letters = 2; letters >= 1; letters--) {                                                      \
+            Py_ssize_t first = start - letters, index;                                                               \
+            if (first < 0) {                                                                                         \
+                continue;                                                                                            \
+            }                                                                                                        \
+            for (index = first; index < start && is_ascii_letter(text[index]); index++) {                           \
+            }                                                                                                        \
+            if (index == start && (first == 0 || !is_word(text[first - 1]))) {                                       \
+                return letters;                                                                                      \
+            }                                                                                                        \
+        }                                                                                                            \
+        return 0;                                                                                                    \
+    }                                                                                                                \
+    /* Whether the replacement fields of the f-string at [start, end) all close (`_fields_close`). */               \
+    static int NAME##_fields_close(const CHAR *text, Py_ssize_t length, Py_ssize_t start, Py_ssize_t end) {          \
+        Py_ssize_t depth = 0, skip = -1;                                                                             \
+        for (Py_ssize_t at = start; at < end; at++) {                                                                \
+            Py_UCS4 c = text[at];                                                                                    \
+            if ((c != '{' && c != '}') || at == skip) {                                                              \
+                continue;                                                                                            \
+            }                                                                                                        \
+            if (depth == 0 && at + 1 < length && text[at + 1] == c) {                                                \
+                skip = at + 1; /* a literal brace, written twice */                                                  \
+            } else if (c == '{') {                                                                                   \
+                depth++;                                                                                             \
+            } else if (depth == 0) {                                                                                 \
+                return 0;                                                                                            \
+            } else {                                                                                                 \
+                depth--;                                                                                             \
+            }                                                                                                        \
+        }                                                                                                            \
+        return depth == 0;                                                                                           \
+    }                                                                                                                \
+    /* 0 done, -1 the answer is None, -2 a Python error. */                                                          \
+    static int NAME(PyObject *source, const CHAR *text, Py_ssize_t length, PyObject *spans, PyObject *prefixes,      \
+                    PyObject *empty) {                                                                               \
+        Py_ssize_t at = 0;                                                                                           \
+        while (at < length) {                                                                                        \
+            Py_UCS4 quote = text[at];                                                                                \
+            if (quote == '#') {                                                                                      \
+                while (at < length && text[at] != '\n') {                                                            \
+                    at++;                                                                                            \
+                }                                                                                                    \
+                continue;                                                                                            \
+            }                                                                                                        \
+            if (quote != '"' && quote != '\'') {                                                                     \
+                at++;                                                                                                \
+                continue;                                                                                            \
+            }                                                                                                        \
+            Py_ssize_t start = at, end = -1;                                                                         \
+            if (at + 2 < length && text[at + 1] == quote && text[at + 2] == quote) {                                 \
+                for (at += 3; at < length;) {                                                                        \
+                    Py_UCS4 c = text[at];                                                                            \
+                    if (c == '\\') {                                                                                 \
+                        at += 2;                                                                                     \
+                    } else if (c == quote && at + 2 < length && text[at + 1] == quote && text[at + 2] == quote) {    \
+                        end = at + 3;                                                                                \
+                        break;                                                                                       \
+                    } else {                                                                                         \
+                        at++;                                                                                        \
+                    }                                                                                                \
+                }                                                                                                    \
+            } else {                                                                                                 \
+                for (at += 1; at < length;) {                                                                        \
+                    Py_UCS4 c = text[at];                                                                            \
+                    if (c == '\\') {                                                                                 \
+                        at += 2;                                                                                     \
+                    } else if (c == '\n') {                                                                          \
+                        break;                                                                                       \
+                    } else if (c == quote) {                                                                         \
+                        end = at + 1;                                                                                \
+                        break;                                                                                       \
+                    } else {                                                                                         \
+                        at++;                                                                                        \
+                    }                                                                                                \
+                }                                                                                                    \
+            }                                                                                                        \
+            if (end == -1) {                                                                                         \
+                return -1; /* the string does not end */                                                             \
+            }                                                                                                        \
+            Py_ssize_t letters = NAME##_prefix(text, start);                                                         \
+            PyObject *prefix = empty;                                                                                \
+            Py_INCREF(prefix);                                                                                       \
+            if (letters) {                                                                                           \
+                int formatted = 0;                                                                                   \
+                for (Py_ssize_t index = start - letters; index < start; index++) {                                   \
+                    formatted |= text[index] == 'f' || text[index] == 'F';                                           \
+                }                                                                                                    \
+                if (formatted && !NAME##_fields_close(text, length, start, end)) {                                   \
+                    Py_DECREF(prefix);                                                                               \
+                    return -1;                                                                                       \
+                }                                                                                                    \
+                Py_SETREF(prefix, PyUnicode_Substring(source, start - letters, start));                              \
+                if (prefix == NULL) {                                                                                \
+                    return -2;                                                                                       \
+                }                                                                                                    \
+            }                                                                                                        \
+            PyObject *span = Py_BuildValue("(nn)", start, end);                                                      \
+            int failed = span == NULL || PyList_Append(spans, span) < 0 || PyList_Append(prefixes, prefix) < 0;     \
+            Py_XDECREF(span);                                                                                        \
+            Py_DECREF(prefix);                                                                                       \
+            if (failed) {                                                                                            \
+                return -2;                                                                                           \
+            }                                                                                                        \
+            at = end;                                                                                                \
+        }                                                                                                            \
+        return 0;                                                                                                    \
+    }
+
+STRING_SPANS(string_spans_1, Py_UCS1)
+STRING_SPANS(string_spans_2, Py_UCS2)
+STRING_SPANS(string_spans_4, Py_UCS4)
+
+/* string_spans(text) -> (spans, prefixes) | None */
+static PyObject *string_spans(PyObject *module, PyObject *text) {
+    (void)module;
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "string_spans() takes a str");
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
+        return NULL;
+    }
+#endif
+    PyObject *spans = PyList_New(0), *prefixes = PyList_New(0), *empty = PyUnicode_New(0, 0);
+    if (spans == NULL || prefixes == NULL || empty == NULL) {
+        Py_XDECREF(spans);
+        Py_XDECREF(prefixes);
+        Py_XDECREF(empty);
+        return NULL;
+    }
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    const void *data = PyUnicode_DATA(text);
+    int found;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        found = string_spans_1(text, (const Py_UCS1 *)data, length, spans, prefixes, empty);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        found = string_spans_2(text, (const Py_UCS2 *)data, length, spans, prefixes, empty);
+        break;
+    default:
+        found = string_spans_4(text, (const Py_UCS4 *)data, length, spans, prefixes, empty);
+        break;
+    }
+    Py_DECREF(empty);
+    if (found < 0) {
+        Py_DECREF(spans);
+        Py_DECREF(prefixes);
+        if (found == -2) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    PyObject *result = PyTuple_Pack(2, spans, prefixes);
+    Py_DECREF(spans);
+    Py_DECREF(prefixes);
+    return result;
+}
+
+static PyMethodDef module_functions[] = {
+    {"string_spans", (PyCFunction)string_spans, METH_O,
+     "string_spans(text) -> (spans, prefixes) | None: the string literals of a Python text (text_layout)"},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef Scanner_methods[] = {
     {"present", (PyCFunction)Scanner_present, METH_O,
      "present(data) -> int: bit i set where tokens[i] occurs in data"},
@@ -144,8 +322,9 @@ static PyTypeObject ScannerType = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "aoti_lint._token_scan",
-    .m_doc = "The optional compiled scanner of aoti_lint.token_scan.",
+    .m_doc = "The optional compiled scanners of aoti_lint.token_scan and aoti_lint.text_layout.",
     .m_size = -1,
+    .m_methods = module_functions,
 };
 
 PyMODINIT_FUNC PyInit__token_scan(void) {

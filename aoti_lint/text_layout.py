@@ -16,6 +16,8 @@ import functools
 import re
 import sys
 
+from aoti_lint.token_scan import string_lexer
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -68,6 +70,12 @@ def string_spans(text: str) -> list[tuple[int, int]] | None:
 @functools.lru_cache(maxsize=1)
 def _strings(text: str) -> tuple[list[tuple[int, int]], list[str]] | None:
     """``string_spans`` and each string's prefix letters (``string_prefix``), in one pass over the text."""
+    lexer = string_lexer()
+    return lexer(text) if lexer is not None else _read_strings(text)
+
+
+def _read_strings(text: str) -> tuple[list[tuple[int, int]], list[str]] | None:
+    """``_strings`` in Python: the lexer's pattern (``_TOKEN``), a match at a time."""
     spans: list[tuple[int, int]] = []
     prefixes: list[str] = []
     for token in _TOKEN.finditer(text):

@@ -1,14 +1,16 @@
-"""Which of a few dozen tokens some bytes hold, in one pass over them: the compiled scanner of stage one.
+"""The compiled scanners, where the C extension ``aoti_lint._token_scan`` was built (at install time where a compiler
+is found; ``setup.py``), each with the same answers as its Python equivalent:
 
-The pure-Python first stage runs one ``bytes.find`` per anchor over each file (``file_context._Screen``): on
-torch's 46 MB of sources, 14 passes and about half of a cold run's CPU. ``aoti_lint._token_scan`` (C, built at
-install time where a compiler is found; ``setup.py``) reads the bytes once: each token is keyed by its rarest
-pair of bytes, and a token is compared only where its pair occurs. Its answer is exactly
-``[token in data for token in tokens]``, as a bit mask (``tests/test_token_scan.py``).
+- stage one's: which of a few dozen tokens some bytes hold, in one pass over them. The pure-Python first stage
+  runs one ``bytes.find`` per anchor over each file (``file_context._Screen``): on torch's 46 MB of sources, 14
+  passes and about half of a cold run's CPU. Here each token is keyed by its rarest pair of bytes, and a token is
+  compared only where its pair occurs; the answer is exactly ``[token in data for token in tokens]``, as a bit mask.
+- the lexer of ``text_layout``: the string literals of a Python text and their prefixes, as its pattern reads
+  them, at about seven times its speed.
 
-Without the extension, or with ``AOTI_LINT_NO_EXTENSIONS`` set to a non-empty value (as aiohttp and others name
-it: to compare, or to rule the extension out), ``scanner`` gives None and stage one scans in Python, with the
-same results.
+``tests/test_token_scan.py`` compares each with its equivalent. Without the extension, or with
+``AOTI_LINT_NO_EXTENSIONS`` set to a non-empty value (as aiohttp and others name it: to compare, or to rule the
+extension out), ``scanner`` and ``string_lexer`` give None and the Python equivalents run.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from aoti_lint._token_scan import Scanner
 
 
@@ -43,6 +47,18 @@ def scanner(tokens: tuple[bytes, ...]) -> Scanner | None:
     except ImportError:
         return None
     return Scanner(tokens, tuple(rarest_pair(token) for token in tokens))
+
+
+def string_lexer() -> Callable[[str], tuple[list[tuple[int, int]], list[str]] | None] | None:
+    """The compiled lexer of ``text_layout``'s strings (``_token_scan.string_spans``), or None: no extension, or
+    ``AOTI_LINT_NO_EXTENSIONS`` set."""
+    if os.environ.get("AOTI_LINT_NO_EXTENSIONS"):
+        return None
+    try:
+        from aoti_lint._token_scan import string_spans
+    except ImportError:
+        return None
+    return string_spans
 
 
 def present(tokens: tuple[bytes, ...], data: bytes) -> int:

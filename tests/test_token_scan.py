@@ -1,5 +1,6 @@
-"""The compiled scanner of stage one (``aoti_lint.token_scan``, ``aoti_lint/_token_scan.c``) answers exactly what
-``token in data`` answers, and stage one gives the same verdicts with it and without it."""
+"""The compiled scanners (``aoti_lint.token_scan``, ``aoti_lint/_token_scan.c``) answer exactly what their Python
+equivalents answer: stage one's, what ``token in data`` answers, and stage one gives the same verdicts with it and
+without it; the lexer of ``text_layout``, the strings and prefixes its pattern reads."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 
 import pytest
 
-from aoti_lint import token_scan
+from aoti_lint import text_layout, token_scan
 from aoti_lint.file_context import FileContext, _screen
 from aoti_lint.prefilter import by_bytes
 from aoti_lint.rules import ALL_RULES
@@ -132,3 +133,33 @@ def test_stage_one_rejects_only_what_every_rule_rejects_with_either_scanner(stag
             assert wanted.rules == [rule for rule in context.rules if is_python(rule) and rule.could_match(data)]
             assert wanted.project_rules == [rule for rule in context.project_rules if rule.wants_summary(data)]
     assert sum(expected) > 100 and len(samples) - sum(expected) > 10
+
+
+# ---- the lexer of text_layout ----------------------------------------------------------------------------------
+
+
+def test_the_lexer_reads_the_strings_and_prefixes_the_pattern_reads_in_generated_texts():
+    rng = random.Random(2026)
+    # Quotes, escapes, line ends, comments, prefixes and braces; letters and word characters outside ASCII, of
+    # every width Python stores a text in.
+    pieces = ['"', "'", '"""', "'''", "\\", "\n", "\r", "#", "f", "F", "rb", "Rb", "u", "x", "_", "1", " ", "{", "}"]
+    pieces += ["{{", "}}", "\u00e9", "\u00df", "\u20ac", "\u01c5", "\U0001d54f", "\U0001f600"]
+    for _ in range(50_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+        assert text_layout._strings.__wrapped__(text) == text_layout._read_strings(text), repr(text)
+
+
+def test_the_lexer_reads_the_repositorys_modules_as_the_pattern_reads_them():
+    paths = [path for path in sorted(REPO.rglob("*.py")) if ".venv" not in path.parts]
+    read = [(path, path.read_text(encoding="utf-8")) for path in paths]
+    for path, text in read:
+        assert text_layout._strings.__wrapped__(text) == text_layout._read_strings(text), path
+    assert sum(text_layout._read_strings(text) is not None for _, text in read) > 200
+
+
+def test_the_lexer_is_not_used_without_the_extension(monkeypatch):
+    assert token_scan.string_lexer() is compiled.string_spans
+    monkeypatch.setenv("AOTI_LINT_NO_EXTENSIONS", "1")
+    assert token_scan.string_lexer() is None
+    with pytest.raises(TypeError):
+        compiled.string_spans(b"'bytes'")

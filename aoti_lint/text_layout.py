@@ -7,6 +7,8 @@ to its ``def`` or ``class``. Such a line may still lie inside a bracket or after
 reader that parses a statement so found learns it then (it does not parse). A string this reading cannot end (an
 f-string nesting its own quotes, as Python 3.12 allows) gives None, and the reader falls back to the whole tree.
 ``tests/test_kernel_regions.py`` compares the strings with the tokenizer's on every Python file of the repository.
+Where the C extension is built, the same lexer runs there (``token_scan.string_lexer``; ``tests/test_token_scan.py``
+compares both).
 """
 
 from __future__ import annotations

@@ -295,7 +295,176 @@ static PyObject *string_spans(PyObject *module, PyObject *text) {
     return result;
 }
 
+static int append_index(PyObject *list, Py_ssize_t index) {
+    PyObject *number = PyLong_FromSsize_t(index);
+    if (number == NULL) {
+        return -1;
+    }
+    int failed = PyList_Append(list, number);
+    Py_DECREF(number);
+    return failed;
+}
+
+/* Where a top-level statement may start, as aoti_lint/text_layout.py's `_statement_starts` (and, with `top_level`,
+ * `_top_level_starts`) read it: a line that begins outside every string (`spans`, from `string_spans`), with none
+ * of whitespace, `#` or a closing bracket, nor with `else`/`elif`/`except`/`finally`; a decorator's statement runs
+ * on to its `def`/`class`/`async`. With `top_level`, a line inside brackets (outside strings and comments) or after
+ * a line-continuing backslash starts none, and brackets that close more than they opened give None. */
+static int keyword_at(PyObject *text, Py_ssize_t at, const char *const *words) {
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    for (; *words; words++) {
+        Py_ssize_t size = (Py_ssize_t)strlen(*words), index;
+        if (at + size > length) {
+            continue;
+        }
+        for (index = 0; index < size && PyUnicode_READ_CHAR(text, at + index) == (Py_UCS4)(*words)[index]; index++) {
+        }
+        if (index == size && (at + size == length || !is_word(PyUnicode_READ_CHAR(text, at + size)))) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const char *const CONTINUATIONS[] = {"else", "elif", "except", "finally", NULL};
+static const char *const DEFINITIONS[] = {"def", "class", "async", NULL};
+
+#define STATEMENT_STARTS(NAME, CHAR)                                                                                 \
+    /* 0 done, -1 the answer is None, -2 a Python error. */                                                          \
+    static int NAME(PyObject *source, const CHAR *text, Py_ssize_t length, const Py_ssize_t *spans,                 \
+                    Py_ssize_t count, int top_level, PyObject *starts) {                                             \
+        Py_ssize_t at = 0, span = 0, depth = 0, comment_end = -1;                                                    \
+        int decorated = 0, line_start = 1;                                                                           \
+        while (at < length) {                                                                                        \
+            if (line_start) {                                                                                        \
+                line_start = 0;                                                                                      \
+                Py_UCS4 first = text[at];                                                                            \
+                int skipped = Py_UNICODE_ISSPACE(first) || first == '#' || first == ')' || first == ']' ||         \
+                              first == '}' || keyword_at(source, at, CONTINUATIONS);                                 \
+                if (!skipped && top_level) {                                                                         \
+                    Py_ssize_t end = at >= 2 && text[at - 2] == '\r' && text[at - 1] == '\n' ? at - 2 : at - 1;      \
+                    skipped = depth != 0 || (at > 0 && end >= 1 && text[end - 1] == '\\' && comment_end != end);     \
+                }                                                                                                    \
+                if (!skipped && decorated) {                                                                         \
+                    if (first == '@') {                                                                              \
+                        skipped = 1; /* the next decorator of the same statement */                                  \
+                    } else if (keyword_at(source, at, DEFINITIONS)) {                                                \
+                        decorated = 0; /* the definition the decorators are for */                                   \
+                        skipped = 1;                                                                                 \
+                    }                                                                                                \
+                }                                                                                                    \
+                if (!skipped) {                                                                                      \
+                    decorated = first == '@';                                                                        \
+                    if (at && append_index(starts, at) < 0) {                                                        \
+                        return -2;                                                                                   \
+                    }                                                                                                \
+                }                                                                                                    \
+            }                                                                                                        \
+            if (span < count && at == spans[2 * span]) {                                                             \
+                at = spans[2 * span + 1]; /* a string: no line of it starts a statement, no bracket counts */       \
+                span++;                                                                                              \
+                continue;                                                                                            \
+            }                                                                                                        \
+            Py_UCS4 c = text[at];                                                                                    \
+            if (c == '#') {                                                                                          \
+                Py_ssize_t stop = span < count ? spans[2 * span] : length;                                           \
+                while (at < stop && text[at] != '\r' && text[at] != '\n') {                                          \
+                    at++;                                                                                            \
+                }                                                                                                    \
+                comment_end = at;                                                                                    \
+                continue;                                                                                            \
+            }                                                                                                        \
+            if (c == '(' || c == '[' || c == '{') {                                                                  \
+                depth++;                                                                                             \
+            } else if (c == ')' || c == ']' || c == '}') {                                                           \
+                if (--depth < 0 && top_level) {                                                                      \
+                    return -1;                                                                                       \
+                }                                                                                                    \
+            } else if (c == '\n') {                                                                                  \
+                line_start = 1;                                                                                      \
+            }                                                                                                        \
+            at++;                                                                                                    \
+        }                                                                                                            \
+        return append_index(starts, length) < 0 ? -2 : 0;                                                           \
+    }
+
+STATEMENT_STARTS(statement_starts_1, Py_UCS1)
+STATEMENT_STARTS(statement_starts_2, Py_UCS2)
+STATEMENT_STARTS(statement_starts_4, Py_UCS4)
+
+/* statement_starts(text, spans, top_level) -> list[int] | None */
+static PyObject *statement_starts(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *text, *spans;
+    int top_level;
+    if (!PyArg_ParseTuple(args, "UO!p", &text, &PyList_Type, &spans, &top_level)) {
+        return NULL;
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(text) < 0) {
+        return NULL;
+    }
+#endif
+    Py_ssize_t count = PyList_GET_SIZE(spans), length = PyUnicode_GET_LENGTH(text);
+    Py_ssize_t *bounds = PyMem_New(Py_ssize_t, 2 * count + 1);
+    if (bounds == NULL) {
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t previous = 0;
+    for (Py_ssize_t index = 0; index < count; index++) {
+        PyObject *pair = PyList_GET_ITEM(spans, index);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyMem_Free(bounds);
+            PyErr_SetString(PyExc_TypeError, "spans: a list of (start, end) pairs");
+            return NULL;
+        }
+        Py_ssize_t start = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0));
+        Py_ssize_t end = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 1));
+        if ((start == -1 || end == -1) && PyErr_Occurred()) {
+            PyMem_Free(bounds);
+            return NULL;
+        }
+        if (start < previous || end <= start || end > length) {
+            PyMem_Free(bounds);
+            PyErr_SetString(PyExc_ValueError, "spans: ordered, apart, within the text");
+            return NULL;
+        }
+        bounds[2 * index] = start;
+        bounds[2 * index + 1] = previous = end;
+    }
+    PyObject *starts = PyList_New(0);
+    if (starts == NULL || append_index(starts, 0) < 0) {
+        Py_XDECREF(starts);
+        PyMem_Free(bounds);
+        return NULL;
+    }
+    const void *data = PyUnicode_DATA(text);
+    int found;
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        found = statement_starts_1(text, (const Py_UCS1 *)data, length, bounds, count, top_level, starts);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        found = statement_starts_2(text, (const Py_UCS2 *)data, length, bounds, count, top_level, starts);
+        break;
+    default:
+        found = statement_starts_4(text, (const Py_UCS4 *)data, length, bounds, count, top_level, starts);
+        break;
+    }
+    PyMem_Free(bounds);
+    if (found < 0) {
+        Py_DECREF(starts);
+        if (found == -2) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    return starts;
+}
+
 static PyMethodDef module_functions[] = {
+    {"statement_starts", (PyCFunction)statement_starts, METH_VARARGS,
+     "statement_starts(text, spans, top_level) -> list[int] | None: where top-level statements may start (text_layout)"},
     {"string_spans", (PyCFunction)string_spans, METH_O,
      "string_spans(text) -> (spans, prefixes) | None: the string literals of a Python text (text_layout)"},
     {NULL, NULL, 0, NULL},

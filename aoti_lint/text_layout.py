@@ -7,8 +7,8 @@ to its ``def`` or ``class``. Such a line may still lie inside a bracket or after
 reader that parses a statement so found learns it then (it does not parse). A string this reading cannot end (an
 f-string nesting its own quotes, as Python 3.12 allows) gives None, and the reader falls back to the whole tree.
 ``tests/test_kernel_regions.py`` compares the strings with the tokenizer's on every Python file of the repository.
-Where the C extension is built, the same lexer runs there (``token_scan.string_lexer``; ``tests/test_token_scan.py``
-compares both).
+Where the C extension is built, the same lexer and the same reading of the statement starts run there
+(``token_scan.string_lexer``, ``token_scan.statement_reader``; ``tests/test_token_scan.py`` compares both).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import functools
 import re
 import sys
 
-from aoti_lint.token_scan import string_lexer
+from aoti_lint.token_scan import statement_reader, string_lexer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,10 +120,20 @@ def _fields_close(text: str, start: int, end: int) -> bool:
     return depth == 0
 
 
-def statement_starts(text: str, spans: list[tuple[int, int]], top_level: Any = None) -> list[int]:
+def statement_starts(text: str, spans: list[tuple[int, int]]) -> list[int]:
     """The offsets where a top-level statement may start, the text's start first (what comes before the first
-    statement: comments, or lines Python rejects), then the text's end. ``top_level(offset)``: whether a line
-    starting in column 0 there lies outside brackets and continues no line (``top_level_starts``)."""
+    statement: comments, or lines Python rejects), then the text's end. ``spans``: the text's strings."""
+    reader = statement_reader()
+    if reader is not None:
+        found = reader(text, spans, False)
+        assert found is not None  # without brackets to pair up, there is an answer
+        return found
+    return _statement_starts(text, spans)
+
+
+def _statement_starts(text: str, spans: list[tuple[int, int]], top_level: Any = None) -> list[int]:
+    """``statement_starts`` in Python. ``top_level(offset)``: whether a line starting in column 0 there lies outside
+    brackets and continues no line (``top_level_starts``)."""
     openings = [start for start, _ in spans]
     starts: list[int] = [0]
     decorated = False
@@ -158,6 +168,9 @@ def top_level_starts(text: str, spans: list[tuple[int, int]]) -> list[int] | Non
     carriage return ends one (``statement_starts`` knows line feeds alone)."""
     if "\f" in text or text.count("\r") != text.count("\r\n"):
         return None
+    reader = statement_reader()
+    if reader is not None:
+        return reader(text, spans, True)
     brackets: list[int] = []  # where the depth changes, and the depth after
     depths: list[int] = []
     comments: list[int] = []  # where each comment ends
@@ -180,12 +193,12 @@ def top_level_starts(text: str, spans: list[tuple[int, int]]) -> list[int] | Non
         if before >= 0 and depths[before]:
             return False  # inside brackets
         end = start - 2 if text.startswith("\r\n", start - 2) else start - 1  # where the line before ends
-        if text[end - 1 : end] == "\\":
+        if start and text[end - 1 : end] == "\\":  # (the first line continues none)
             at = bisect.bisect_left(comments, end)
             return at < len(comments) and comments[at] == end  # the backslash ends a comment, or continues the line
         return True
 
-    return statement_starts(text, spans, top_level)
+    return _statement_starts(text, spans, top_level)
 
 
 class Places:

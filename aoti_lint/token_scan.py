@@ -5,8 +5,9 @@ is found; ``setup.py``), each with the same answers as its Python equivalent:
   runs one ``bytes.find`` per anchor over each file (``file_context._Screen``): on torch's 46 MB of sources, 14
   passes and about half of a cold run's CPU. Here each token is keyed by its rarest pair of bytes, and a token is
   compared only where its pair occurs; the answer is exactly ``[token in data for token in tokens]``, as a bit mask.
-- the lexer of ``text_layout``: the string literals of a Python text and their prefixes, as its pattern reads
-  them, at about seven times its speed.
+- ``text_layout``'s readings: the string literals of a Python text and their prefixes, as its pattern reads
+  them, and where its top-level statements may start, as its Python reads them, at three to seven times their
+  speed.
 
 ``tests/test_token_scan.py`` compares each with its equivalent. Without the extension, or with
 ``AOTI_LINT_NO_EXTENSIONS`` set to a non-empty value (as aiohttp and others name it: to compare, or to rule the
@@ -20,6 +21,7 @@ import os
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from aoti_lint._token_scan import Scanner
 
@@ -40,25 +42,35 @@ def rarest_pair(token: bytes) -> int:
 def scanner(tokens: tuple[bytes, ...]) -> Scanner | None:
     """A compiled scanner for the tokens, or None: no extension, ``AOTI_LINT_NO_EXTENSIONS`` set, more than 64
     tokens or one shorter than two bytes."""
-    if os.environ.get("AOTI_LINT_NO_EXTENSIONS") or len(tokens) > MAX_TOKENS or any(len(t) < 2 for t in tokens):
+    extension = _extension()
+    if extension is None or len(tokens) > MAX_TOKENS or any(len(token) < 2 for token in tokens):
         return None
-    try:
-        from aoti_lint._token_scan import Scanner
-    except ImportError:
-        return None
-    return Scanner(tokens, tuple(rarest_pair(token) for token in tokens))
+    found: Scanner = extension.Scanner(tokens, tuple(rarest_pair(token) for token in tokens))
+    return found
 
 
 def string_lexer() -> Callable[[str], tuple[list[tuple[int, int]], list[str]] | None] | None:
     """The compiled lexer of ``text_layout``'s strings (``_token_scan.string_spans``), or None: no extension, or
     ``AOTI_LINT_NO_EXTENSIONS`` set."""
+    extension = _extension()
+    return None if extension is None else extension.string_spans
+
+
+def statement_reader() -> Callable[[str, list[tuple[int, int]], bool], list[int] | None] | None:
+    """The compiled reader of ``text_layout``'s statement starts (``_token_scan.statement_starts``: with ``True``,
+    the top-level ones), or None: no extension, or ``AOTI_LINT_NO_EXTENSIONS`` set."""
+    extension = _extension()
+    return None if extension is None else extension.statement_starts
+
+
+def _extension() -> Any:
     if os.environ.get("AOTI_LINT_NO_EXTENSIONS"):
         return None
     try:
-        from aoti_lint._token_scan import string_spans
+        from aoti_lint import _token_scan
     except ImportError:
         return None
-    return string_spans
+    return _token_scan
 
 
 def present(tokens: tuple[bytes, ...], data: bytes) -> int:

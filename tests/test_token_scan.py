@@ -163,3 +163,52 @@ def test_the_lexer_is_not_used_without_the_extension(monkeypatch):
     assert token_scan.string_lexer() is None
     with pytest.raises(TypeError):
         compiled.string_spans(b"'bytes'")
+
+
+def python_top_level_starts(text: str, spans: list[tuple[int, int]], monkeypatch) -> list[int] | None:
+    with monkeypatch.context() as patch:
+        patch.setenv("AOTI_LINT_NO_EXTENSIONS", "1")
+        return text_layout.top_level_starts(text, spans)
+
+
+def test_the_statement_starts_are_those_python_reads_in_generated_texts(monkeypatch):
+    rng = random.Random(2026)
+    # Strings, brackets, comments, backslashes, decorators and the keywords that start no statement or end a
+    # decorator's, line ends of each kind, form feeds and whitespace outside ASCII.
+    pieces = ['"', '"""', "'", "\\", "\n", "\r\n", "\r", "#", "(", ")", "[", "]", "{", "}", "@", "@d\n", ":", " "]
+    pieces += ["def", "class", "async", "else", "elif", "except", "finally", "defx", "x", "_", "1", "\t", "\f"]
+    pieces += ["\u00a0", "\u00e9", "\U0001d54f"]
+    reader = token_scan.statement_reader()
+    assert reader is not None
+    compared = 0
+    for _ in range(30_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25)))
+        strings = text_layout._read_strings(text)
+        if strings is None:
+            continue
+        spans = strings[0]
+        assert reader(text, spans, False) == text_layout._statement_starts(text, spans), repr(text)
+        top_level = text_layout.top_level_starts(text, spans)
+        assert top_level == python_top_level_starts(text, spans, monkeypatch), repr(text)
+        compared += 1
+    assert compared > 10_000
+
+
+def test_the_statement_starts_of_the_repositorys_modules_are_those_python_reads(monkeypatch):
+    reader = token_scan.statement_reader()
+    assert reader is not None
+    for path in sorted(REPO.rglob("*.py")):
+        if ".venv" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        spans = text_layout.string_spans(text)
+        assert spans is not None, path
+        assert reader(text, spans, False) == text_layout._statement_starts(text, spans), path
+        assert text_layout.top_level_starts(text, spans) == python_top_level_starts(text, spans, monkeypatch), path
+
+
+def test_the_statement_reader_rejects_spans_out_of_order():
+    with pytest.raises(ValueError, match="ordered"):
+        compiled.statement_starts("'a' 'b'", [(4, 7), (0, 3)], False)
+    with pytest.raises(TypeError):
+        compiled.statement_starts("'a'", [[0, 3]], False)

@@ -342,24 +342,27 @@ def out_of_racy_window(root: Path) -> None:
     time.sleep(max(0.0, newest + RACY_SECONDS + 0.1 - time.time()))
 
 
-def compiled_scanner() -> bool:
-    """Whether the timed aoti-lint has its first stage's C extension (``aoti_lint.token_scan``)."""
-    return importlib.util.find_spec("aoti_lint._token_scan") is not None
+def compiled_scanner(python: str) -> bool:
+    """Whether the aoti-lint of that interpreter has its C extension (``aoti_lint.token_scan``)."""
+    found = subprocess.run([python, "-c", "import aoti_lint._token_scan"], capture_output=True, check=False)
+    return found.returncode == 0
 
 
-def aoti_lint_command() -> list[str]:
-    script = Path(sys.executable).with_name("aoti-lint")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "aoti_lint"]
+def aoti_lint_command(python: str = sys.executable) -> list[str]:
+    script = Path(python).with_name("aoti-lint")
+    return [str(script)] if script.exists() else [python, "-m", "aoti_lint"]
 
 
-def bench_tree(tree: Tree, runs: int, bound: float, peers: bool, cache_root: Path, torchfix_bound: float) -> None:
+def bench_tree(
+    tree: Tree, runs: int, bound: float, peers: bool, cache_root: Path, torchfix_bound: float, python: str
+) -> None:
     print(f"\n{tree.name}: {tree.files} files, {tree.mbytes:.1f} MB")
     target = "."
     grep = ["grep", "-rlE", "|".join(map(re.escape, trigger_tokens())), "--include=*.py", "--include=*.pyi", target]
     subprocess.run(grep, cwd=tree.path, stdout=subprocess.DEVNULL, check=False)  # warm the page cache
     add = tree.measures.__setitem__
     add("grep", measure("grep -rlE (trigger tokens)", grep, tree.path, runs, bound))
-    lint = [*aoti_lint_command(), "--isolated", "-q", "-v", "--exit-zero"]
+    lint = [*aoti_lint_command(python), "--isolated", "-q", "-v", "--exit-zero"]
     check = lint_check(tree.files, tree.planted)
     cache = cache_root / tree.name.replace(" ", "_")
     for jobs, jobs_label in ((["--jobs", "1"], "--jobs 1"), ([], "default jobs")):
@@ -375,12 +378,12 @@ def bench_tree(tree: Tree, runs: int, bound: float, peers: bool, cache_root: Pat
             f"aoti-lint warm, {jobs_label}",
             measure(f"aoti-lint warm (cache filled), {jobs_label}", warm, tree.path, runs, bound, check=check),
         )
-    if compiled_scanner():
-        # As installed where no C compiler was found: stage one in Python (aoti_lint.token_scan).
+    if compiled_scanner(python):
+        # As installed where no C compiler was found: stage one and the text stages' lexer in Python.
         add(
-            "aoti-lint cold, default jobs, no C scanner",
+            "aoti-lint cold, default jobs, no C extension",
             measure(
-                "aoti-lint cold, default jobs, no C scanner",
+                "aoti-lint cold, default jobs, no C extension",
                 [*lint, "--no-cache", target],
                 tree.path,
                 runs,
@@ -442,7 +445,7 @@ def single_file_runs(runs: int) -> int:
     return max(runs * 5, 5)
 
 
-def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree:
+def bench_single_files(work: Path, runs: int, bound: float, peers: bool, regular: Path | None) -> Tree:
     """One file at a time, as pre-commit runs a hook on a small commit: process start included. Measured in a
     regular install (see ``regular_install``), and in this development environment for comparison."""
     root = work / "single"
@@ -466,7 +469,6 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool) -> Tree
     (hook_repo / "src" / "clean.py").write_text((root / "clean.py").read_text())
     (hook_repo / "pyproject.toml").write_text(HOOK_PYPROJECT)
     (hook_repo / ".gitignore").write_text(HOOK_GITIGNORE)
-    regular = regular_install(work)
     setups = [("", sys.executable, aoti_lint_command())]
     if regular is not None:
         setups.insert(0, (REGULAR, str(regular), [str(regular.with_name("aoti-lint"))]))
@@ -593,7 +595,7 @@ BIG_FILES = [
 ]  # fmt: skip
 
 
-def bench_big_files(work: Path, runs: int, bound: float) -> Tree:
+def bench_big_files(work: Path, runs: int, bound: float, python: str) -> Tree:
     """Each kind of big file at n and 2n units, cold (``--no-cache``), serially."""
     root = work / "big"
     root.mkdir()
@@ -609,7 +611,7 @@ def bench_big_files(work: Path, runs: int, bound: float) -> Tree:
             def check(stdout: str, stderr: str, want: str = want) -> str | None:
                 return None if want in stdout + stderr else f"the run did not print {want!r}"
 
-            command = [*aoti_lint_command(), "--no-cache", "--jobs", "1", "--exit-zero", *options, name]
+            command = [*aoti_lint_command(python), "--no-cache", "--jobs", "1", "--exit-zero", *options, name]
             tree.measures[label.format(n=f"{n:,}")] = measure(label.format(n=n), command, directory, runs, bound,
                                                               check=check)  # fmt: skip
     return tree
@@ -681,8 +683,9 @@ def machine(versions: dict[str, str]) -> list[str]:
         f"- aoti-lint {version('aoti-lint')}, libcst {version('libcst')}, torch {version('torch')} (tree a); "
         f"peers: ruff {versions.get('ruff', '?')}, TorchFix {versions.get('torchfix', '?')}, "
         f"Fixit {versions.get('fixit', '?')} (libcst {versions.get('libcst', '?')} in their environment)",
-        "- stage one's scanner: "
-        + ("the C extension `aoti_lint._token_scan`" if compiled_scanner() else "Python (no C extension built)"),
+        f"- aoti-lint runs from {versions.get('install', '?')} in every row but the one-file rows marked as in the "
+        "development venv; stage one's scanner and the lexer of the text stages: "
+        + ("the C extension `aoti_lint._token_scan`" if versions.get("scanner") else "Python (no C extension built)"),
         f"- load average at start / end: {' / '.join(versions.get('load', []))}",
     ]
 
@@ -991,14 +994,20 @@ def main() -> int:
             small = generate_monorepo(work / "monorepo_quarter", args.files // 4, args.seed)
             planted = plant(small, "svc_00/pkg_0000/planted_aoti_finding.py")
             trees["b/4"] = Tree("the same monorepo, a quarter of the files", small, *tree_stats(small), planted)
+        # aoti-lint as users install it (not the development venv's editable install, whose path finder every
+        # interpreter start imports), where pip can build it here.
+        regular = regular_install(work)
+        python = str(regular) if regular is not None else sys.executable
+        versions["install"] = "a regular install (`pip install .`)" if regular is not None else "the development venv"
+        versions["scanner"] = "yes" if compiled_scanner(python) else ""
         for key, tree in trees.items():
             # The quarter tree only shows how aoti-lint scales; the peers are compared on the full one.
             # TorchFix gets a longer bound on the torch tree: target (a) is stated against its time there.
             torchfix_bound = args.torchfix_bound if key == "a" else args.bound
-            bench_tree(tree, args.runs, args.bound, peers and key != "b/4", work / "caches", torchfix_bound)
-        trees["c"] = bench_single_files(work, single_file_runs(args.runs), args.bound, peers)
+            bench_tree(tree, args.runs, args.bound, peers and key != "b/4", work / "caches", torchfix_bound, python)
+        trees["c"] = bench_single_files(work, single_file_runs(args.runs), args.bound, peers, regular)
         if not args.quick:
-            trees["d"] = bench_big_files(work, args.runs, args.bound)
+            trees["d"] = bench_big_files(work, args.runs, args.bound, python)
         profile = profile_cold(trees["a"], work) if "a" in trees and not args.quick else "(not profiled in this run)"
         work_done = [line for key, tree in trees.items() if key not in ("c", "d") for line in stage_counts(key, tree)]
         versions["load"].append(" ".join(f"{x:.2f}" for x in os.getloadavg()))

@@ -164,11 +164,13 @@ def text_mentions(text: str) -> TextMentions | None:
     found: list[tuple[str, int, int]] = []
     unplaced: set[str] = set()
     named = False
-    for group in _joined(text, spans):
+    for group in _joined(text, places):
+        # From the first quote: the prefix letters before it hold none of these.
+        quoted = text[group[0][0] : group[-1][1]]
+        if ".so" not in quoted and ".pt2" not in quoted and "\\" not in quoted:
+            continue  # neither written nor escaped: no value of it holds an artifact's suffix
         first = group[0][0] - len(string_prefix(text, group[0][0]))
         source = text[first : group[-1][1]]
-        if ".so" not in source and ".pt2" not in source and "\\" not in source:
-            continue  # neither written nor escaped: no value of it holds an artifact's suffix
         kinds = [string_prefix(text, start).lower() for start, _ in group]
         if any("f" in kind for kind in kinds):
             joined = _fstring_mentions(source, len(group))
@@ -203,12 +205,14 @@ def text_mentions(text: str) -> TextMentions | None:
         if statements is None or not _outside_module_bindings(text, statements, first, group[-1][1]):
             return None
     found.sort(key=lambda mention: (mention[1], mention[2]))
-    hashes = tuple(
-        (text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1)
-        for start, end in spans
-        if text.find("#", start, end) != -1
-    )
-    return TextMentions(named, tuple(found), frozenset(unplaced), _callees(text), hashes)
+    hashes = []
+    row, counted = 1, 0  # rows counted up to the last string holding a `#`: each count goes on from there
+    for start, end in spans:
+        if text.find("#", start, end) != -1:
+            row += text.count("\n", counted, start)
+            hashes.append((row, row + text.count("\n", start, end)))
+            counted = start
+    return TextMentions(named, tuple(found), frozenset(unplaced), _callees(text), tuple(hashes))
 
 
 # What follows a callee's last name: a call's or a subscript's opening, or a closing parenthesis around it.
@@ -239,12 +243,11 @@ def _names_the_api(text: str, places: Places) -> bool:
     return False
 
 
-def _joined(text: str, spans: list[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+def _joined(text: str, places: Places) -> list[list[tuple[int, int]]]:
     """The string literals in groups that Python may join into one (only what joins them lies between)."""
     groups: list[list[tuple[int, int]]] = []
     end = -1
-    for start, stop in spans:
-        opening = start - len(string_prefix(text, start))
+    for (start, stop), opening in zip(places.spans, places.openings, strict=True):
         if groups and _JOINED_GAP.fullmatch(text, end, opening):
             groups[-1].append((start, stop))
         else:

@@ -27,16 +27,21 @@ if TYPE_CHECKING:  # the summary types load with the first summary: a clean file
 
 # Each pattern starts with a literal word, so that `re` skips from one occurrence of it to the next: an alternation
 # (or a `\b`) first is tried at every position, ten times slower over torch's sources. A name's start is tested
-# apart (``_WORD``, as `\b`): (pattern, whether its match must start a word).
+# apart (``_WORD``, as `\b`): (pattern, whether its match must start a word, words one of which every match holds).
 @functools.cache
-def _summary_patterns() -> tuple[tuple[re.Pattern[str], bool], ...]:
+def _summary_patterns() -> tuple[tuple[re.Pattern[str], bool, tuple[str, ...]], ...]:
     """An API name called or imported, or a string ending in an artifact suffix; compiled on first use."""
     names = "|".join(sorted(SUMMARY_IDENTIFIERS))
     return (
-        *((re.compile(rf"{name}(?:\s|\\)*\("), True) for name in sorted(SUMMARY_IDENTIFIERS)),  # called
-        # imported, on one logical line or in parentheses
-        (re.compile(rf"import(?:\b(?:[^\n;]|\\\n)*?\b(?:{names})\b|\s*\([^)]*\b(?:{names})\b)"), True),
-        *((re.compile(rf"{re.escape(suffix)}[\"']"), False) for suffix in ARTIFACT_SUFFIXES),  # a path's string
+        *((re.compile(rf"{name}(?:\s|\\)*\("), True, (name,)) for name in sorted(SUMMARY_IDENTIFIERS)),  # called
+        # imported, on one logical line or in parentheses: tried after each `import`, name by name to the line's end,
+        # so not in a text that holds no name at all
+        (
+            re.compile(rf"import(?:\b(?:[^\n;]|\\\n)*?\b(?:{names})\b|\s*\([^)]*\b(?:{names})\b)"),
+            True,
+            tuple(sorted(SUMMARY_IDENTIFIERS)),
+        ),
+        *((re.compile(rf"{re.escape(suffix)}[\"']"), False, (suffix,)) for suffix in ARTIFACT_SUFFIXES),  # a path
     )
 
 
@@ -46,7 +51,9 @@ _WORD = re.compile(r"\w")
 def _summary_matches(text: str) -> Iterator[tuple[int, int]]:
     """(index of the pattern, start) of each match of ``_summary_patterns``, pattern by pattern, that starts a word
     where it must."""
-    for index, (pattern, word) in enumerate(_summary_patterns()):
+    for index, (pattern, word, needed) in enumerate(_summary_patterns()):
+        if not any(needed_word in text for needed_word in needed):
+            continue
         match = pattern.search(text)
         while match is not None:
             start = match.start()

@@ -309,3 +309,88 @@ def test_a_run_of_deploy_helpers_imports_no_libcst(tmp_path):
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env={"PYTHONPATH": str(REPO)}
     )
     assert result.stdout.strip().endswith("1"), result.stderr
+
+
+# Modules that load packages with the new API, as a deploy helper does once migrated: read from ast where every load's
+# path and device index are read as libcst reads them, and no deprecated call shares the module.
+PACKAGE_IMPORTS = [
+    ("import torch\n", "torch._inductor.aoti_load_package"),
+    ("from torch._inductor import aoti_load_package\n", "aoti_load_package"),
+    ("from torch._inductor import aoti_load_package as load\n", "load"),
+    ("import torch._inductor as ti\n", "ti.aoti_load_package"),
+    ("from torch._inductor.package import load_package\n", "load_package"),
+    ("from torch._inductor.package.package import load_package\n", "load_package"),
+    ("import torch\nfrom torch._inductor import package\n", "package.load_package"),
+    ("import torch\n", "torch._inductor.package.load_package"),
+    ("from torch._inductor import aoti_load_package\naoti_load_package = None\n", "aoti_load_package"),
+    ("from somewhere import aoti_load_package\n", "aoti_load_package"),
+]
+PACKAGE_PATHS = ["'model.pt2'", "'out/../model.pt2'", "path", "PATH", "cfg.MODEL", "MODEL", "f'{root}/m.pt2'"]
+PACKAGE_PATHS += ["os.path.join(root, 'm.pt2')", "'a' + '.pt2'", "''", "paths[0]", "self.path", "pick()"]
+DEVICE_INDICES = ["", ", device_index=1", ", device_index=-1", ", device_index=index", ", device_index=dev.index"]
+DEVICE_INDICES += [", device_index=rank", ", device_index=True", ", False, 1", ", 'model', False, 1, 0"]
+DEVICE_INDICES += [", device_index='1'", ", **kw", ", run_single_threaded=True"]
+
+
+def _package_module(rng: random.Random) -> str:
+    header, load_name = rng.choice(PACKAGE_IMPORTS)
+    load = f"{load_name}({rng.choice(PACKAGE_PATHS)}{rng.choice(DEVICE_INDICES)})"
+    shape = rng.randrange(7)
+    if shape == 0:
+        body = f"def serve(x, path='m.pt2', index=0, root='.'):\n    model = {load}\n"
+        body += f"    return model({rng.choice(CALL_ARGUMENTS)})\n"
+    elif shape == 1:
+        body = f"model = {load}\n\n\ndef predict(x):\n    return model({rng.choice(CALL_ARGUMENTS)})\n"
+    elif shape == 2:
+        body = "class Server:\n    def __init__(self, path, rank=1):\n        self.path = path\n"
+        body += f"        self.model = {load}\n\n    def __call__(self, x):\n        return self.model(x)\n"
+    elif shape == 3:
+        body = f"def load(path, index=-1, root='.'):\n    return {load}\n\n\nrunner = load('a.pt2')\n"
+    elif shape == 4:
+        # The import inside the function, as torch's own loader does.
+        body = f"def serve(path, rank=0, root='.'):\n    {header.strip()}\n    return {load}\n"
+        header = "import os\n"
+    elif shape == 5:
+        body = f"def both(path, index=1, root='.'):\n    first = {load}\n    second = {load}\n"
+        body += "    return first(1), second\n"
+    else:
+        body = f"def mixed(model, x, path, root='.'):\n    {load}\n    return torch._export.aot_load(path, 'cpu')\n"
+    extra = rng.choice(["", "", "PATH = 'out/model.pt2'\n", "MODEL = 'm.pt2'\n", "from config import MODEL\n"])
+    extra += rng.choice(["", "", "import os\n", "paths = ['a.pt2']\n", "import config as cfg\n"])
+    return f"{header}{extra}\n\n{body}"
+
+
+@pytest.mark.parametrize(
+    ("count", "seed"), [(150, 3), pytest.param(3000, 4, marks=pytest.mark.slow)], ids=["small", "full"]
+)
+def test_the_readings_agree_on_generated_modules_that_load_packages(count, seed):
+    rng = random.Random(seed)
+    answered = 0
+    for _ in range(count):
+        text = _package_module(rng)
+        for context in (CONTEXTS[0], rng.choice(CONTEXTS[1:])):
+            answered += answered_and_agrees(text, context)
+    assert answered > count / 5, f"the ast reading answered {answered} of {2 * count}: the sweep misses it"
+
+
+MIGRATED_SERVER = """import torch
+
+
+def serve(x, path="model.pt2", device_index=-1):
+    model = torch._inductor.aoti_load_package(path, device_index=device_index)
+    return model(x)
+"""
+
+
+def test_a_migrated_server_is_read_without_libcst(monkeypatch):
+    parsed: list[str] = []
+    original = parse.parse_module
+    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
+    # The migration rules alone want nothing of it; the device-flow rules want its summary.
+    answered = [answered_and_agrees(MIGRATED_SERVER, context) for context in CONTEXTS]
+    assert answered == [True, False, True, True]
+    result = check_source(source_of(MIGRATED_SERVER), CONTEXTS[0], build_edits=False)
+    assert result.project is not None and not result.findings
+    (load,) = result.project.summaries["device-flow"].loads
+    assert (load.api, load.artifact, load.device_index) == ("aoti_load_package", None, None)
+    assert len(parsed) == sum(answered), "only the runs that build edits parsed with libcst"

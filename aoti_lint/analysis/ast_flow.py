@@ -83,6 +83,7 @@ from aoti_lint.knowledge.deprecated_api import (
     AOT_LOAD_PARAMETERS,
     LOAD_PACKAGE_PARAMETERS_SINCE,
     NEW_COMPILE,
+    NEW_LOAD,
     OUTPUT_PATH_OPTION,
     PACKAGE_OPTION,
     DeprecatedSymbol,
@@ -228,6 +229,9 @@ class _Reader(ExampleInputs):
             elif type(node) is ast.arg:
                 self.parameters[self._at(node)] = node
         self.self_attributes = self._self_attributes()
+        # The loads of the new API (``aoti_load_package``, ``load_package``), each call with its index among the
+        # summary's loads: in a module without a deprecated call, those are all its loads.
+        self.package_loads: dict[int, int] = {}
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         self._reads: dict[tuple[int, int], ast.Name] | None = None
@@ -463,6 +467,9 @@ class _Reader(ExampleInputs):
         site = self.sites_by_call.get(id(call))
         if site is not None:
             return Artifact(site[1]) if site[0].kind == "compile" else Loaded(site[1])
+        package_load = self.package_loads.get(id(call))
+        if package_load is not None:
+            return Loaded(package_load)
         special = self.names_among(call.func, _CALLEE_NAMES) & _SPECIAL_CALLEES
         if special:
             if special <= SEQUENCE_BUILTINS and len(call.args) == 1 and not call.keywords:
@@ -505,12 +512,16 @@ class _Reader(ExampleInputs):
         # Calls of `torch._inductor.aot_compile` (what torch's own export helpers call): summarised as compiles in a
         # module that has no other site, whose compiles they would share an index with.
         inductor_compiles: list[ast.Call] = []
+        package_loads: list[ast.Call] = []
         for call in self.calls:
             if type(call.func) is ast.Call or not self.may_name(call.func, _SITE_SHORT_NAMES):
                 continue
             names = self.names(call.func)
             if names == AOT_COMPILE_INDUCTOR:
                 inductor_compiles.append(call)
+                continue
+            if names and names <= PACKAGE_LOADERS.keys():
+                package_loads.append(call)
                 continue
             if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | PACKAGE_LOADERS.keys()):
                 raise NotSettled  # the new API, or the other compile bound to something else too: read by libcst
@@ -528,6 +539,9 @@ class _Reader(ExampleInputs):
                     break
         if inductor_compiles and (compiles or loads):
             raise NotSettled
+        if package_loads and (compiles or loads or inductor_compiles):
+            raise NotSettled  # the index of each load, old or new, and the plan of a flow through both: libcst's
+        self.package_loads = {id(call): index for index, call in enumerate(package_loads)}
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self._plan(sites, compiles, loads)
         summary = FlowSummary(
@@ -535,8 +549,9 @@ class _Reader(ExampleInputs):
             directory=str(path.resolve().parent),
             compiles=tuple(self._compile_site(site.call) for site in compiles)
             + tuple(self._inductor_compile_site(call) for call in inductor_compiles),
-            loads=tuple(self._load_site(site.call) for site in loads),
-            calls=self._model_calls() if loads else (),
+            loads=tuple(self._load_site(site.call) for site in loads)
+            + tuple(self._package_load_site(call) for call in package_loads),
+            calls=self._model_calls() if loads or package_loads else (),
             constants=self._artifact_constants(),
             migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
         )
@@ -632,6 +647,27 @@ class _Reader(ExampleInputs):
         device_node = self.argument(call, 1, "device")
         device = device_of(self.eval(device_node))
         return LoadSite(self.span(call), "aot_load", compile_index, None, device, None, None)
+
+    def _package_load_site(self, call: ast.Call) -> LoadSite:
+        """A load of the new API, as ``SiteReader.load_site`` reads it: the package's path where it is written out,
+        and the device index where it is a number."""
+        names = self.names(call.func)
+        path_node = self.argument(call, 0, "path")
+        path_value = self.eval(path_node) if path_node is not None else None
+        compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
+        artifact = path_of(path_value)
+        if artifact is None and path_node is not None:
+            base = path_node
+            while type(base) is ast.Attribute:
+                base = base.value
+            if type(base) is ast.Name and self.may_be_import(base):
+                raise NotSettled  # maybe a constant another module holds, which libcst's scopes name
+        index_node = self.argument(call, max(PACKAGE_LOADERS[name] for name in names), "device_index")
+        if type(index_node) is ast.Attribute and index_node.attr == "index":
+            raise NotSettled  # `device.index`: the device is libcst's to read
+        device_index = int_of(self.eval(index_node)) if index_node is not None else None
+        api = "aoti_load_package" if NEW_LOAD in names else "load_package"
+        return LoadSite(self.span(call), api, compile_index, artifact, None, device_index, None)
 
     def _artifact_constants(self) -> tuple[tuple[str, str], ...]:
         """None here: a module-level name bound to an artifact path is the plan's business."""

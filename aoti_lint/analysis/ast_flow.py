@@ -5,8 +5,9 @@ for the summary, ``codemods.migration_plan`` for the fixes' verdicts); None for 
 A module is settled here when
 - its names resolve from its own bindings, as libcst resolves them (``imported_names``, ``local_bindings``);
 - its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), or of
-  ``torch._inductor.aot_compile`` alone (torch's own export helpers call it), by a name that resolves to one
-  function only;
+  ``torch._inductor.aot_compile`` alone (torch's own export helpers call it), or loads of the new API alone
+  (``aoti_load_package``/``load_package``, as a migrated server makes them), by a name that resolves to one
+  function only (or, for a load, to loaders only);
 - what those calls are given are literals, parameters without a default, names bound once to such values or to
   a compile's result, tuples, lists and dicts of them, and `options` are a dict of literal keys other than the
   output path; a load's device is a string (or a name, an attribute);

@@ -1,11 +1,14 @@
-/* Which of up to 64 byte strings a buffer holds, found in one pass over it.
+/* The compiled scanners of aoti_lint (aoti_lint/token_scan.py), each giving exactly what its Python equivalent gives;
+ * tests/test_token_scan.py compares them on generated input and on the repository.
  *
- * The pure-Python first stage (aoti_lint/file_context.py) runs one `bytes.find` per anchor word over every file;
- * on torch's 46 MB of sources that is some 14 passes, the largest part of a cold run. Here each token is keyed by
- * one pair of its bytes (the rarest, chosen by aoti_lint/token_scan.py), and one pass looks each pair of the
- * buffer up in a bitmap that fits in the first-level cache; a token is compared only where its pair occurs.
- * The result is exactly `[token in data for token in tokens]`, as a bit mask; tests/test_token_scan.py compares
- * both on generated buffers and on the repository.
+ * - Scanner: which of up to 64 byte strings a buffer holds, found in one pass over it. The pure-Python first stage
+ *   (aoti_lint/file_context.py) runs one `bytes.find` per anchor word over every file: on torch's 46 MB of sources
+ *   some 14 passes, once the largest part of a cold run. Here each token is keyed by one pair of its bytes (the
+ *   rarest, chosen by token_scan.py), and one pass looks each pair of the buffer up in a bitmap that fits in the
+ *   first-level cache; a token is compared only where its pair occurs. The result is
+ *   `[token in data for token in tokens]`, as a bit mask.
+ * - string_spans and statement_starts: aoti_lint/text_layout.py's readings of a Python text (its string literals,
+ *   where its top-level statements may start), a character at a time instead of a pattern match at a time.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -127,7 +130,7 @@ static PyObject *Scanner_present(Scanner *self, PyObject *argument) {
  * reads them with its `_TOKEN` pattern: a comment runs to its line's end; a string from its opening quote to its
  * closing one, a backslash escaping the character after it, a one-line string ended by a line feed. Its prefix: the
  * one or two ASCII letters just before its quote, after no word character. A string that does not end, or an
- * f-string whose replacement fields do not close, makes the whole answer None (the caller falls back). */
+ * f-string whose replacement fields do not close, makes the answer None: the strings cannot be told apart. */
 static int is_word(Py_UCS4 c) { return c == '_' || Py_UNICODE_ISALNUM(c); }
 static int is_ascii_letter(Py_UCS4 c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 

@@ -283,19 +283,6 @@ def _module(rng: random.Random) -> str:
     return f"{header}{extra}\n\n{body}"
 
 
-@pytest.mark.parametrize(
-    ("count", "seed"), [(150, 1), pytest.param(4000, 2, marks=pytest.mark.slow)], ids=["small", "full"]
-)
-def test_the_readings_agree_on_generated_modules(count, seed):
-    rng = random.Random(seed)
-    answered = 0
-    for _ in range(count):
-        text = _module(rng)
-        for context in (CONTEXTS[0], rng.choice(CONTEXTS[1:])):
-            answered += answered_and_agrees(text, context)
-    assert answered > count / 5, f"the ast reading answered {answered} of {2 * count}: the sweep misses it"
-
-
 def test_a_run_of_deploy_helpers_imports_no_libcst(tmp_path):
     for index, form in enumerate(itertools.islice(itertools.cycle(BENCHMARK_FORMS), 6)):
         (tmp_path / f"m{index}.py").write_text(form)
@@ -332,42 +319,49 @@ DEVICE_INDICES += [", device_index=rank", ", device_index=True", ", False, 1", "
 DEVICE_INDICES += [", device_index='1'", ", **kw", ", run_single_threaded=True"]
 
 
+# Where the loads stand: `{load}` the call, `{argument}` what a loaded model is called with, `{imports}` the import
+# statements, here inside the function that loads, as torch's own loader imports `load_package` (the module then
+# imports `os` alone).
+PACKAGE_SHAPES = [
+    "def serve(x, path='m.pt2', index=0, root='.'):\n    model = {load}\n    return model({argument})\n",
+    "model = {load}\n\n\ndef predict(x):\n    return model({argument})\n",
+    "class Server:\n    def __init__(self, path, rank=1):\n        self.path = path\n        self.model = {load}\n\n"
+    "    def __call__(self, x):\n        return self.model(x)\n",
+    "def load(path, index=-1, root='.'):\n    return {load}\n\n\nrunner = load('a.pt2')\n",
+    "def serve(path, rank=0, root='.'):\n    {imports}\n    return {load}\n",
+    "def both(path, index=1, root='.'):\n    first = {load}\n    second = {load}\n    return first(1), second\n",
+    "def mixed(model, x, path, root='.'):\n    {load}\n    return torch._export.aot_load(path, 'cpu')\n",
+]
+
+
 def _package_module(rng: random.Random) -> str:
     header, load_name = rng.choice(PACKAGE_IMPORTS)
     load = f"{load_name}({rng.choice(PACKAGE_PATHS)}{rng.choice(DEVICE_INDICES)})"
-    shape = rng.randrange(7)
-    if shape == 0:
-        body = f"def serve(x, path='m.pt2', index=0, root='.'):\n    model = {load}\n"
-        body += f"    return model({rng.choice(CALL_ARGUMENTS)})\n"
-    elif shape == 1:
-        body = f"model = {load}\n\n\ndef predict(x):\n    return model({rng.choice(CALL_ARGUMENTS)})\n"
-    elif shape == 2:
-        body = "class Server:\n    def __init__(self, path, rank=1):\n        self.path = path\n"
-        body += f"        self.model = {load}\n\n    def __call__(self, x):\n        return self.model(x)\n"
-    elif shape == 3:
-        body = f"def load(path, index=-1, root='.'):\n    return {load}\n\n\nrunner = load('a.pt2')\n"
-    elif shape == 4:
-        # The import inside the function, as torch's own loader does.
-        body = f"def serve(path, rank=0, root='.'):\n    {header.strip()}\n    return {load}\n"
+    shape = rng.choice(PACKAGE_SHAPES)
+    imports = "; ".join(header.strip().splitlines())
+    body = shape.format(load=load, argument=rng.choice(CALL_ARGUMENTS), imports=imports)
+    if "{imports}" in shape:
         header = "import os\n"
-    elif shape == 5:
-        body = f"def both(path, index=1, root='.'):\n    first = {load}\n    second = {load}\n"
-        body += "    return first(1), second\n"
-    else:
-        body = f"def mixed(model, x, path, root='.'):\n    {load}\n    return torch._export.aot_load(path, 'cpu')\n"
     extra = rng.choice(["", "", "PATH = 'out/model.pt2'\n", "MODEL = 'm.pt2'\n", "from config import MODEL\n"])
     extra += rng.choice(["", "", "import os\n", "paths = ['a.pt2']\n", "import config as cfg\n"])
     return f"{header}{extra}\n\n{body}"
 
 
 @pytest.mark.parametrize(
-    ("count", "seed"), [(150, 3), pytest.param(3000, 4, marks=pytest.mark.slow)], ids=["small", "full"]
+    ("generate", "count", "seed"),
+    [
+        (_module, 150, 1),
+        pytest.param(_module, 4000, 2, marks=pytest.mark.slow),
+        (_package_module, 150, 3),
+        pytest.param(_package_module, 3000, 4, marks=pytest.mark.slow),
+    ],
+    ids=["small", "full", "packages-small", "packages-full"],
 )
-def test_the_readings_agree_on_generated_modules_that_load_packages(count, seed):
+def test_the_readings_agree_on_generated_modules(generate, count, seed):
     rng = random.Random(seed)
     answered = 0
     for _ in range(count):
-        text = _package_module(rng)
+        text = generate(rng)
         for context in (CONTEXTS[0], rng.choice(CONTEXTS[1:])):
             answered += answered_and_agrees(text, context)
     assert answered > count / 5, f"the ast reading answered {answered} of {2 * count}: the sweep misses it"

@@ -11,7 +11,7 @@ is found; ``setup.py``), each with the same answers as its Python equivalent:
 
 ``tests/test_token_scan.py`` compares each with its equivalent. Without the extension, or with
 ``AOTI_LINT_NO_EXTENSIONS`` set to a non-empty value (as aiohttp and others name it: to compare, or to rule the
-extension out), ``scanner`` and ``string_lexer`` give None and the Python equivalents run.
+extension out), ``scanner``, ``string_lexer`` and ``statement_reader`` give None and the Python equivalents run.
 """
 
 from __future__ import annotations
@@ -71,8 +71,3 @@ def _extension() -> Any:
     except ImportError:
         return None
     return _token_scan
-
-
-def present(tokens: tuple[bytes, ...], data: bytes) -> int:
-    """What a scanner's ``present`` gives, in Python: bit ``i`` set where ``tokens[i]`` occurs in ``data``."""
-    return sum(1 << index for index, token in enumerate(tokens) if token in data)

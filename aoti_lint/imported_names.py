@@ -307,6 +307,22 @@ def function_imports(tree: ast.Module) -> list[FunctionImports]:
     return [imports for imports in found if imports is not None]
 
 
+def function_import_names(functions: Sequence[FunctionImports], at: tuple[int, int], dotted: str) -> set[str] | None:
+    """libcst's qualified names of a read spelled ``dotted`` at ``at`` (ast's line and byte column) when it sits
+    directly in the body of one of ``functions``, after the import of that function that alone binds its first
+    part; None for any other read."""
+    around = [function for function in functions if function.body[0] <= at < function.body[1]]
+    if not around:
+        return None
+    function = max(around, key=lambda candidate: candidate.body[0])  # the innermost
+    if any(first <= at < last for first, last in function.inner):
+        return None
+    imported = function.imports.get(dotted.partition(".")[0])
+    if imported is None or at < imported[1]:
+        return None  # no such import, or a read before it
+    return _qualified_for_import(imported[0], dotted)
+
+
 def _own_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionImports | None:
     counts: dict[str, int] = {}
     imported: dict[str, tuple[_Statement, tuple[int, int]]] = {}
@@ -533,13 +549,4 @@ class QualifiedNames:
             self._lines = source_lines(self._text)
         line = self._lines[start.line - 1] if start.line <= len(self._lines) else ""
         at = (start.line, len(line[: start.column].encode()))  # ast's byte column
-        around = [function for function in self._function_imports if function.body[0] <= at < function.body[1]]
-        if not around:
-            return None
-        function = max(around, key=lambda candidate: candidate.body[0])  # the innermost
-        if any(first <= at < last for first, last in function.inner):
-            return None
-        imported = function.imports.get(dotted.partition(".")[0])
-        if imported is None or at < imported[1]:
-            return None  # no such import, or a read before it
-        return _qualified_for_import(imported[0], dotted)
+        return function_import_names(self._function_imports, at, dotted)

@@ -40,6 +40,8 @@ CONFIG_CALLS = [
 ]
 EXTRAS = ["", "", 'MODEL = "m.so"\n', 'd = "out"\n', 'SUFFIX = ".so"\n', 'opts = {"aot_inductor.output_path": "x"}\n']
 EXTRAS += ["def f(p):\n    from torch._inductor.package import load_package\n    return load_package(p)\n"]
+# Strings naming a `.so` that no path the rule follows holds: a comparison's operand, a statement of its own.
+EXTRAS += ['def native(f):\n    return os.path.splitext(f)[1] == ".so"\n', '"""Reads m.so"""\n', "x = '.so' != s\n"]
 
 
 def _module(rng: random.Random) -> str:

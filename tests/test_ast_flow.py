@@ -226,6 +226,24 @@ LOAD_PATHS = ["so", "path", "'model.pt2'", "other", "compiled"]
 CALL_ARGUMENTS = ["x", "x, 1", "*x", "**x", "torch.randn(2, 3)", "x.cuda()", "[x, y]", "x=x", "x.eval()", "(x, (1, 2))"]
 
 
+# Strings naming a `.so`, and f-strings: read from ast where the string is a comparison's operand or a statement of its
+# own (no call is given it), and an f-string's call is of an attribute whose value no name or position tells.
+SO_STRINGS = [
+    "def native(f):\n    return os.path.splitext(f)[1] == '.so'\n",
+    '"""Builds m.so"""\n',
+    "def odd(f):\n    return f == 'lib' 'm.so' or f == 'm.s\\x6f'\n",
+    "def kinds(f):\n    return f.endswith('.so')\n",
+    "SUFFIX = '.so'\n",
+    "def show(opts):\n    return f'{opts.keys()} {opts.so}'\n",
+    "def named(f):\n    return f'{f}.so' == f\n",
+]
+
+
+def _so_strings(rng: random.Random) -> str:
+    """One of ``SO_STRINGS`` in a third of the modules: most would send a module with deprecated calls to libcst."""
+    return rng.choice(SO_STRINGS) if rng.random() < 0.35 else ""
+
+
 def _module(rng: random.Random) -> str:
     header, compile_name, load_name = rng.choice(IMPORTS)
     model, args, keywords = rng.choice(MODELS), rng.choice(ARGS), rng.choice(KEYWORDS)
@@ -280,7 +298,7 @@ def _module(rng: random.Random) -> str:
     extra = rng.choice(["", "", "BATCH = 8\n", "PATH = 'out/model.pt2'\n", "log = logging.getLogger(__name__)\n"])
     extra += rng.choice(["", "", "def model():\n    pass\n", "compiled = 1\n", "global_name = torch\n"])
     extra += rng.choice(["", "", "from torch._inductor import config as inductor_config\n", "import numpy as np\n"])
-    return f"{header}{extra}\n\n{body}"
+    return f"{header}{extra}\n\n{body}\n\n{_so_strings(rng)}"
 
 
 def test_a_run_of_deploy_helpers_imports_no_libcst(tmp_path):
@@ -344,7 +362,7 @@ def _package_module(rng: random.Random) -> str:
         header = "import os\n"
     extra = rng.choice(["", "", "PATH = 'out/model.pt2'\n", "MODEL = 'm.pt2'\n", "from config import MODEL\n"])
     extra += rng.choice(["", "", "import os\n", "paths = ['a.pt2']\n", "import config as cfg\n"])
-    return f"{header}{extra}\n\n{body}"
+    return f"{header}{extra}\n\n{body}\n\n{_so_strings(rng)}"
 
 
 @pytest.mark.parametrize(
@@ -374,6 +392,48 @@ def serve(x, path="model.pt2", device_index=-1):
     model = torch._inductor.aoti_load_package(path, device_index=device_index)
     return model(x)
 """
+
+
+@pytest.mark.parametrize(
+    ("extra", "answered"),
+    [
+        *zip(SO_STRINGS, [True, True, True, False, False, True, False], strict=True),
+        ("class Shown:\n    def show(self):\n        return f'{self.model(1)}'\n", False),
+        ("def shown(model):\n    return f'{model.eval()}'\n", True),
+    ],
+)
+def test_a_server_naming_a_so_is_read_from_ast_where_no_call_is_given_it(extra, answered):
+    # Its summary then lists the mentions where libcst places them (torch's `aoti_compile_and_package` module tests a
+    # file name's suffix against ".so" and loads with a function's own import: it no longer needs libcst).
+    text = MIGRATED_SERVER + "\n\n" + extra
+    assert answered_and_agrees(text, CONTEXTS[0]) is answered
+    # The summary's reading alone, without AOTI003's (which leaves a bare `.so` anywhere to libcst too).
+    without_misuse = FileContext.of([rule for rule in ALL_RULES if rule.code != "AOTI003"])
+    assert answered_and_agrees(text, without_misuse) is answered
+
+
+INDUCTOR_LIKE = '''import os
+
+
+def aoti_load_package(path, device_index=-1):
+    """Loads a .pt2 package, never a bare .so"""
+    from torch._inductor.package import load_package
+
+    return load_package(path, device_index=device_index)
+
+
+def libraries(files):
+    return [f for f in files if isinstance(f, str) and os.path.splitext(f)[1] == ".so"]
+'''
+
+
+def test_torch_inductors_own_loader_is_read_from_ast():
+    # As torch/_inductor/__init__.py: a load by a function's own import, a file name's suffix compared with ".so".
+    assert answered_and_agrees(INDUCTOR_LIKE, CONTEXTS[0])
+    result = check_source(source_of(INDUCTOR_LIKE), CONTEXTS[0], build_edits=False)
+    summary = result.project.summaries["device-flow"]
+    assert [load.api for load in summary.loads] == ["load_package"]
+    assert [mention[1:] for mention in summary.so_mentions] == [(5, 5), (12, 82)]
 
 
 def test_a_migrated_server_is_read_without_libcst(monkeypatch):

@@ -440,6 +440,8 @@ AST_ANSWERED = [
     # level; a dict of the module is no environ, so its settings are none.
     'try:\n    import os\nexcept ImportError:\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
+    # A function's own import, read after it in the function's body (``imported_names.FunctionImports``).
+    'def f():\n    import os\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
 ]
 LEFT_TO_LIBCST = [
     'import os\n\nif debug:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
@@ -451,7 +453,8 @@ LEFT_TO_LIBCST = [
     'import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n',
     'import os\n\nos = fake\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\ndef f(os):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'def f():\n    import os\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'def f():\n    import os\n\n    def g():\n        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'def f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n    import os\n',
     'from os import *\n\nenviron["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nif (os := fake):\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nos.environ[f"CUDA_LAUNCH_BLOCKING"] = "1"\nprint("CUDA_LAUNCH_BLOCKING")\n' + ON,
@@ -486,6 +489,8 @@ CONFIG_AST_ANSWERED = [
     "import torch._inductor.config as cfg\n\ncfg.debug += 1\ncfg.nan_asserts: bool = True\n" + CONFIG_ON,
     # Bound to the config and to another module (a fallback import): the config's key, as libcst reads it.
     "try:\n    import torch._inductor.config as cfg\nexcept ImportError:\n    import other as cfg\ncfg.debug = True\n",
+    # A function's own import, read after it in the function's body (``imported_names.FunctionImports``).
+    "def f():\n    import torch._inductor.config as cfg\n    cfg.debug = True\n",
 ]
 CONFIG_LEFT_TO_LIBCST = [
     "import torch._inductor.config as cfg\n\nif debug:\n    cfg.debug = True\n",
@@ -493,7 +498,7 @@ CONFIG_LEFT_TO_LIBCST = [
     "import torch._inductor.config as cfg\n\ncfg.patch(debug=True)\n" + CONFIG_ON,
     "import torch._inductor.config as cfg\n\ntorch.compile(m, options={'debug': True})\n" + CONFIG_ON,
     "import torch._inductor.config as cfg\n\ndef f(cfg):\n    cfg.debug = True\n",
-    "def f():\n    import torch._inductor.config as cfg\n    cfg.debug = True\n",
+    "def f():\n    import torch._inductor.config as cfg\n\n    def g():\n        cfg.debug = True\n",
     "from torch._inductor.config import *\nimport torch._inductor.config as cfg\ncfg.debug = True\n",
     "import torch._inductor.config as cfg\n\n(cfg).debug = True\n",
     "import torch._inductor.config as cfg\n\ncfg.aot_inductor .debug_compile = True\n",

@@ -3,7 +3,8 @@ modules whose deprecated calls this reading settles exactly as libcst's analysis
 for the summary, ``codemods.migration_plan`` for the fixes' verdicts); None for any other, which libcst reads.
 
 A module is settled here when
-- its names resolve from its own bindings, as libcst resolves them (``imported_names``, ``local_bindings``);
+- its names resolve from its own bindings and its functions' own imports, as libcst resolves them
+  (``imported_names``, ``local_bindings``);
 - its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), or of
   ``torch._inductor.aot_compile`` alone (torch's own export helpers call it), or loads of the new API alone
   (``aoti_load_package``/``load_package``, as a migrated server makes them), by a name that resolves to one
@@ -13,7 +14,8 @@ A module is settled here when
   output path; a load's device is a string (or a name, an attribute);
 - a load's path is a compile's result or a name, and a loaded model is called with no tensor the evaluator gives a
   device or shape (those are libcst's to read);
-- no string of it names a `.so` file (nor does its text), and no module-level name is bound to an artifact path.
+- a string naming a `.so` file is a comparison's operand or a statement of its own (a docstring), which no call or
+  name receives, and none does in a module with deprecated calls; no module-level name is bound to an artifact path.
 
 Deploy helpers mid-migration are such modules (``so = aot_compile(model, (x,))`` then ``return aot_load(so,
 "cpu")``), and so is pre-commit's common case of one such file. Anything else the reading meets
@@ -75,7 +77,14 @@ from aoti_lint.analysis.values import (
     path_of,
 )
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
-from aoti_lint.imported_names import ImportedNames, may_be_named, read
+from aoti_lint.imported_names import (
+    FunctionImports,
+    ImportedNames,
+    function_import_names,
+    function_imports,
+    may_be_named,
+    read,
+)
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
     AOT_COMPILE_KEYWORDS,
@@ -163,6 +172,13 @@ _RECEIVER_METHODS = frozenset({"module", "resolve", "absolute"}) | PRESERVING_ME
 _PLACING_METHODS = frozenset({"to"}) | MOVING_METHODS.keys()
 
 
+def _names_so(value: object) -> bool:
+    """Whether a constant's value (a string's or bytes') holds `.so`."""
+    if type(value) is str:
+        return ".so" in value
+    return type(value) is bytes and b".so" in value
+
+
 def read_flow(
     path: Path, display_path: str, text: str, tree: ast.Module, target_torch: tuple[int, int], noqa: Any
 ) -> AstFlow | None:
@@ -188,8 +204,8 @@ class _Site:
 
 class _Reader(ExampleInputs):
     def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int]) -> None:
-        if ".so" in text or folds_names(text):
-            raise NotSettled  # a `.so` named anywhere is the migration plan's business; see module docs
+        if folds_names(text):
+            raise NotSettled
         imported = read(tree)
         if imported is None:
             raise NotSettled  # a star import
@@ -202,6 +218,9 @@ class _Reader(ExampleInputs):
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()
+        # The strings that name a `.so`: a comparison's operands and statements of their own (a docstring) alone,
+        # whose value no call or name receives (see ``_so_mentions``).
+        self.so_strings: list[ast.Constant] = []
         stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
         while stack:
             node, parent, formatted = stack.pop()
@@ -210,8 +229,10 @@ class _Reader(ExampleInputs):
                 self.parents[id(node)] = parent
             if formatted:
                 self.in_fstring.add(id(node))
-            if type(node) is ast.Constant and type(node.value) is str and ".so" in node.value:
-                raise NotSettled  # an escaped `.so` ("m.s\x6f") the text does not show
+            if type(node) is ast.Constant and _names_so(node.value):
+                if formatted or type(parent) not in (ast.Compare, ast.Expr):
+                    raise NotSettled  # a path the migration plan follows, or one libcst places otherwise
+                self.so_strings.append(node)
             inner = formatted or type(node) is ast.JoinedStr
             stack.extend((child, node, inner) for child in reversed(children(node)))
         # Calls in the order libcst meets them: by where they start, one around another first.
@@ -236,6 +257,7 @@ class _Reader(ExampleInputs):
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         self._reads: dict[tuple[int, int], ast.Name] | None = None
+        self.function_imports: list[FunctionImports] | None = None
 
     # -- positions and names ----------------------------------------------------------------------------
 
@@ -270,7 +292,13 @@ class _Reader(ExampleInputs):
         if type(current) is not ast.Name:
             raise NotSettled
         parts.append(current.id)
-        found = self.imported.names_of(".".join(reversed(parts)), bare=type(node) is ast.Name)
+        dotted = ".".join(reversed(parts))
+        bare = type(node) is ast.Name
+        found = self.imported.names_of(dotted, bare=bare)
+        if found is None and not (bare and dotted in self.imported.unnamed_spellings):
+            if self.function_imports is None:
+                self.function_imports = function_imports(self.tree)
+            found = function_import_names(self.function_imports, (current.lineno, current.col_offset), dotted)
         if found is None:
             raise NotSettled
         return found
@@ -319,6 +347,8 @@ class _Reader(ExampleInputs):
 
     def _eval(self, node: Any) -> object:
         if id(node) in self.in_fstring:
+            if self._unknown_attribute(node):
+                return None  # as anywhere else: no name or position of it is read (`f"{options.keys()}"`)
             raise NotSettled
         kind = type(node)
         if kind is ast.Constant:
@@ -381,6 +411,17 @@ class _Reader(ExampleInputs):
         if kind is ast.Call:
             return self._eval_call(node)
         return None
+
+    @staticmethod
+    def _unknown_attribute(node: Any) -> bool:
+        """An attribute that ``_eval`` gives no value without asking what it names: not `self.x`, no dtype or `Dim`
+        attribute, no path's `parent`."""
+        return (
+            type(node) is ast.Attribute
+            and node.attr not in _ATTRIBUTE_NAMES
+            and node.attr != "parent"
+            and not (type(node.value) is ast.Name and node.value.id == "self")
+        )
 
     def _eval_name(self, node: ast.Name) -> object:
         # (The evaluator never gives a tensor here, so a name changed in place needs no care.)
@@ -542,6 +583,8 @@ class _Reader(ExampleInputs):
             raise NotSettled
         if package_loads and (compiles or loads or inductor_compiles):
             raise NotSettled  # the index of each load, old or new, and the plan of a flow through both: libcst's
+        if self.so_strings and (compiles or loads):
+            raise NotSettled  # a `.so` no site accounts for: the migration plan's escape check
         self.package_loads = {id(call): index for index, call in enumerate(package_loads)}
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self._plan(sites, compiles, loads)
@@ -555,8 +598,24 @@ class _Reader(ExampleInputs):
             calls=self._model_calls() if loads or package_loads else (),
             constants=self._artifact_constants(),
             migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
+            so_mentions=self._so_mentions(),
         )
         return AstFlow(tuple(self._findings(display_path)), summary)
+
+    def _so_mentions(self) -> tuple[tuple[str, int, int], ...]:
+        """``ModuleFlow.so_mentions``: where a string names a `.so` file. Each one is a comparison's operand or a
+        statement of its own, so no call is given a `.so` path (``ModuleFlow.path_arguments`` has none)."""
+        if not self.so_strings:
+            return ()
+        from aoti_lint.analysis.so_mentions import placed_mentions  # its patterns cost a pre-commit run 5 ms
+
+        found = []
+        for node in self.so_strings:
+            placed = placed_mentions(node, self.lines)
+            if placed is None:
+                raise NotSettled
+            found.extend(placed)
+        return tuple(sorted(found, key=lambda mention: (mention[1], mention[2])))
 
     def _model_calls(self) -> tuple[ModelCall, ...]:
         """The calls of a loaded model (``ModuleFlow.summary``). Their arguments hold no tensor this reading knows (it

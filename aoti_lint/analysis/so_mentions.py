@@ -80,19 +80,10 @@ def light_summary(
             continue
         if ".so" not in node.value:
             continue
-        line = lines[node.lineno - 1]
-        column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
-        pieces = _literals(source_segment(lines, node))
-        if pieces is None:
+        placed = placed_mentions(node, lines)
+        if placed is None:
             return None
-        for token, row, offset in pieces:
-            try:
-                value = ast.literal_eval(token)  # one string literal: evaluates nothing else
-            except (ValueError, SyntaxError):
-                return None
-            name = _mention(value) if type(value) is str else None
-            if name is not None:
-                found.append((name, node.lineno + row - 1, (column if row == 1 else 0) + offset + 1))
+        found.extend(placed)
     found.sort(key=lambda mention: (mention[1], mention[2]))
     return FlowSummary(
         path=display_path,
@@ -101,6 +92,26 @@ def light_summary(
         callees=callees,
         unplaced_mentions=frozenset(unplaced),
     )
+
+
+def placed_mentions(node: ast.Constant, lines: list[str]) -> list[tuple[str, int, int]] | None:
+    """The `.so` mentions of a string constant outside any f-string, as libcst places them: (file name, row,
+    column), one per piece of an implicit concatenation that names one; None where its pieces do not tokenize."""
+    line = lines[node.lineno - 1]
+    column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
+    pieces = _literals(source_segment(lines, node))
+    if pieces is None:
+        return None
+    found = []
+    for token, row, offset in pieces:
+        try:
+            value = ast.literal_eval(token)  # one string literal: evaluates nothing else
+        except (ValueError, SyntaxError):
+            return None
+        name = _mention(value) if type(value) is str else None
+        if name is not None:
+            found.append((name, node.lineno + row - 1, (column if row == 1 else 0) + offset + 1))
+    return found
 
 
 @dataclass(frozen=True)

@@ -512,7 +512,8 @@ class _AstMisuse(AstReading):
     """AOTI003 read from ``ast`` where no call can be reported, as torch's own modules that define the API are: every
     call whose callee may be the API (``visit_Call``'s own test) is named from the module's bindings, and each call of
     it is one no check can report. A loader's keywords are its parameters, and its path cannot end in `.so` when no
-    string of the module does (every path the rule follows ends in one of its literals); a config dict cannot hold
+    string of the module does but a comparison's operands and statements of their own (every path the rule follows
+    ends in one of its literals, which are neither); a config dict cannot hold
     a key no string of the module spells. A compile of the new API, or a load of the old one, is left to libcst, as
     is a callee this reading cannot name. ``tests/test_api_misuse_ast.py`` compares both readings."""
 
@@ -525,8 +526,13 @@ class _AstMisuse(AstReading):
         calls = [node for node in nodes if type(node) is ast.Call and self._may_be_checked(node.func)]
         if not calls:
             return []
-        strings = {node.value for node in nodes if type(node) is ast.Constant and type(node.value) is str}
-        bare_so = any(string.endswith(".so") for string in strings)
+        constants = [node for node in nodes if type(node) is ast.Constant and type(node.value) is str]
+        strings = {node.value for node in constants}
+        # A comparison's operand, or a statement of its own, is in no path the rule follows.
+        bare_so = any(
+            str(node.value).endswith(".so") and type(self.parents.get(node)) not in (ast.Compare, ast.Expr)
+            for node in constants
+        )
         keyed = OUTPUT_PATH_KEY in strings or PRINTER_KEY in strings
         for call in calls:
             names = self.qualified_names(call.func)

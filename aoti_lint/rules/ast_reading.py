@@ -85,6 +85,8 @@ class AstReading:
         (the answer the rule's ``qualified_names`` gives libcst's traversal); None where ``ast`` cannot tell."""
         import ast
 
+        from aoti_lint.imported_names import function_import_names
+
         if not self.ascii(node):
             return None
         parts = []
@@ -93,7 +95,18 @@ class AstReading:
             node = node.value
         if type(node) is not ast.Name:
             return None
-        return self.imported.names_of(".".join([node.id, *reversed(parts)]), bare=not parts)
+        dotted = ".".join([node.id, *reversed(parts)])
+        names = self.imported.names_of(dotted, bare=not parts)
+        if names is None and (parts or dotted not in self.imported.unnamed_spellings):
+            return function_import_names(self.function_imports, (node.lineno, node.col_offset), dotted)
+        return names
+
+    @functools.cached_property
+    def function_imports(self) -> list[Any]:
+        """The module's functions' own imports (``imported_names.FunctionImports``), for the names read after them."""
+        from aoti_lint.imported_names import function_imports
+
+        return function_imports(self.code.tree)
 
     def ascii(self, node: Any) -> bool:
         """Whether the node's source is ASCII: ``ast`` gives identifiers in NFKC form (a fullwidth `os` is

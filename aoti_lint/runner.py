@@ -60,8 +60,9 @@ INLINE_SHARE = 0.25
 # Reading a large tree is most of its cost (20,000 files, 2% of them past stage one: two thirds of the run in this
 # process).
 CHUNK_FILES = 128
-# How many files this process reads before it judges the pace of the rest by them.
-PACE_FILES = 32
+# How many files this process reads before it judges the pace of the rest by them (and again after each such batch
+# until it chunks): few, since the workers start only once it has judged (on torch's sources, 32 held them back 20 ms).
+PACE_FILES = 8
 # Files read here go through stage one this many at a time (``FileContext.reads_many``); the pace is judged after each
 # such batch.
 BATCH_FILES = PACE_FILES

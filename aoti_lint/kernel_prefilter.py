@@ -236,8 +236,8 @@ def _arguments(call: ast.Call) -> list[ast.expr]:
 
 
 class KernelScan:
-    def __init__(self, tree: ast.Module, lines: list[str]) -> None:
-        self.lines = lines
+    def __init__(self, tree: ast.Module, text: str) -> None:
+        self.text = text
         # Names imported under another name: `from torch.library import register_fake as rf`.
         # A name may be imported under the same alias twice (in branches): every original counts.
         self.aliases: dict[str, set[str]] = {}
@@ -263,6 +263,11 @@ class KernelScan:
                         self.aliases.setdefault(alias.asname, set()).add(alias.name)
                     if node.module in _NUMBER_MODULES and not node.level:
                         self.number_functions.add(alias.asname or alias.name)
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The module's lines, split only for an `if` that raises (``raises_only``)."""
+        return lines_of(self.text)
 
     def registers(self, callee: ast.AST) -> bool:
         return bool(self._names(callee) & _REGISTRATIONS)
@@ -396,7 +401,7 @@ class KernelScan:
 @functools.lru_cache(maxsize=1)
 def kernel_candidates(tree: ast.Module, text: str) -> KernelCandidates:
     """Whether some fake/meta kernel of the module could hold an AOTI301 or an AOTI302 finding."""
-    return KernelScan(tree, lines_of(text)).judged()
+    return KernelScan(tree, text).judged()
 
 
 def lines_of(text: str) -> list[str]:

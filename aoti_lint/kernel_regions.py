@@ -23,14 +23,14 @@ import bisect
 import functools
 import re
 
-from aoti_lint.kernel_prefilter import KernelCandidates, KernelScan, lines_of
+from aoti_lint.kernel_prefilter import KernelCandidates, KernelScan
 from aoti_lint.text_layout import Places, statement_starts
 
 # Whatever may stand between two tokens of one statement: whitespace, a continuing backslash, a comment (in
 # brackets).
 _GAP = r"(?:\s|\\|#[^\n]*(?![^\n]))*"
 # Each starts with its own literal, which ``re`` skips to at C speed: a look-behind first, or an alternation,
-# tries every position (a tenth of the speed). That a match starts a word is tested apart (``_sites``).
+# tries every position (a tenth of the speed). That a match starts a word is tested apart (``_starting_words``).
 _SITES = (
     re.compile(r"register_fake(?!\w)"),
     re.compile(r"impl_abstract(?!\w)"),
@@ -40,16 +40,37 @@ _SITES = (
     re.compile(r"from(?:\s|\\)+(?:math|builtins)(?!\w)"),
 )
 _WORD = re.compile(r"\w")
+# A function's definition and its name: one pattern for every name a registering call is given (a pattern per name
+# was compiled per module, a tenth of this stage's time).
+_DEFINITION = re.compile(rf"def{_GAP}(\w+)")
 
 
-def _sites(patterns: list[re.Pattern[str]], text: str) -> list[int]:
-    """Where a match of one of the patterns starts a word."""
-    return [
-        match.start()
-        for pattern in patterns
-        for match in pattern.finditer(text)
-        if not (match.start() and _WORD.match(text, match.start() - 1))
-    ]
+def _starting_words(sites: list[int], text: str) -> list[int]:
+    """The sites that start a word."""
+    return [site for site in sites if not (site and _WORD.match(text, site - 1))]
+
+
+def _definitions(text: str) -> list[tuple[int, str]]:
+    """Where each `def` is followed by a name, and the name. Every `def` is tried, even one inside the gap or the name
+    of the match before it (``undef`` at a line's end, then ``def f``)."""
+    found = []
+    match = _DEFINITION.search(text)
+    while match is not None:
+        found.append((match.start(), match.group(1)))
+        match = _DEFINITION.search(text, match.start() + 1)
+    return found
+
+
+def _word_starts(word: str, text: str) -> list[int]:
+    """Where ``word`` occurs not followed by a word character (its start is tested by the caller)."""
+    found = []
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if not _WORD.match(text, end):
+            found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 @functools.lru_cache(maxsize=1)
@@ -64,13 +85,13 @@ def kernel_candidates_in_regions(text: str) -> KernelCandidates | None:
     if places is None:
         return None
     starts = statement_starts(text, places.spans)
-    lines = lines_of(text)
     body: list[ast.stmt] = []
     parsed: set[int] = set()
     # A site in a string's text or a comment (torch's messages name `register_fake`) registers nothing: its
     # statement, a whole class at times, is not parsed for it.
-    sites = [site for site in _sites(list(_SITES), text) if places.in_code(site)]
-    scan = KernelScan(ast.Module(body=body, type_ignores=[]), lines)
+    sites = [match.start() for pattern in _SITES for match in pattern.finditer(text)]
+    sites = [site for site in _starting_words(sites, text) if places.in_code(site)]
+    scan = KernelScan(ast.Module(body=body, type_ignores=[]), text)
     while True:
         wanted = sorted({bisect.bisect_right(starts, site) - 1 for site in sites} - parsed)
         if not wanted:
@@ -85,8 +106,8 @@ def kernel_candidates_in_regions(text: str) -> KernelCandidates | None:
             body.extend(tree.body)
             parsed.add(region)
         # Then the functions registered by their name, and the uses of a registering name imported under another.
-        scan = KernelScan(ast.Module(body=body, type_ignores=[]), lines)
-        names = [*(rf"def{_GAP}{name}" for name in scan.registered_names()), *scan.registering_aliases()]
-        sites = [
-            site for site in _sites([re.compile(rf"{name}(?!\w)") for name in names], text) if places.in_code(site)
-        ]
+        scan = KernelScan(ast.Module(body=body, type_ignores=[]), text)
+        registered = scan.registered_names()
+        sites = [start for start, name in _definitions(text) if name in registered]
+        sites += [site for alias in scan.registering_aliases() for site in _word_starts(alias, text)]
+        sites = [site for site in _starting_words(sites, text) if places.in_code(site)]

@@ -356,3 +356,20 @@ def test_a_registering_name_in_a_message_or_a_comment_parses_nothing(monkeypatch
     text, _ = CASES["a registering name in messages and comments"]
     assert regions.kernel_candidates_in_regions.__wrapped__(text) is not None
     assert parsed == []
+
+
+def test_registered_names_and_aliases_are_found_as_a_pattern_per_name_finds_them():
+    """One pattern for every definition, and ``str.find`` for each alias, give the sites a pattern compiled per name
+    gave, once each is tested to start a word."""
+    from aoti_lint.kernel_regions import _GAP, _definitions, _starting_words, _word_starts
+
+    texts = [path.read_text() for path in _python_files()]
+    texts.append("def\\\n f(x): pass\ndef  # c\n g(): pass\nundefined = defx = 1\nf_x = ff = f\nf(f_f)\nundef\ndef g(")
+    for text in texts:
+        names = {"f", "g", "x", "run", "_", "impl", "test"}
+        found = _starting_words([start for start, name in _definitions(text) if name in names], text)
+        per_name = [m.start() for name in names for m in re.finditer(rf"def{_GAP}{name}(?!\w)", text)]
+        assert sorted(found) == sorted(_starting_words(per_name, text))
+        for name in names:
+            expected = _starting_words([m.start() for m in re.finditer(rf"{name}(?!\w)", text)], text)
+            assert _starting_words(_word_starts(name, text), text) == expected

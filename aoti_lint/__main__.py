@@ -1,6 +1,4 @@
-import sys
-
-from aoti_lint.fast_path import main
+from aoti_lint.fast_path import entry
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

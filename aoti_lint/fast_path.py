@@ -155,6 +155,20 @@ def main() -> int:
     return code
 
 
+def entry() -> None:
+    """The ``aoti-lint`` console script and ``python -m aoti_lint``: ``main``, then an exit without the interpreter's
+    teardown, which frees every object of the run one by one (20 ms of a run over torch's sources: mypy's
+    ``hard_exit`` skips it too). The run has written and closed every file and stopped its workers by then; what it
+    printed is flushed first. An exception, or a ``SystemExit`` (``--help``, a usage error), ends it the usual way."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # the reader went away: an error, as ``main`` tells it
+        code = 2
+    os._exit(code)
+
+
 def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]) -> tuple[str, str, int] | None:
     """What ``aoti-lint`` prints (stdout, stderr) and exits with for ``argv``, when no file named can hold a
     finding; None when only the full run can tell."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -57,6 +58,25 @@ def test_python_m_and_console_script_agree(tmp_path):
     by_module = subprocess.run([sys.executable, "-m", "aoti_lint", "."], cwd=tmp_path, capture_output=True, text=True)
     assert by_script.stdout == by_module.stdout
     assert by_script.returncode == by_module.returncode == 1
+
+
+def test_the_console_script_flushes_what_it_printed_before_its_quick_exit(tmp_path):
+    # It exits without the interpreter's teardown (``fast_path.entry``): a report larger than a pipe's buffer comes
+    # whole, with the run's exit code; a reader gone early is an error exit, without a traceback. Its output is
+    # buffered, as by default (with PYTHONUNBUFFERED set, nothing waits to be flushed, and Python's text layer does
+    # not report a write that a closed pipe cut short).
+    write(tmp_path, {f"m{index:03d}.py": OLD_COMPILE for index in range(300)})
+    script = [str(Path(sys.executable).with_name("aoti-lint")), ".", "--no-cache", "--output-format", "json"]
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    result = subprocess.run(script, cwd=tmp_path, env=environment, capture_output=True, text=True)
+    assert result.returncode == 1, result.stderr
+    assert len(result.stdout) > 65536 and len(json.loads(result.stdout)) == 300
+    run = subprocess.Popen(script, cwd=tmp_path, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout is not None and run.stderr is not None
+    assert run.stdout.read(10)
+    run.stdout.close()
+    assert run.wait(timeout=120) == 2
+    assert b"Traceback" not in run.stderr.read()
 
 
 @pytest.mark.parametrize(

@@ -1319,8 +1319,9 @@ def test_aoti003s_code_stage_leaves_a_relative_import_of_an_api_name():
 
 
 def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
-    """AOTI202's bytes test matches a quoted key's pattern only at the key's occurrences, after a quote: it must
-    answer as ``re.search`` of the pattern over the whole bytes."""
+    """AOTI202's bytes test matches a quoted key's pattern only at the key's occurrences, after a quote, and the
+    written form's where its last name occurs: it must answer as ``re.search`` of the quoted pattern over the whole
+    bytes and ``re.finditer`` of the written one."""
     import random
     import re
 
@@ -1344,6 +1345,10 @@ def test_a_quoted_config_key_is_found_where_the_whole_pattern_finds_it():
             for m in re.finditer(forms.written, data)
         )
 
+    # One written form inside another's match, which ``finditer`` does not try again.
+    (debug,) = [forms for forms in _KEY_FORMS if forms.key == b"debug"]
+    for data in (b"import torch._inductor\nxdebug = a.debug = True\n", b"_inductor\nx = c.debug = y.debug = 1\n"):
+        assert debug.in_bytes(data) == expected(debug, data), data
     punctuation = [b'"', b"'", b":", b",", b"]", b"=", b"==", b" ", b"True", b"1", b"#", b"\n", b"_", b"x", b".", b"("]
     generated = random.Random(7)
     found = 0

@@ -69,27 +69,35 @@ class _KeyForms:
     def in_bytes(self, data: bytes) -> bool:
         if not tokens_match((self.parts,), data):
             return False
-        # A quoted key's pattern starts with a quote, which `re` would try at every quote of the file: it is
-        # matched only where the key occurs, just after a quote (one `find` per occurrence, at C speed).
-        key, quoted = self.key, None
-        at = data.find(key, 1)
-        while at != -1:
-            if data[at - 1] in _QUOTES:
-                quoted = quoted or re.compile(self.quoted)
-                match = quoted.match(data, at - 1)
-                # Two positional arguments: the key is a call's first (not a tuple's, nor `f(a, "k", v)`'s).
-                if match and (match.group("settled") or match.group("entry") or opens_call(data, at - 1)):
-                    return True
-            at = data.find(key, at + 1)
+        # One pass over the occurrences of the key's last name (a `find` each, at C speed) for both forms; `re`
+        # would search each on its own, at a third of the speed. The quoted key's pattern starts with a quote, which
+        # `re` would try at every quote of the file.
+        key, name = self.key, self.parts[-1]
+        ahead = len(key) - len(name)  # the bytes of a dotted key before its last name
         # The last name as a word: `config.debug =`, `patch(debug=`, not `is_debug =` nor `debug = True` (a name of
         # the module). A dotted key is set so only as an attribute (`config.trace.enabled = True`), never by a keyword
         # (`flags(enabled=True)`, in most files).
         follows = _DOT if len(self.parts) > 1 else _DOT_OR_ARGUMENT
-        return any(
-            (match.start() == 0 or not is_word_byte(data[match.start() - 1]))
-            and may_follow(data, match.start(), follows)
-            for match in re.finditer(self.written, data)
-        )
+        quoted = written = None
+        resume = 0  # as ``finditer``: no match of the written form starts inside the one before
+        at = data.find(name)
+        while at != -1:
+            start = at - ahead
+            if start >= 1 and data[start - 1] in _QUOTES and data.startswith(key, start):
+                quoted = quoted or re.compile(self.quoted)
+                match = quoted.match(data, start - 1)
+                # Two positional arguments: the key is a call's first (not a tuple's, nor `f(a, "k", v)`'s).
+                if match and (match.group("settled") or match.group("entry") or opens_call(data, start - 1)):
+                    return True
+            if at >= resume:
+                written = written or re.compile(self.written)
+                match = written.match(data, at)
+                if match:
+                    resume = match.end()
+                    if (at == 0 or not is_word_byte(data[at - 1])) and may_follow(data, at, follows):
+                        return True
+            at = data.find(name, at + 1)
+        return False
 
 
 _DOT = frozenset(b".")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterable
 
 from aoti_lint.knowledge.custom_ops import (
     CUSTOM_OP_METHOD,
@@ -26,6 +27,10 @@ from aoti_lint.knowledge.custom_ops import (
 )
 from aoti_lint.pyast import walk
 from aoti_lint.records import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The last names of the registering APIs (torch.library.register_fake/impl_abstract/impl, Library.impl).
 _REGISTRATIONS = frozenset({"register_fake", "impl_abstract", "impl"})
@@ -42,15 +47,10 @@ class KernelCandidates:
     branch: bool
 
 
-def _own_nodes(root: ast.AST):
-    """``root`` and everything under it, nested functions, lambdas and classes left out (as the rules do)."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, _SCOPES):
-                stack.append(child)
+def _own_nodes(root: ast.AST) -> Iterable[Any]:
+    """``root`` and everything under it, nested functions, lambdas and classes left out (as the rules do), the
+    expression contexts too (no reading here asks for them)."""
+    return walk(root, _SCOPES)
 
 
 # Matched against ``ast.unparse`` of the annotation, which normalises spacing and drops parentheses and

@@ -25,7 +25,7 @@ import functools
 import re
 from collections.abc import Iterator, Sequence
 
-from aoti_lint.pyast import child_fields
+from aoti_lint.pyast import child_fields, children, walk
 from aoti_lint.records import dataclass
 
 TYPE_CHECKING = False
@@ -241,9 +241,12 @@ def read(tree: ast.Module) -> ImportedNames | None:
             name = getattr(node, "rest" if kind is ast.MatchMapping else "name", None)
             if name:
                 shadowed.add(name)
+        if kind not in _SCOPES or kind is ast.Lambda:
+            stack.extend([(item, top, reads, end) for item in children(node)])
+            continue
         for field in child_fields(kind):
-            if field == "body" and kind in _SCOPES and kind is not ast.Lambda:
-                continue
+            if field == "body":
+                continue  # pushed above, as the scope's own
             value = getattr(node, field, None)
             if type(value) is list:
                 stack.extend((item, top, reads, end) for item in value if isinstance(item, ast.AST))
@@ -303,7 +306,7 @@ def may_be_named(node: ast.AST, short_names: frozenset[str] | set[str], aliases:
 
 def function_imports(tree: ast.Module) -> list[FunctionImports]:
     """The ``FunctionImports`` of every function that has some."""
-    found = (_own_imports(node) for node in ast.walk(tree) if isinstance(node, _FUNCTIONS) and node.body)
+    found = (_own_imports(node) for node in walk(tree) if isinstance(node, _FUNCTIONS) and node.body)
     return [imports for imports in found if imports is not None]
 
 
@@ -342,7 +345,7 @@ def _own_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionIm
             # What it evaluates in this scope (decorators, defaults, bases) may bind by a walrus.
             body = getattr(item, "body", ())
             body = body if isinstance(body, list) else [body]  # a lambda's expression
-            for part in ast.iter_child_nodes(item):
+            for part in children(item):
                 if part not in body:
                     declared |= _walrus_targets(part)
             continue
@@ -371,7 +374,7 @@ def _own_imports(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionIm
             name = getattr(item, "rest" if kind is ast.MatchMapping else "name", None)
             if name:
                 bound.append(name)
-        stack.extend(ast.iter_child_nodes(item))
+        stack.extend(children(item))
     for name in bound:
         counts[name] = counts.get(name, 0) + 1
     # Bound once, by an import, and neither declared global or nonlocal nor bound by a walrus in a scope inside.
@@ -392,7 +395,7 @@ def _span_of(node: ast.AST) -> _Span:
 
 
 def _walrus_targets(node: ast.AST) -> set[str]:
-    return {item.target.id for item in ast.walk(node) if isinstance(item, ast.NamedExpr)}
+    return {item.target.id for item in walk(node) if isinstance(item, ast.NamedExpr)}
 
 
 def dotted_name(node: cst.CSTNode) -> str | None:

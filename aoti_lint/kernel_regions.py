@@ -108,6 +108,6 @@ def kernel_candidates_in_regions(text: str) -> KernelCandidates | None:
         # Then the functions registered by their name, and the uses of a registering name imported under another.
         scan = KernelScan(ast.Module(body=body, type_ignores=[]), text)
         registered = scan.registered_names()
-        sites = [start for start, name in _definitions(text) if name in registered]
+        sites = [start for start, name in _definitions(text) if name in registered] if registered else []
         sites += [site for alias in scan.registering_aliases() for site in _word_starts(alias, text)]
         sites = [site for site in _starting_words(sites, text) if places.in_code(site)]

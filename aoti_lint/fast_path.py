@@ -159,8 +159,11 @@ def entry() -> None:
     """The ``aoti-lint`` console script and ``python -m aoti_lint``: ``main``, then an exit without the interpreter's
     teardown, which frees every object of the run one by one (20 ms of a run over torch's sources: mypy's
     ``hard_exit`` skips it too). The run has written and closed every file and stopped its workers by then; what it
-    printed is flushed first. An exception, or a ``SystemExit`` (``--help``, a usage error), ends it the usual way."""
+    printed is flushed first. An exception, or a ``SystemExit`` (``--help``, a usage error), ends it the usual way,
+    and so does a run under a profiler, a tracer or coverage, which write their data at the interpreter's exit."""
     code = main()
+    if sys.getprofile() is not None or sys.gettrace() is not None or "coverage" in sys.modules:
+        sys.exit(code)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -77,6 +77,11 @@ def test_the_console_script_flushes_what_it_printed_before_its_quick_exit(tmp_pa
     run.stdout.close()
     assert run.wait(timeout=120) == 2
     assert b"Traceback" not in run.stderr.read()
+    # Under a profiler it exits the usual way: the profile is written at the interpreter's exit.
+    profile = tmp_path / "run.prof"
+    profiled = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "aoti_lint", "m000.py", "--no-cache"]
+    assert b"AOTI001" in subprocess.run(profiled, cwd=tmp_path, capture_output=True).stdout
+    assert profile.stat().st_size > 0
 
 
 @pytest.mark.parametrize(

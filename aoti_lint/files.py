@@ -214,7 +214,7 @@ class _Ignores:
         if exclude is None and not ignores:
             # The walk has matched every directory above this one already: a pattern that is a plain name
             # matches an entry exactly when it is the entry's own name.
-            return lambda name, is_dir: name in plain
+            return _PlainNames(plain)
 
         def skipped(name: str, is_dir: bool) -> bool:
             tail = name + "/" if is_dir else name
@@ -243,6 +243,13 @@ class _Ignores:
             if rel is not None and spec.match_file(rel + "/" if is_dir else rel):
                 return True
         return False
+
+
+class _PlainNames(frozenset[str]):
+    """The exclude patterns of a directory whose entries only plain names exclude (``_Ignores.in_directory``)."""
+
+    def __call__(self, name: str, is_dir: bool) -> bool:
+        return name in self
 
 
 def _gitignore_bases(directory: Path) -> tuple[Path, ...]:
@@ -309,6 +316,9 @@ def _walk(
             continue
         if skipped is not None and skipped(entry.name, is_dir):
             continue
+        if is_dir and type(skipped) is _PlainNames:
+            yield from _walk_plain(entry.path, ignores, bases, seen, base, skipped)
+            continue
         if is_dir or skipped is None:
             path = directory / entry.name
             if skipped is None and (ignores.excluded(path, is_dir, base) or ignores.gitignored(path, is_dir, bases)):
@@ -320,3 +330,45 @@ def _walk(
         if kind is not None and entry.path not in seen:
             seen.add(entry.path)
             yield Candidate(entry.path, kind, explicit=False, link=entry.is_symlink())
+
+
+def _walk_plain(
+    directory: str,
+    ignores: _Ignores,
+    bases: tuple[Path, ...],
+    seen: set[str],
+    base: Path | None,
+    plain: _PlainNames,
+) -> Iterator[Candidate | MissingPath]:
+    """``_walk`` of a directory under one whose entries only plain names exclude, while no ignore file is met: the
+    same files, read with the path as text (a ``Path`` and the matching work for each directory were half the
+    walk's time over torch's sources). A directory holding an ignore file goes back to ``_walk``, with the
+    directories between it and ``bases`` left out of them: no ignore file of theirs applies."""
+    try:
+        os.stat(os.path.join(directory, os.curdir))
+        entries = sorted(os.scandir(directory), key=_entry_name)
+    except OSError as exc:
+        yield MissingPath(Path(directory), f"cannot read directory: {exc.strerror or exc}")
+        return
+    if ignores.respect_gitignore and any(entry.name in _IGNORE_SOURCES for entry in entries):
+        path = Path(directory)
+        yield from _walk(path, ignores, (*bases, path), seen, base)
+        return
+    for entry in entries:
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if entry.name in plain:
+            continue
+        if is_dir:
+            yield from _walk_plain(entry.path, ignores, bases, seen, base, plain)
+            continue
+        kind = kind_of_name(entry.name, entry.path)
+        if kind is not None and entry.path not in seen:
+            seen.add(entry.path)
+            yield Candidate(entry.path, kind, explicit=False, link=entry.is_symlink())
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name

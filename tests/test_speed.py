@@ -538,7 +538,8 @@ def test_a_walk_with_the_default_excludes_imports_no_pathspec(tmp_path):
 )
 @pytest.mark.parametrize("gitignore", ["", "*.pyi\n!keep.pyi\nsub/\n", "/top.py\n**/deep/\n"])
 def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkeypatch, exclude, gitignore):
-    """The walk's per-directory matcher (``_Ignores.in_directory``) against the per-entry one it stands for."""
+    """The walk's per-directory matcher (``_Ignores.in_directory``), and its reading of a directory that only plain
+    names exclude (``_walk_plain``), against the per-entry matcher they stand for."""
     import random
 
     from aoti_lint import files
@@ -557,6 +558,12 @@ def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkey
     (root / ".gitignore").write_text(gitignore)
     (root / "a").mkdir(exist_ok=True)
     (root / "a" / ".gitignore").write_text("b\n")
+    # Ignore files below directories that only plain names exclude (``files._walk_plain`` hands them back).
+    (root / "sub" / "keep").mkdir(parents=True, exist_ok=True)
+    (root / "sub" / "keep" / ".gitignore").write_text("x.py\n")
+    (root / "b" / "deep").mkdir(parents=True, exist_ok=True)
+    (root / "b" / "deep" / ".ignore").write_text("*.py\n")
+    (root / "b" / "deep" / "x.py").write_text("x = 1\n")
     settings = Settings(root=root) if exclude is None else replace(Settings(root=root), exclude=exclude)
     named = [[root], [root / "build"], [root / "a", root / "a" / "x.py"], [tmp_path]]
 

@@ -79,6 +79,8 @@ _FLAGS = {
     "--no-force-exclude": ("force_exclude", False),
     "--respect-gitignore": ("respect_gitignore", True),
     "--no-respect-gitignore": ("respect_gitignore", False),
+    # (what ``settle`` answers holds only without any configuration file, with this flag or not)
+    "--isolated": ("isolated", True),
 }
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 # The commands other than `check`, named first.

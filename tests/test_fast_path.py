@@ -266,6 +266,7 @@ PLAIN_COMMAND_LINES = [
     ["hit.py", "-v", "--no-fix", "--fix"],
     ["--force-exclude", "--no-respect-gitignore", "a.py", "b.py"],
     ["--unsafe-fixes", "--no-unsafe-fixes", "--exit-non-zero-on-fix", "--quiet", "--verbose", "x.py"],
+    ["check", "--isolated", "-q", "-v", "--exit-zero", "--no-cache", "."],
     *([flag, "hit.py"] for flag in sorted(_FLAGS)),
 ]
 

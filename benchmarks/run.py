@@ -343,8 +343,9 @@ def out_of_racy_window(root: Path) -> None:
 
 
 def compiled_scanner(python: str) -> bool:
-    """Whether the aoti-lint of that interpreter has its C extension (``aoti_lint.token_scan``)."""
-    found = subprocess.run([python, "-c", "import aoti_lint._token_scan"], capture_output=True, check=False)
+    """Whether the aoti-lint of that interpreter has its C extensions (for ``token_scan`` and ``pyast``)."""
+    probe = "import aoti_lint._token_scan, aoti_lint._tree_walk"
+    found = subprocess.run([python, "-c", probe], capture_output=True, check=False)
     return found.returncode == 0
 
 
@@ -379,7 +380,7 @@ def bench_tree(
             measure(f"aoti-lint warm (cache filled), {jobs_label}", warm, tree.path, runs, bound, check=check),
         )
     if compiled_scanner(python):
-        # As installed where no C compiler was found: stage one and the text stages' lexer in Python.
+        # As installed where no C compiler was found: stage one, the text stages' lexer and the tree walk in Python.
         add(
             "aoti-lint cold, default jobs, no C extension",
             measure(
@@ -684,8 +685,12 @@ def machine(versions: dict[str, str]) -> list[str]:
         f"peers: ruff {versions.get('ruff', '?')}, TorchFix {versions.get('torchfix', '?')}, "
         f"Fixit {versions.get('fixit', '?')} (libcst {versions.get('libcst', '?')} in their environment)",
         f"- aoti-lint runs from {versions.get('install', '?')} in every row but the one-file rows marked as in the "
-        "development venv; stage one's scanner and the lexer of the text stages: "
-        + ("the C extension `aoti_lint._token_scan`" if versions.get("scanner") else "Python (no C extension built)"),
+        "development venv; stage one's scanner, the lexer of the text stages and the walk of `ast` trees: "
+        + (
+            "the C extensions `aoti_lint._token_scan` and `aoti_lint._tree_walk`"
+            if versions.get("scanner")
+            else "Python (no C extension built)"
+        ),
         f"- load average at start / end: {' / '.join(versions.get('load', []))}",
     ]
 
@@ -925,7 +930,8 @@ def write_results(
         "(`aoti_lint/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
         "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`, AOTI202's `config.debug = True`), "
         "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
-        "(`aoti_lint/analysis/ast_flow.py`: the monorepo's and the one file's); a file whose rules all "
+        "(`aoti_lint/analysis/ast_flow.py`: every module of torch's, the monorepo's and the one file's); the trees "
+        "are walked in C (`aoti_lint/_tree_walk.c`); a file whose rules all "
         "answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. A warm run "
         "opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its verdict "
         "(`aoti_lint/stamps.py`, as ruff does): it stats the files, "
@@ -944,7 +950,8 @@ def write_results(
         "linear in its calls: section (d). With more "
         "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
-        "(`aoti_lint/runner.py`); they are forked with the modules of the later stages imported. The classes "
+        "(`aoti_lint/runner.py`); they are forked with the modules of the later stages imported. A run ends "
+        "without the interpreter's teardown once its output is flushed (`fast_path.entry`). The classes "
         "are made by `aoti_lint/records.py`, whose `dataclass` compiles no method at import (the standard one "
         "took half of a one-file run).",
         "",

@@ -3,10 +3,11 @@
  *
  * - Scanner: which of up to 64 byte strings a buffer holds, found in one pass over it. The pure-Python first stage
  *   (aoti_lint/file_context.py) runs one `bytes.find` per anchor word over every file: on torch's 46 MB of sources
- *   some 14 passes, once the largest part of a cold run. Here each token is keyed by one pair of its bytes (the
- *   rarest, chosen by token_scan.py), and one pass looks each pair of the buffer up in a bitmap that fits in the
- *   first-level cache; a token is compared only where its pair occurs. The result is
- *   `[token in data for token in tokens]`, as a bit mask.
+ *   some 14 passes, once the largest part of a cold run. Here each token is keyed by both pairs of its rarest three
+ *   bytes (chosen by token_scan.py; by its one pair if it has two), and one pass looks every other pair of the
+ *   buffer up in a bitmap that fits in the first-level cache (every pair where a token has only one): wherever a
+ *   token occurs, one of its two pairs starts at an even position. A token is compared only where a pair of it
+ *   occurs. The result is `[token in data for token in tokens]`, as a bit mask.
  * - string_spans and statement_starts: aoti_lint/text_layout.py's readings of a Python text (its string literals,
  *   where its top-level statements may start), a character at a time instead of a pattern match at a time.
  */
@@ -21,6 +22,7 @@ typedef struct {
     const unsigned char *text; /* the token's bytes, owned by `tokens` */
     Py_ssize_t length;
     Py_ssize_t offset; /* where the keying pair starts in the token */
+    int token;         /* the token's index: its bit in the answer */
     int next;          /* the next entry keyed by the same pair, or -1 */
 } Entry;
 
@@ -28,7 +30,10 @@ typedef struct {
     PyObject_HEAD
     PyObject *tokens; /* a tuple of bytes, kept alive for the entries' pointers */
     int count;
-    Entry entries[MAX_TOKENS];
+    /* 2 when every token is keyed by two pairs in a row (three bytes from its offset): one of them starts at an even
+     * position wherever the token occurs, and the scan looks at every other pair of the buffer only; else 1. */
+    int stride;
+    Entry entries[2 * MAX_TOKENS];
     int16_t first[65536];          /* the first entry keyed by each pair, or -1 */
     uint8_t keyed[65536 / 8];      /* whether some entry is keyed by the pair: the only lookup most bytes need */
 } Scanner;
@@ -39,7 +44,7 @@ static void Scanner_dealloc(Scanner *self) {
 }
 
 /* Scanner(tokens, offsets): `tokens` a tuple of bytes of two bytes or more, `offsets` where each one's keying
- * pair starts. */
+ * bytes start: two pairs from there where every token has three bytes from its offset on, else one pair. */
 static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     PyObject *tokens, *offsets;
     static char *keywords[] = {"tokens", "offsets", NULL};
@@ -55,6 +60,8 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     }
     memset(self->first, 0xff, sizeof(self->first));
     memset(self->keyed, 0, sizeof(self->keyed));
+    Py_ssize_t starts[MAX_TOKENS];
+    int stride = 2;
     for (Py_ssize_t index = 0; index < count; index++) {
         PyObject *token = PyTuple_GET_ITEM(tokens, index);
         if (!PyBytes_Check(token) || PyBytes_GET_SIZE(token) < 2) {
@@ -69,16 +76,29 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
             PyErr_SetString(PyExc_ValueError, "an offset outside its token");
             return -1;
         }
-        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(token);
-        unsigned pair = text[offset] | (text[offset + 1] << 8);
-        Entry *entry = &self->entries[index];
-        entry->text = text;
-        entry->length = PyBytes_GET_SIZE(token);
-        entry->offset = offset;
-        entry->next = self->first[pair];
-        self->first[pair] = (int16_t)index;
-        self->keyed[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+        starts[index] = offset;
+        if (offset + 3 > PyBytes_GET_SIZE(token)) {
+            stride = 1;
+        }
     }
+    int entries = 0;
+    for (Py_ssize_t index = 0; index < count; index++) {
+        PyObject *token = PyTuple_GET_ITEM(tokens, index);
+        const unsigned char *text = (const unsigned char *)PyBytes_AS_STRING(token);
+        for (int second = 0; second < stride; second++) {
+            Py_ssize_t offset = starts[index] + second;
+            unsigned pair = text[offset] | (text[offset + 1] << 8);
+            Entry *entry = &self->entries[entries];
+            entry->text = text;
+            entry->length = PyBytes_GET_SIZE(token);
+            entry->offset = offset;
+            entry->token = (int)index;
+            entry->next = self->first[pair];
+            self->first[pair] = (int16_t)entries++;
+            self->keyed[pair >> 3] |= (uint8_t)(1u << (pair & 7));
+        }
+    }
+    self->stride = stride;
     Py_INCREF(tokens);
     Py_XSETREF(self->tokens, tokens);
     self->count = (int)count;
@@ -91,14 +111,15 @@ static uint64_t scan(const Scanner *self, const unsigned char *data, Py_ssize_t 
     if (self->count == 0) {
         return 0;
     }
-    for (Py_ssize_t at = 0; at + 1 < length; at++) {
+    Py_ssize_t stride = self->stride;
+    for (Py_ssize_t at = 0; at + 1 < length; at += stride) {
         unsigned pair = data[at] | (data[at + 1] << 8);
         if (!(self->keyed[pair >> 3] & (1u << (pair & 7)))) {
             continue;
         }
         for (int index = self->first[pair]; index != -1; index = self->entries[index].next) {
             const Entry *entry = &self->entries[index];
-            uint64_t bit = (uint64_t)1 << index;
+            uint64_t bit = (uint64_t)1 << entry->token;
             Py_ssize_t start = at - entry->offset;
             if ((found & bit) || start < 0 || start + entry->length > length) {
                 continue;

@@ -3,8 +3,10 @@ is found; ``setup.py``), each with the same answers as its Python equivalent:
 
 - stage one's: which of a few dozen tokens some bytes hold, in one pass over them. The pure-Python first stage
   runs one ``bytes.find`` per anchor over each file (``file_context._Screen``): on torch's 46 MB of sources, 14
-  passes and about half of a cold run's CPU. Here each token is keyed by its rarest pair of bytes, and a token is
-  compared only where its pair occurs; the answer is exactly ``[token in data for token in tokens]``, as a bit mask.
+  passes and about half of a cold run's CPU. Here each token is keyed by both pairs of its rarest three bytes (by
+  its one pair if it has two), a buffer's pairs are looked up every other byte (every byte where some token has only
+  two), and a token is compared only where a pair of its occurs; the answer is exactly
+  ``[token in data for token in tokens]``, as a bit mask.
 - ``text_layout``'s readings: the string literals of a Python text and their prefixes, as its pattern reads
   them, and where its top-level statements may start, as its Python reads them, at three to seven times their
   speed.
@@ -34,9 +36,12 @@ MAX_TOKENS = 64
 
 
 def rarest_pair(token: bytes) -> int:
-    """Where the pair of the token's bytes that occurs least often in Python sources starts (first of equals)."""
+    """Where the token is keyed: the three of its bytes in a row that occur least often in Python sources (the
+    scanner keys it by both pairs of them and looks at every other pair of a buffer); the rarest pair for a token
+    of two bytes. The first of equals."""
     rarity = [_RARITY.get(byte, len(_COMMON_FIRST)) for byte in token]
-    return max(range(len(token) - 1), key=lambda at: rarity[at] + rarity[at + 1])
+    width = 3 if len(token) >= 3 else 2
+    return max(range(len(token) - width + 1), key=lambda at: sum(rarity[at : at + width]))
 
 
 def scanner(tokens: tuple[bytes, ...]) -> Scanner | None:

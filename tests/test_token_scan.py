@@ -97,10 +97,27 @@ def test_the_extension_rejects_what_it_cannot_scan():
     assert compiled.Scanner.__new__(compiled.Scanner).present(b"ab") == 0  # never initialised: scans nothing
 
 
-def test_each_token_is_keyed_by_its_rarest_pair():
-    assert token_scan.rarest_pair(b"aoti_X") == 4  # `_X`: an upper-case letter is rarer than any lower-case one
+def test_each_token_is_keyed_by_its_rarest_three_bytes():
+    assert token_scan.rarest_pair(b"aoti_X") == 3  # `i_X`: an upper-case letter is rarer than any lower-case one
     assert token_scan.rarest_pair(b'"Meta"') == 0
-    assert token_scan.rarest_pair(b"ab") == 0
+    assert token_scan.rarest_pair(b"ab") == 0  # two bytes: its one pair (and the scan then looks at every pair)
+
+
+def test_tokens_of_three_bytes_or_more_are_found_at_every_other_pair():
+    """Each token keyed by both pairs of its three bytes (the scan's every-other-pair mode): found at even and odd
+    starts, at the buffer's ends, over and inside each other."""
+    rng = random.Random(7)
+    alphabet = b"aotTORCH_.so\"'Mme\0\n\xff"
+    for _ in range(20_000):
+        data = bytes(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        tokens = tuple(
+            bytes(rng.choice(alphabet) for _ in range(rng.randrange(3, 7))) for _ in range(rng.randrange(1, 8))
+        )
+        if rng.random() < 0.5 and data:  # a token that the data holds, wherever it starts
+            start = rng.randrange(len(data))
+            tokens += (data[start : start + rng.randrange(3, 7)],) if len(data) - start >= 3 else ()
+        found, expected = both(tokens, data)
+        assert found == expected, (tokens, data)
 
 
 @pytest.fixture(params=["compiled", "python"])

@@ -35,7 +35,7 @@ _RARITY = {byte: rank for rank, byte in enumerate(_COMMON_FIRST)}
 MAX_TOKENS = 64
 
 
-def rarest_pair(token: bytes) -> int:
+def key_offset(token: bytes) -> int:
     """Where the token is keyed: the three of its bytes in a row that occur least often in Python sources (the
     scanner keys it by both pairs of them and looks at every other pair of a buffer); the rarest pair for a token
     of two bytes. The first of equals."""
@@ -50,7 +50,7 @@ def scanner(tokens: tuple[bytes, ...]) -> Scanner | None:
     extension = _extension()
     if extension is None or len(tokens) > MAX_TOKENS or any(len(token) < 2 for token in tokens):
         return None
-    found: Scanner = extension.Scanner(tokens, tuple(rarest_pair(token) for token in tokens))
+    found: Scanner = extension.Scanner(tokens, tuple(key_offset(token) for token in tokens))
     return found
 
 

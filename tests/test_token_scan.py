@@ -98,9 +98,9 @@ def test_the_extension_rejects_what_it_cannot_scan():
 
 
 def test_each_token_is_keyed_by_its_rarest_three_bytes():
-    assert token_scan.rarest_pair(b"aoti_X") == 3  # `i_X`: an upper-case letter is rarer than any lower-case one
-    assert token_scan.rarest_pair(b'"Meta"') == 0
-    assert token_scan.rarest_pair(b"ab") == 0  # two bytes: its one pair (and the scan then looks at every pair)
+    assert token_scan.key_offset(b"aoti_X") == 3  # `i_X`: an upper-case letter is rarer than any lower-case one
+    assert token_scan.key_offset(b'"Meta"') == 0
+    assert token_scan.key_offset(b"ab") == 0  # two bytes: its one pair (and the scan then looks at every pair)
 
 
 def test_tokens_of_three_bytes_or_more_are_found_at_every_other_pair():

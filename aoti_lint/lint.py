@@ -109,9 +109,9 @@ def _lint_files(
         check_project,
         complete_summaries,
         cpp_artifact_loads,
+        may_mention_unplaced,
         plan_migrations,
         settle_flows,
-        unplaced,
     )
     from aoti_lint.runner import run_files
 
@@ -148,8 +148,8 @@ def _lint_files(
         )
         # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
         # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
-        unsure = [index for index, outcome in enumerate(outcomes) if unplaced(outcome) & (consulted | {"*"})]
-        if unsure and consulted:
+        unsure = [index for index, outcome in enumerate(outcomes) if may_mention_unplaced(outcome, consulted)]
+        if unsure:
             summarise_in_full(unsure)
             return plan_migrations(
                 [outcome.project for outcome in outcomes if outcome.project is not None],

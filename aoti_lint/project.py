@@ -19,10 +19,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def unplaced(outcome: FileOutcome) -> frozenset[str]:
-    """The `.so` names the file mentions inside f-strings that ``ast`` could not place."""
+def may_mention_unplaced(outcome: FileOutcome, names: set[str]) -> bool:
+    """Whether the file may name one of these `.so` files inside an f-string that ``ast`` could not place."""
     summary = outcome.project.summaries.get(FLOW_SUMMARY) if outcome.project is not None else None
-    return getattr(summary, "unplaced_mentions", frozenset())
+    unplaced: frozenset[str] = getattr(summary, "unplaced_mentions", frozenset())
+    if not unplaced:
+        return False
+    from aoti_lint.analysis.so_mentions import may_mention
+
+    return may_mention(unplaced, names)
 
 
 def complete_summaries(outcomes: list[FileOutcome], summarise_in_full: Any) -> None:

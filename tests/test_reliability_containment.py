@@ -781,6 +781,27 @@ def test_files_past_the_limits_are_reported_not_checked(cli, tmp_path, name, tex
     assert "small.py:3:10: AOTI002" in result.stdout
 
 
+@pytest.mark.parametrize("registers", [False, True], ids=["names-only", "registers"])
+def test_the_size_limit_applies_to_what_a_rule_must_parse(cli, tmp_path, registers):
+    """A big C++ header that names the Meta key and `*_impl` functions but registers no kernel (as torch's generated
+    dispatch headers) is settled by the screen whatever its size; one that registers a kernel is still an error."""
+    body = "// Meta dispatch of at::redispatch\nTORCH_API at::Tensor add_impl(const at::Tensor& self);\n" * 30_000
+    if registers:
+        body += 'TORCH_LIBRARY_IMPL(mylib, Meta, m) {\n  m.impl("twice", &twice_meta);\n}\n'
+    (tmp_path / "Redispatch.h").write_text(body)
+    (tmp_path / "small.py").write_text(OLD_LOAD)
+    result = cli("--isolated", "--no-cache", ".", cwd=tmp_path)
+    assert_no_traceback(result)
+    assert "small.py:3:10: AOTI002" in result.stdout
+    if registers:
+        assert result.returncode == 2
+        assert result.stderr.splitlines() == [
+            f"error: Redispatch.h: not checked: {len(body.encode()):,} bytes is over the 2,000,000-byte limit"
+        ]
+    else:
+        assert (result.returncode, result.stderr) == (1, "")
+
+
 def test_the_long_line_test_agrees_with_splitlines():
     """``has_line_over`` looks at the last line end of each window only: on texts with every kind of line end, lines
     at, just under and just over the limit, it says what the longest of ``splitlines`` says."""

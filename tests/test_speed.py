@@ -1463,3 +1463,31 @@ def test_a_relative_root_is_read_from_the_working_directory_of_each_call(tmp_pat
     for here in (tmp_path / "a", tmp_path / "b" / "c"):
         monkeypatch.chdir(here)
         assert display_path(outside, Path("sub")) == os.path.relpath(outside, "sub")
+
+
+# Modules that name some `.so` in f-strings the `ast` reading cannot place as libcst does (joined literals,
+# doubled braces, escapes), as torch's build and cache helpers do, and a module of unrelated code.
+UNRELATED_SO_MENTIONS = {
+    "cache/codecache.py": 'def load(name):\n    if not name.endswith(".so"):\n'
+    '        raise RuntimeError(f"Only support loading a .so file for now. "\n'
+    '                           f"Got {name}")\n',
+    "cache/autoschedule.py": 'def lib(name):\n    return f"libautoschedule_{name.lower()}.so"\n',
+    "backends/run_cpu.py": 'def find(kind, item):\n    if item.endswith(".so"):\n'
+    '        return f"lib{{1}}.so in {kind}" "\\n"\n',
+    "models/big.py": "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(200)),
+}
+
+
+@pytest.mark.parametrize("fix", [FixOptions(), FixOptions(apply=True, unsafe=True, write=False)], ids=["check", "diff"])
+def test_one_planted_fixable_load_parses_no_module_outside_its_flow(tmp_path, monkeypatch, fix):
+    from aoti_lint import parse
+
+    parsed: list[str] = []
+    original = parse.parse_module
+    monkeypatch.setattr(
+        parse, "parse_module", lambda source, text: parsed.append(source.display_path) or original(source, text)
+    )
+    root = project(tmp_path, {**UNRELATED_SO_MENTIONS, "serve/serve.py": OLD_LOAD})
+    result = run(root, Execution(jobs=1), fix=fix)
+    assert [finding.code for finding in result.findings] in (["AOTI002"], [])
+    assert set(parsed) <= {"serve/serve.py"}, parsed

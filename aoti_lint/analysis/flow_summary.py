@@ -165,8 +165,9 @@ class FlowSummary:
     # the last names of what the file calls and imports.
     callees: frozenset[str] | None = None
     # Set only for a summary read from ``ast``: the `.so` file names f-strings name, which ``ast`` cannot place
-    # as libcst does ("*": a name it cannot even tell). The plan has the file read in full only when it asks
-    # about one of these names (``migration_flow.plan_flows``' ``consulted``).
+    # as libcst does, or where it cannot even tell the names, texts that hold them (``so_mentions.unsure_texts``).
+    # The plan has the file read in full only when it asks about a name one of these holds
+    # (``so_mentions.may_mention``, ``migration_flow.plan_flows``' ``consulted``).
     unplaced_mentions: frozenset[str] = frozenset()
 
     @property

@@ -5,10 +5,11 @@ rules' ``mentions_only``), so its full summary (``analysis.module_flow``) holds 
 migration site: only ``so_mentions``, and ``path_arguments`` (`.so` paths passed to some function). The
 mentions are read here exactly as libcst reads them; a string whose position libcst would tell otherwise (an
 implicit concatenation) sends the file to libcst. A mention inside an f-string is kept by name only
-(``unplaced_mentions``): its place matters only if the run's plan asks about that name, and then the run
-summarises the file with libcst. Path arguments matter only when a function of
-the run loads its parameter with a deprecated call: the summary lists the names the file calls, and the run
-summarises it in full when one of them is such a function (``migration_flow.incomplete``).
+(``unplaced_mentions``), or by texts that hold its name where ``ast`` cannot tell the name itself: its place
+matters only if the run's plan asks about that name, and then the run summarises the file with libcst. Path
+arguments matter only when a function of the run loads its parameter with a deprecated call: the summary lists
+the names the file calls, and the run summarises it in full when one of them is such a function
+(``migration_flow.incomplete``).
 
 Most such files need no parse at all (``text_mentions``): their strings are found by a small lexer
 (``text_layout``), and each one naming a `.so` is read as ``light_summary`` reads it, when the text names no AOTI API
@@ -71,7 +72,7 @@ def light_summary(
             segment = source_segment(lines, node)
             pieces = _literals(segment)
             if pieces is None or len(pieces) != 1 or any(mark in segment for mark in ("\\", "{{", "}}")):
-                unplaced.add("*")
+                unplaced.update(unsure_texts(segment, named))
             else:
                 unplaced.update(name for name in map(_mention, named) if name is not None)
     found: list[tuple[str, int, int]] = []
@@ -92,6 +93,18 @@ def light_summary(
         callees=callees,
         unplaced_mentions=frozenset(unplaced),
     )
+
+
+def unsure_texts(source: str, parts: list[str]) -> frozenset[str]:
+    """What stands for the mentions of an f-string whose names ``ast`` cannot tell as libcst reads them: its source
+    (libcst names a `.so` by a piece of an f-string's raw text) and its literal parts holding ".so" (the values of
+    the plain literals joined to it). Each name libcst may read there is part of one of these texts."""
+    return frozenset((source, *parts))
+
+
+def may_mention(unplaced: frozenset[str], names: set[str]) -> bool:
+    """Whether the unplaced mentions of a summary (``FlowSummary.unplaced_mentions``) may name one of ``names``."""
+    return any(name in text for text in unplaced for name in names)
 
 
 def placed_mentions(node: ast.Constant, lines: list[str]) -> list[tuple[str, int, int]] | None:
@@ -296,7 +309,7 @@ def _fstring_mentions(source: str, pieces: int) -> tuple[bool, frozenset[str]] |
     if not named:
         return holds, frozenset()
     if pieces != 1 or any(mark in source for mark in ("\\", "{{", "}}")):
-        return holds, frozenset({"*"})
+        return holds, unsure_texts(source, named)
     return holds, frozenset(name for name in map(_mention, named) if name is not None)
 
 

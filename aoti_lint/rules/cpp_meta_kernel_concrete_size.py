@@ -10,7 +10,7 @@ from aoti_lint.knowledge.custom_ops import CPP_META_KEY, CPP_SYMINT_METHODS, CPP
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CPP_CUSTOM_OPS_META
 from aoti_lint.lazy import LazyPattern
 from aoti_lint.records import dataclass
-from aoti_lint.rules.base import Invalid, TextRule, Valid
+from aoti_lint.rules.base import Invalid, TextRule, Valid, tokens_match
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 # Validation macros: a size read inside one is a check the author wants, not a size that flows on.
 CHECK_MACROS = ("TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "TORCH_SYM_CHECK", "AT_ASSERT", "assert")
+# Every registration the rule reads is a member call `X.impl(...)` or `X->impl(...)` (tree-sitter's field
+# expression): a header that merely names `*_impl` functions and the Meta key registers nothing.
+_IMPL_MEMBER = LazyPattern(rb"(?:\.|->)\s*impl\b")
 # `op(Tensor x, SymInt n) -> Tensor` and `ns::op.overload(...)`: the name, then the arguments.
 _SCHEMA = LazyPattern(r"\s*(?:[\w]+::)?(?P<name>[\w.]+)\s*\((?P<args>.*)\)\s*->", re.DOTALL)
 
@@ -189,6 +192,11 @@ class CppMetaKernelConcreteSize(TextRule):
     file_kinds = frozenset({"cpp"})
     # Every registration the rule reads is an `impl` call naming the Meta key.
     triggers = ((CPP_META_KEY.encode(), b"impl"),)
+    screen_tokens = (CPP_META_KEY.encode(),)
+
+    @classmethod
+    def could_match(cls, data: bytes) -> bool:
+        return tokens_match(cls.triggers, data) and _IMPL_MEMBER.search(data) is not None
 
     VALID = [
         Valid(

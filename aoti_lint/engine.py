@@ -504,7 +504,7 @@ def process_source(
         try:
             fixed_source, fixed, after = source, 0, result
             if groups and flow is not None:
-                from aoti_lint.codemods.migrate_aoti import migrate_flows
+                from aoti_lint.codemods.migration import migrate_flows
 
                 try:
                     text, fixed = migrate_flows(source.text, flow, groups, context.target_torch)

@@ -82,7 +82,7 @@ class MigrationPlan:
         # The project plan's part for this file (``aoti_lint.analysis.migration_flow.FileFlow``), if any.
         self.flow = flow
         # The edits that migrate one flow (its sites, and whether its path constants are rewritten too), shared by
-        # every site's fix (``migrate_aoti.fix_for_site``); each site's flow group, read once from the decisions.
+        # every site's fix (``migration.fix_for_site``); each site's flow group, read once from the decisions.
         self.fixed_edits: dict[tuple[frozenset[int], bool], tuple[Any, ...]] = {}
         self.site_groups: tuple[dict[int, int], dict[int, list[int]]] | None = None
         self._decisions = flow.decisions(len(self.sites)) if flow is not None else None

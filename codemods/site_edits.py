@@ -1,6 +1,6 @@
 """The edits of one flow's migration built call by call, not by generating the whole module again.
 
-A fix shown or applied alone migrates its whole flow in the module (``migrate_aoti.fix_for_site``). Generating the
+A fix shown or applied alone migrates its whole flow in the module (``migration.fix_for_site``). Generating the
 module's code once per flow, then diffing it against the text, made a module's fixes quadratic in its deprecated
 calls: a test file of 800 flows in 8,000 lines took about an hour. The rewrites of a flow change only its calls
 (``MigrateAotCompile``, ``MigrateAotLoad``: ``leave_Call``), so each rewritten call's code, generated where it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aoti_lint.cli import main
-from aoti_lint.codemods import migrate_aoti
+from aoti_lint.codemods import migration
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.rules.deprecated_api import DeprecatedAotCompile
 
@@ -26,14 +26,14 @@ def test_a_fix_that_breaks_the_file_is_not_written(tmp_path, monkeypatch, capsys
 
     monkeypatch.setattr(DeprecatedAotCompile, "leave_Module", broken_fix)
     # The deprecated calls of a run are fixed per artifact flow, in one pass per file: break that pass too.
-    real_migrate = migrate_aoti.migrate_flows
+    real_migrate = migration.migrate_flows
 
     def broken_migration(text, flow, groups, target_torch):
         if flow.path == "a.py":
             return text.replace("(x,))", "(x,)"), 1
         return real_migrate(text, flow, groups, target_torch)
 
-    monkeypatch.setattr(migrate_aoti, "migrate_flows", broken_migration)
+    monkeypatch.setattr(migration, "migrate_flows", broken_migration)
     monkeypatch.chdir(tmp_path)
     assert main(["--isolated", "--fix", "."]) == 2
     _, err = capsys.readouterr()

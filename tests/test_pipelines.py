@@ -201,7 +201,7 @@ def test_migrated_pipeline_gives_the_same_outputs(pipeline_runs, name):
 def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     """One tidying pass and a fixed number of lint passes per file, however many calls it migrates."""
     from aoti_lint import engine
-    from aoti_lint.codemods import migrate_aoti
+    from aoti_lint.codemods import migration
     from aoti_lint.config import Settings
     from aoti_lint.engine import FixOptions
     from aoti_lint.lint import lint_paths
@@ -218,7 +218,7 @@ def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
 
         return wrapper
 
-    monkeypatch.setattr(migrate_aoti, "tidy_imports", counting("tidy", migrate_aoti.tidy_imports))
+    monkeypatch.setattr(migration, "tidy_imports", counting("tidy", migration.tidy_imports))
     monkeypatch.setattr(engine, "check_source", counting("check", engine.check_source))
     run = lint_paths([target], Settings(root=tmp_path).with_enabled(), tmp_path, FixOptions(apply=True))
     assert sum(run.fixed.values()) == sites

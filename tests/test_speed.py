@@ -577,11 +577,11 @@ def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkey
 
 
 def test_a_check_run_builds_no_migration_edits_and_a_run_that_prints_them_does(tree, tmp_path, monkeypatch):
-    from aoti_lint.codemods import migrate_aoti
+    from aoti_lint.codemods import migration
 
     built = []
-    original = migrate_aoti.migrate
-    monkeypatch.setattr(migrate_aoti, "migrate", lambda *a, **k: built.append(1) or original(*a, **k))
+    original = migration.migrate
+    monkeypatch.setattr(migration, "migrate", lambda *a, **k: built.append(1) or original(*a, **k))
     cache_dir = tmp_path / "cache"
     checked = run(tree, Execution(cache_dir=cache_dir), fix=FixOptions(edits=False))
     assert not built, "a check run that prints no edits built them"

@@ -112,7 +112,7 @@ class DeprecatedReference(PythonRule):
         """Once fixes are applied, drop imports of the old API that no fix alone could see were unused."""
         import libcst as cst
 
-        from aoti_lint.codemods.migrate_aoti import tidy_imports
+        from aoti_lint.codemods.migration import tidy_imports
         from aoti_lint.edits import with_last_line_end
 
         try:
@@ -127,7 +127,7 @@ class DeprecatedReference(PythonRule):
         if not mine:
             return
         from aoti_lint.analysis.migration_verdicts import not_called, not_fixed
-        from aoti_lint.codemods.migrate_aoti import fix_for_site
+        from aoti_lint.codemods.migration import fix_for_site
         from aoti_lint.codemods.migration_plan import MigrationPlan
         from aoti_lint.diagnostics import Applicability, Fix
 

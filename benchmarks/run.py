@@ -10,9 +10,13 @@ Trees are copied or generated into a temporary directory outside any git reposit
 default-excluded folder name, so that every tool sees the same files and no .gitignore hides them. Every
 command is a fresh process, as users and pre-commit run it.
 
-Every timed aoti-lint run is checked: it must report the finding planted in its tree, and say (``-v``) that it
-checked as many files as the tree holds; a run that does not is an error, not a figure. Section (d) times one big
-file of each kind that was once quadratic, at two sizes; each run must report all of its findings.
+Every timed aoti-lint run is checked: it must report each finding planted in its tree (one of every kind the
+product reports and fixes, each in a folder of its own: a fixable `.so` load, an `aot_compile` with an
+`output_path`, an environment debug switch, an Inductor debug config key), and say (``-v``) that it checked as many
+files as the tree holds; a run that does not is an error, not a figure. The `--fix --unsafe-fixes` row runs on a
+fresh copy of the tree each time, and must have fixed the planted load and reported or fixed every other plant.
+Section (d) times one big file of each kind that was once quadratic, at two sizes; each run must report all of its
+findings.
 """
 
 from __future__ import annotations
@@ -144,12 +148,20 @@ def measure(
     return result
 
 
-def lint_check(files: int, planted: str) -> Check:
-    """What every aoti-lint run of a tree must show: the planted finding, and all the tree's files checked."""
+def lint_check(files: int, planted: tuple[Plant, ...], fixed_in: Path | None = None) -> Check:
+    """What every aoti-lint run of a tree must show: each planted finding, and all the tree's files checked.
+    ``fixed_in``: the copy a fixing run wrote, where a plant counts when it was fixed instead of reported, and the
+    fixable load must have been fixed."""
 
     def check(stdout: str, stderr: str) -> str | None:
-        if not any(line.startswith(planted + ":") and "AOTI001" in line for line in stdout.splitlines()):
-            return f"the finding planted in {planted} was not reported"
+        lines = stdout.splitlines()
+        for plant in planted:
+            reported = any(line.startswith(plant.path + ":") and plant.code in line for line in lines)
+            fixed = fixed_in is not None and (fixed_in / plant.path).read_text() != plant.text
+            if fixed_in is not None and plant.fixable and not fixed:
+                return f"the fixable finding planted in {plant.path} was not fixed"
+            if not (reported or fixed):
+                return f"the {plant.code} finding planted in {plant.path} was not reported"
         counted = re.findall(r"^debug: Checked (\d+) files?$", stderr, re.M)
         if counted != [str(files)]:
             return f"checked {counted or 'an unknown number of'} files, the tree holds {files}"
@@ -298,24 +310,50 @@ def generate_monorepo(root: Path, files: int, seed: int) -> Path:
 # ---------------------------------------------------------------------------------------------- the run
 
 
+@dataclass(frozen=True)
+class Plant:
+    path: str  # as aoti-lint displays it, relative to the tree
+    code: str
+    text: str
+    fixable: bool = False
+
+
 @dataclass
 class Tree:
     name: str
     path: Path
     files: int
     mbytes: float
-    planted: str = ""
+    planted: tuple[Plant, ...] = ()
     measures: dict[str, Measure] = field(default_factory=dict)
 
 
-PLANTED = "import torch\n\nso = torch._export.aot_compile(model, (x,))\n"
+FIXING = "aoti-lint --fix --unsafe-fixes, cold, default jobs"
+# One finding of every kind the product reports and fixes, each in a folder of its own: the flow planner, the
+# device-flow summary and each debug-switch reading must all find theirs in every timed run.
+PLANTS = (
+    ("load/serve.py", "AOTI002", "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n", True),
+    (
+        "export/export.py",
+        "AOTI001",
+        "import torch\n\n\ndef build(model, x):\n    return torch._export.aot_compile(\n"
+        "        model, (x,), options={'aot_inductor.output_path': '/srv/models/encoder.so'}\n    )\n",
+        False,
+    ),
+    ("env/debug_env.py", "AOTI201", "import os\n\nos.environ['TORCHINDUCTOR_NAN_ASSERTS'] = '1'\n", False),
+    ("config/inductor.py", "AOTI202", "import torch._inductor.config as cfg\n\ncfg.trace.enabled = True\n", False),
+)
 
 
-def plant(root: Path, relative: str) -> str:
-    """Write a file with one AOTI001 finding at ``relative`` (deep in the tree); its display path."""
-    (root / relative).parent.mkdir(parents=True, exist_ok=True)
-    (root / relative).write_text(PLANTED)
-    return relative
+def plant(root: Path, folder: str) -> tuple[Plant, ...]:
+    """Write the planted findings under ``folder`` (deep in the tree), each in a folder of its own."""
+    planted = []
+    for relative, code, text, fixable in PLANTS:
+        path = f"{folder}/{relative}"
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+        planted.append(Plant(path, code, text, fixable))
+    return tuple(planted)
 
 
 def tree_stats(path: Path) -> tuple[int, float]:
@@ -365,6 +403,7 @@ def bench_tree(
     add("grep", measure("grep -rlE (trigger tokens)", grep, tree.path, runs, bound))
     lint = [*aoti_lint_command(python), "--isolated", "-q", "-v", "--exit-zero"]
     check = lint_check(tree.files, tree.planted)
+    fixing_copy = cache_root.parent / "fixing-copy"
     cache = cache_root / tree.name.replace(" ", "_")
     for jobs, jobs_label in ((["--jobs", "1"], "--jobs 1"), ([], "default jobs")):
         cold = [*lint, "--no-cache", *jobs, target]
@@ -393,10 +432,30 @@ def bench_tree(
                 check=check,
             ),
         )
-    # A file changed since the last run (the planted one, its finding kept): the run memo cannot answer, so this
+
+    # The fix planner's cost: a fixing run, on a fresh copy of the tree each time (the copy is not timed).
+    def fresh_copy() -> None:
+        shutil.rmtree(fixing_copy, ignore_errors=True)
+        shutil.copytree(tree.path, fixing_copy, symlinks=True)
+
+    fresh_copy()
+    add(
+        FIXING,
+        measure(
+            "aoti-lint --fix --unsafe-fixes (a copy), cold",
+            [*lint, "--no-cache", "--fix", "--unsafe-fixes", target],
+            fixing_copy,
+            runs,
+            bound,
+            check=lint_check(tree.files, tree.planted, fixed_in=fixing_copy),
+            before=fresh_copy,
+        ),
+    )
+    shutil.rmtree(fixing_copy, ignore_errors=True)
+    # A file changed since the last run (a planted one, its finding kept): the run memo cannot answer, so this
     # is the file-by-file path (stamps, entries, the changed file linted) and the memo written anew.
     edits = iter(range(1_000_000))
-    planted = tree.path / tree.planted
+    planted = tree.path / tree.planted[0].path
     original = planted.read_bytes()
 
     def edit() -> None:
@@ -457,7 +516,7 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool, regular
     print("\none file, as pre-commit runs it (PRE_COMMIT=1, process start included)")
     add = tree.measures.__setitem__
     env = {"PRE_COMMIT": "1"}
-    hit = lint_check(1, "hit.py")
+    hit = lint_check(1, (Plant("hit.py", "AOTI001", ""),))
 
     def clean(stdout: str, stderr: str) -> str | None:
         return None if stdout == "" and "debug: Checked 1 file" in stderr.splitlines() else "clean.py not checked"
@@ -778,13 +837,19 @@ def targets(trees: dict[str, Tree]) -> list[str]:
             f"- (a) cold 100x faster than TorchFix: {verdict(cold, m.get('torchfix --select ALL'), 100, faster=True)}",
             f"- (a) warm within 3x of grep: {verdict(m['aoti-lint warm, default jobs'], m['grep'], 3)} "
             f"(not a target: with one file edited since the last run, {edited(m)})",
+            f"- (a) --fix --unsafe-fixes (on a copy) within 20x of grep: {verdict(m[FIXING], m['grep'], 20)}",
         ]
     if mono:
         m = mono.measures
+        colds = [item for label, item in m.items() if label.startswith("aoti-lint cold") and item.times]
+        peak = max(item.peak_kb for item in colds) / 1024 if colds else None
         lines += [
             f"- (b) cold within 10x of grep: {verdict(m['aoti-lint cold, default jobs'], m['grep'], 10)}",
+            "- (b) cold, peak memory at most 100 MiB: "
+            + ("not measured" if peak is None else f"{'met' if peak <= 100 else 'missed'} ({peak:.0f} MiB)"),
             f"- (b) warm within 3x of grep: {verdict(m['aoti-lint warm, default jobs'], m['grep'], 3)} "
             f"(not a target: with one file edited since the last run, {edited(m)})",
+            f"- (b) --fix --unsafe-fixes (on a copy) within 20x of grep: {verdict(m[FIXING], m['grep'], 20)}",
         ]
     small = trees.get("b/4")
     if mono and small:
@@ -890,7 +955,9 @@ def write_results(
         "largest process of the command's tree (os.wait4). CPU is user + system time of the command and the "
         "children it waited for: on a shared machine it is steadier than the wall time, and the wall range (the "
         "fastest and the slowest run) shows how far apart the runs were. Every aoti-lint run was checked: it "
-        "reported the finding planted in its tree and checked every file the tree holds.",
+        "reported each finding planted in its tree (a fixable `.so` load, an `aot_compile` with an `output_path`, an "
+        "environment debug switch, an Inductor debug config key, each in a folder of its own; the fixing run fixed "
+        "the load) and checked every file the tree holds.",
         "",
         "## Machine",
         *machine(versions),
@@ -992,14 +1059,14 @@ def main() -> int:
         if torch_root is None:
             print("torch is not installed in this interpreter: tree (a) skipped")
         else:
-            planted = plant(torch_root, "torch/utils/planted/aoti_finding.py")
+            planted = plant(torch_root, "torch/utils/planted")
             trees["a"] = Tree("the installed torch package's sources", torch_root, *tree_stats(torch_root), planted)
         mono = generate_monorepo(work / "monorepo", args.files, args.seed)
-        planted = plant(mono, "svc_00/pkg_0000/planted_aoti_finding.py")
+        planted = plant(mono, "svc_00/planted")
         trees["b"] = Tree(f"generated monorepo (seed {args.seed})", mono, *tree_stats(mono), planted)
         if not args.quick:
             small = generate_monorepo(work / "monorepo_quarter", args.files // 4, args.seed)
-            planted = plant(small, "svc_00/pkg_0000/planted_aoti_finding.py")
+            planted = plant(small, "svc_00/planted")
             trees["b/4"] = Tree("the same monorepo, a quarter of the files", small, *tree_stats(small), planted)
         # aoti-lint as users install it (not the development venv's editable install, whose path finder every
         # interpreter start imports), where pip can build it here.

@@ -694,21 +694,48 @@ def scaling(tree: Tree) -> list[str]:
 REGULAR = " (regular install)"
 
 
-def profile_cold(tree: Tree, work: Path) -> str:
-    """cProfile of a cold serial run: the functions with the most time of their own."""
+def profile_cold(tree: Tree, work: Path, fix: bool = False) -> str:
+    """cProfile of a cold serial run: the functions with the most time of their own; for a fixing run (on a copy of
+    the tree), also aoti-lint's own functions with the most time in all they call."""
     import pstats
 
-    out = work / "cold.prof"
+    out = work / ("fix.prof" if fix else "cold.prof")
+    where_run = tree.path
+    extra: list[str] = []
+    if fix:
+        where_run = work / "profile-copy"
+        shutil.rmtree(where_run, ignore_errors=True)
+        shutil.copytree(tree.path, where_run, symlinks=True)
+        extra = ["--fix", "--unsafe-fixes"]
     command = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "aoti_lint", "--isolated", "-q", "--no-cache"]
-    subprocess.run([*command, "--jobs", "1", "--exit-zero", "."], cwd=tree.path, stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(
+        [*command, *extra, "--jobs", "1", "--exit-zero", "."], cwd=where_run, stdout=subprocess.DEVNULL, check=True
+    )
     stats = pstats.Stats(str(out))
     total = stats.total_tt
-    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:15]
+
+    def where(filename: str, line: int, name: str) -> str:
+        return f"`{name}` ({filename.split('site-packages/')[-1].split(str(REPO) + '/')[-1]}:{line})"
+
     lines = [f"Total {total:.2f} s under cProfile (which slows pure-Python code about 1.5x).", ""]
     lines += ["| own time | calls | function |", "| ---: | ---: | --- |"]
-    for (filename, line, name), (_, calls, own, _cumulative, _) in rows:
-        where = filename.split("site-packages/")[-1].split(str(REPO) + "/")[-1]
-        lines.append(f"| {own:.2f} s | {calls} | `{name}` ({where}:{line}) |")
+    for (filename, line, name), (_, calls, own, _cumulative, _) in sorted(
+        stats.stats.items(), key=lambda item: -item[1][2]
+    )[:15]:
+        lines.append(f"| {own:.2f} s | {calls} | {where(filename, line, name)} |")
+    if fix:
+        ours = [
+            item
+            for item in stats.stats.items()
+            if "/aoti_lint/" in item[0][0]
+            and item[0][2] not in ("<module>", "<listcomp>", "<lambda>")
+            # the command's own frames, above every stage
+            and not item[0][0].endswith(tuple(f"/{name}.py" for name in ("cli", "lint", "runner", "disk", "fast_path")))
+        ]
+        lines += ["", "| cumulative time | calls | aoti-lint's function |", "| ---: | ---: | --- |"]
+        for (filename, line, name), (_, calls, _own, cumulative, _) in sorted(ours, key=lambda item: -item[1][3])[:15]:
+            lines.append(f"| {cumulative:.2f} s | {calls} | {where(filename, line, name)} |")
+        shutil.rmtree(where_run, ignore_errors=True)
     return "\n".join(lines)
 
 
@@ -942,7 +969,12 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
 
 
 def write_results(
-    trees: dict[str, Tree], versions: dict[str, str], work_done: list[str], profile: str, args: argparse.Namespace
+    trees: dict[str, Tree],
+    versions: dict[str, str],
+    work_done: list[str],
+    profile: str,
+    fix_profile: str,
+    args: argparse.Namespace,
 ) -> None:
     """The whole file, from this run's figures only: nothing is kept from an earlier run."""
     lines = [
@@ -1028,6 +1060,10 @@ def write_results(
         "",
         profile,
         "",
+        "### Profile of a serial `--fix --unsafe-fixes` run on a copy of tree (a)",
+        "",
+        fix_profile,
+        "",
     ]
     output = PEERS / "RESULTS-quick.md" if args.quick else RESULTS
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -1082,10 +1118,12 @@ def main() -> int:
         trees["c"] = bench_single_files(work, single_file_runs(args.runs), args.bound, peers, regular)
         if not args.quick:
             trees["d"] = bench_big_files(work, args.runs, args.bound, python)
-        profile = profile_cold(trees["a"], work) if "a" in trees and not args.quick else "(not profiled in this run)"
+        profiled = "a" in trees and not args.quick
+        profile = profile_cold(trees["a"], work) if profiled else "(not profiled in this run)"
+        fix_profile = profile_cold(trees["a"], work, fix=True) if profiled else "(not profiled in this run)"
         work_done = [line for key, tree in trees.items() if key not in ("c", "d") for line in stage_counts(key, tree)]
         versions["load"].append(" ".join(f"{x:.2f}" for x in os.getloadavg()))
-        write_results(trees, versions, work_done, profile, args)
+        write_results(trees, versions, work_done, profile, fix_profile, args)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -22,7 +22,10 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return text
-    entries = [entry for entry in _imports(module) if wanted(*entry)]
+    imports, spelled = _imports(module)
+    # libcst's scope analysis of the whole module (seconds for a large one) decides only about imports whose name
+    # no longer appears in the code: one still spelled somewhere stays, even where a local of that name shadows it.
+    entries = [entry for entry in imports if wanted(*entry) and _bound_name(entry) not in spelled]
     if not entries:
         return text
     from libcst.codemod import CodemodContext  # imports libcst.matchers (about a second): only when needed
@@ -37,25 +40,38 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
     return with_last_line_end(without_blank_openings(module, tidied).code, text)
 
 
-def _imports(module: cst.Module) -> list[ImportEntry]:
+def _imports(module: cst.Module) -> tuple[list[ImportEntry], set[str]]:
+    """The module's absolute imports, and every name spelled in its code outside them."""
     found: list[ImportEntry] = []
+    spelled: set[str] = set()
 
     class Finder(cst.CSTVisitor):
-        def visit_Import(self, node: cst.Import) -> None:
+        def visit_Import(self, node: cst.Import) -> bool:
             for alias in node.names:
                 asname = _as_name(alias)
                 found.append((cst.helpers.get_full_name_for_node_or_raise(alias.name), None, asname))
+            return False
 
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
             if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-                return
+                return False
             source = cst.helpers.get_full_name_for_node_or_raise(node.module)
             for alias in node.names:
                 asname = _as_name(alias)
                 found.append((source, cst.helpers.get_full_name_for_node_or_raise(alias.name), asname))
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            spelled.add(node.value)
 
     module.visit(Finder())
-    return found
+    return found, spelled
+
+
+def _bound_name(entry: ImportEntry) -> str:
+    """The name an import binds: its alias, the name imported from a module, or a module's first part."""
+    module, name, alias = entry
+    return alias or name or module.split(".")[0]
 
 
 def without_blank_openings(before: cst.Module, after: cst.Module) -> cst.Module:

@@ -273,3 +273,25 @@ def test_tidy_fixes_are_idempotent(cli, tmp_path):
     assert fixed == "import subprocess\n\nsubprocess.run(cmd)\nbuild()\n"
     again = cli("--isolated", "--diff", "--unsafe-fixes", "m.py", cwd=tmp_path)
     assert (again.returncode, again.stdout) == (0, "")
+
+
+def test_an_import_the_fixed_code_still_spells_stays_without_a_scope_analysis(monkeypatch):
+    """libcst's scope analysis of a whole module (seconds for a large one) runs only for imports whose name the
+    code no longer spells; a name still spelled keeps its import, even where only a local of that name reads it."""
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    from aoti_lint.unused_imports import drop_unused
+
+    analysed = []
+    original = RemoveImportsVisitor.transform_module
+    monkeypatch.setattr(
+        RemoveImportsVisitor, "transform_module", lambda self, tree: analysed.append(1) or original(self, tree)
+    )
+    wanted = lambda module, name, _: module == "os"  # noqa: E731
+    still_used = "import os\n\n" + "".join(f"def f{i}():\n    return os.getcwd()\n\n\n" for i in range(300))
+    assert drop_unused(still_used, wanted) == still_used
+    shadowed = "import os\n\n\ndef f(os):\n    return os\n"
+    assert drop_unused(shadowed, wanted) == shadowed
+    assert analysed == []
+    assert drop_unused("import os\nimport sys\n\nprint(sys.argv)\n", wanted) == "import sys\n\nprint(sys.argv)\n"
+    assert analysed == [1]

@@ -67,11 +67,10 @@ def _columns() -> int:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    import argparse
-
     from aoti_lint.report import FORMATS
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         formatter_class=_help_formatter(),
         prog="aoti-lint check",
         description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
@@ -122,9 +121,9 @@ def _check_parser() -> argparse.ArgumentParser:
 
 
 def _top_parser() -> argparse.ArgumentParser:
-    import argparse
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         formatter_class=_help_formatter(),
         prog="aoti-lint",
         description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
@@ -251,12 +250,11 @@ def _error(message: str) -> None:
 
 
 def _rule_command(argv: list[str]) -> int:
-    import argparse
-
     from aoti_lint.docs import rule_markdown
     from aoti_lint.rules import RULES_BY_CODE, RULES_BY_NAME
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         formatter_class=_help_formatter(), prog="aoti-lint rule", description="Print a rule's documentation."
     )
     parser.add_argument("code", help="rule code (AOTI001) or name (deprecated-aot-compile)")
@@ -270,14 +268,12 @@ def _rule_command(argv: list[str]) -> int:
 
 
 def _rules_command(argv: list[str]) -> int:
-    import argparse
     import json
 
     from aoti_lint.rules import ALL_RULES
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
-        formatter_class=_help_formatter(), prog="aoti-lint rules", description="List every rule."
-    )
+    parser = Parser(formatter_class=_help_formatter(), prog="aoti-lint rules", description="List every rule.")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     if args.output_format == "json":

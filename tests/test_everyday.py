@@ -77,3 +77,33 @@ def test_the_entry_point_checks_syntax_without_loading_the_linter(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert result.stdout.splitlines()[-1] == "[] 0", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "first_line"),
+    [
+        (["--foo"], "error: unexpected argument '--foo' found"),
+        (["check", "--foo", "."], "error: unexpected argument '--foo' found"),
+        (["rules", "--bogus"], "error: unexpected argument '--bogus' found"),
+        (["explain", "--x"], "error: unexpected argument '--x' found"),
+        (["rule"], "error: the following arguments are required: code"),
+        (["--exit-zero", "--exit-non-zero-on-fix", "."], "error: --exit-zero and --exit-non-zero-on-fix cannot be"),
+    ],
+)
+def test_a_usage_error_is_one_line_and_where_help_is(cli_process, tmp_path, args, first_line):
+    result = cli_process(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(first_line), result.stderr
+    assert lines[-1] == "For more information, try '--help'.", result.stderr
+    assert "usage:" not in result.stderr and len(lines) <= 4
+
+
+def test_a_misspelt_option_gets_a_tip(cli_process, tmp_path):
+    result = cli_process("--fxi", ".", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[:2] == [
+        "error: unexpected argument '--fxi' found",
+        "  tip: a similar argument exists: '--fix'",
+    ]

@@ -25,7 +25,7 @@ def validate_command(argv: list[str]) -> int:
         ),
         epilog="Exit status: 0 every package valid, 1 some package invalid, 2 usage error, or a package that "
         "could not be validated (unreadable, or no torch here). "
-        "Running needs torch: pip install 'aoti-lint[validate]'.",
+        "Running needs torch: pip install torch==2.13.0 (or '.[validate]' in a checkout of aoti-lint).",
     )
     parser.add_argument(
         "packages", type=Path, nargs="+", metavar="PACKAGE", help="the .pt2 written by aoti_compile_and_package"

@@ -107,3 +107,13 @@ def test_a_misspelt_option_gets_a_tip(cli_process, tmp_path):
         "error: unexpected argument '--fxi' found",
         "  tip: a similar argument exists: '--fix'",
     ]
+
+
+def test_explain_reads_a_missing_shared_object_as_a_missing_file_not_a_torch_mismatch(cli_process, tmp_path):
+    log = tmp_path / "crash.log"
+    log.write_text("OSError: libfoo.so: cannot open shared object file: No such file or directory\n")
+    result = cli_process("explain", str(log), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "shared-library-not-found: A shared library, or one it needs, is not found" in result.stdout
+    assert "dlopen-failure" not in result.stdout and "torch version than" not in result.stdout
+    assert "ldd" in result.stdout

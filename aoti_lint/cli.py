@@ -480,6 +480,7 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         fix_mode=fix.apply,
         unsafe_fixes=fix.unsafe,
         errors=len(run.errors),
+        written=tuple(run.changes) if fix.write and not stdin else (),
     )
     if stdin:
         context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}

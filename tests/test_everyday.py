@@ -117,3 +117,62 @@ def test_explain_reads_a_missing_shared_object_as_a_missing_file_not_a_torch_mis
     assert "shared-library-not-found: A shared library, or one it needs, is not found" in result.stdout
     assert "dlopen-failure" not in result.stdout and "torch version than" not in result.stdout
     assert "ldd" in result.stdout
+
+
+def _copy(name: str, tmp_path):
+    import shutil
+
+    from tests.conftest import REPO
+
+    source = {"legacy": REPO / "examples" / "legacy_project", "paths": REPO / "tests/fixtures/pipelines/paths_module"}
+    target = tmp_path / name
+    shutil.copytree(source[name], target, ignore=shutil.ignore_patterns(".aoti_lint_cache"))
+    return target
+
+
+def test_the_concise_report_says_what_each_hidden_fix_would_change_and_why_it_is_unsafe(cli_process, tmp_path):
+    project = _copy("legacy", tmp_path)
+    result = cli_process("--no-cache", ".", cwd=project)
+    assert result.returncode == 1, result.stderr
+    lines = result.stdout.splitlines()
+    summary = lines.index("3 hidden fixes can be enabled with the `--fix --unsafe-fixes` option.")
+    assert lines[summary + 1 :] == [
+        "build.sh:3: AOTI201 unsafe fix: Remove `CUDA_LAUNCH_BLOCKING` \u2014 the switch may be wanted where it is, "
+        "e.g. in a job that exists to debug",
+        "build.sh:4: AOTI201 unsafe fix: Remove `TORCHINDUCTOR_NAN_ASSERTS` \u2014 the switch may be wanted where it "
+        "is, e.g. in a job that exists to debug",
+        "serve.py:7: AOTI002 unsafe fix: Load the package with `aoti_load_package` \u2014 the device is not a "
+        "literal: the package decides the device type, and the device index is no longer passed (add "
+        "`device_index=` for a specific GPU)",
+    ]
+    # Once they are enabled, nothing is hidden; the full format shows each fix under its finding instead.
+    assert "unsafe fix:" not in cli_process("--no-cache", "--unsafe-fixes", ".", cwd=project).stdout
+    assert "unsafe fix:" not in cli_process("--no-cache", "--output-format", "full", ".", cwd=project).stdout
+
+
+def test_fix_lists_every_file_it_wrote_the_flow_s_paths_module_included(cli_process, tmp_path):
+    project = _copy("paths", tmp_path)
+    before = (project / "paths.py").read_text()
+    result = cli_process("--no-cache", "--fix", "--unsafe-fixes", ".", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert (project / "paths.py").read_text() != before
+    assert result.stdout.splitlines() == [
+        "Also edited with a flow fixed in another file: paths.py",
+        "Found 2 errors (2 fixed, 0 remaining).",
+    ]
+    again = _copy("paths", tmp_path / "again")
+    shown = cli_process("--no-cache", "--fix", "--unsafe-fixes", "--show-fixes", ".", cwd=again)
+    assert shown.stdout.splitlines() == [
+        "",
+        "Fixed 2 errors:",
+        "- export.py:",
+        "    1 fix",
+        "- paths.py:",
+        "    edited with a flow fixed in another file",
+        "- serve.py:",
+        "    1 fix",
+        "Found 2 errors (2 fixed, 0 remaining).",
+    ]
+    # --diff writes nothing, and says nothing of files written.
+    diff = cli_process("--no-cache", "--diff", "--unsafe-fixes", ".", cwd=_copy("paths", tmp_path / "diff"))
+    assert "--- a/paths.py" in diff.stdout and "Also edited" not in diff.stdout + diff.stderr

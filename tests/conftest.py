@@ -32,7 +32,7 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: 
     )
 
 
-# The README's fast command, `pytest -m "not torch and not slow"`, must leave out every test that compiles with
+# The fast command (CONTRIBUTING.md), `pytest -m "not torch and not slow"`, must leave out every test that compiles with
 # AOTInductor or installs an environment from PyPI. Marking here by the fixture that does the work keeps each
 # test file's own markers as they are, and a new test using one of these fixtures is marked without thought.
 TORCH_FIXTURES = frozenset({"aoti_packages", "migration_packages", "batch2_package", "equivalence_runs"})

@@ -176,3 +176,24 @@ def test_fix_lists_every_file_it_wrote_the_flow_s_paths_module_included(cli_proc
     # --diff writes nothing, and says nothing of files written.
     diff = cli_process("--no-cache", "--diff", "--unsafe-fixes", ".", cwd=_copy("paths", tmp_path / "diff"))
     assert "--- a/paths.py" in diff.stdout and "Also edited" not in diff.stdout + diff.stderr
+
+
+def test_the_readme_is_short_and_keeps_its_two_set_up_commands():
+    from tests.conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) < 120
+    assert "python3 -m pip install . && aoti-lint examples/legacy_project\n" in readme
+    assert "python3 -m pip install -e '.[test]' && python3 -m pytest\n" in readme
+    assert "\n## Layout\n" in readme
+
+
+def test_the_docs_link_to_files_that_exist():
+    import re
+
+    from tests.conftest import REPO
+
+    for page in [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" not in target:
+                assert (page.parent / target).exists(), f"{page.relative_to(REPO)}: {target}"

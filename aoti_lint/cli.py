@@ -109,6 +109,10 @@ def _check_parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when something was fixed")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
+    output.add_argument("--show-files", action="store_true", help="list the files a run would check, then exit")
+    output.add_argument(
+        "--show-settings", action="store_true", help="show the settings the first file would be checked with, then exit"
+    )
     speed = parser.add_argument_group("speed")
     speed.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
     speed.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -169,6 +173,8 @@ CHECK_DEFAULTS: dict[str, object] = {
     "cache_dir": None,
     "config": None,
     "isolated": False,
+    "show_files": False,
+    "show_settings": False,
 }
 
 
@@ -414,6 +420,12 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
+    if args.show_files or args.show_settings:
+        if args.show_files and args.show_settings:
+            (parser or _check_parser()).error("--show-files and --show-settings cannot be used together")
+        from aoti_lint.show import show_files, show_settings
+
+        return (show_files if args.show_files else show_settings)(args.paths or [Path(".")], settings)
 
     from aoti_lint.lint import lint_paths
     from aoti_lint.report import FORMATS_WITH_EDITS

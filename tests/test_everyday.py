@@ -197,3 +197,44 @@ def test_the_docs_link_to_files_that_exist():
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
             if "://" not in target:
                 assert (page.parent / target).exists(), f"{page.relative_to(REPO)}: {target}"
+
+
+def test_show_files_lists_what_a_run_reads_and_nothing_else(cli_process, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.aoti-lint]\nextend-exclude = ["generated"]\n')
+    for name in ("a.py", "run.sh", "generated/b.py", ".venv/c.py", "notes.txt", "ignored.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    (tmp_path / ".git").mkdir()
+    result = cli_process("--show-files", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines() == [str(tmp_path / "a.py"), str(tmp_path / "run.sh")]
+    missing = cli_process("--show-files", "nowhere", cwd=tmp_path)
+    assert (missing.returncode, missing.stderr) == (2, "error: nowhere: No such file or directory\n")
+
+
+def test_show_settings_names_the_config_file_the_rules_and_the_excludes_of_a_file(cli_process, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.aoti-lint]\nignore = ["AOTI201"]\nextend-exclude = ["generated"]\n'
+        'per-file-ignores = { "tests/**" = ["AOTI001"] }\ntarget-torch = "2.8"\n'
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "t.py").write_text("x = 1\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "g.py").write_text("x = 1\n")
+    result = cli_process("--show-settings", "tests/t.py", cwd=tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = result.stdout.splitlines()
+    assert lines[:2] == [
+        f'Resolved settings for: "{tmp_path / "tests" / "t.py"}"',
+        f'Settings path: "{tmp_path / "pyproject.toml"}"',
+    ]
+    assert 'rules = ["AOTI000", "AOTI002", "AOTI003", "AOTI101", "AOTI102", "AOTI103", "AOTI202", "AOTI301", ' in (
+        result.stdout
+    )
+    assert 'per-file-ignored = ["AOTI001"]' in lines and 'target-torch = "2.8"' in lines
+    assert 'extend-exclude = ["generated"]' in lines and 'ignore = ["AOTI201"]' in lines
+    named = cli_process("--show-settings", "generated/g.py", cwd=tmp_path).stdout.splitlines()
+    assert 'excluded-by = "exclude"  # read all the same: named on the command line' in named
+    isolated = cli_process("--isolated", "--show-settings", "tests/t.py", cwd=tmp_path).stdout.splitlines()
+    assert "Settings path: none (the defaults)" in isolated and "per-file-ignored = []" in isolated

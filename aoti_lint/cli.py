@@ -494,10 +494,14 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         errors=len(run.errors),
         written=tuple(run.changes) if fix.write and not stdin else (),
     )
-    if stdin:
-        context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}
     # With --fix on stdin, as with ruff, stdout carries the fixed code and the report goes to stderr.
     code_to_stdout = stdin and fix.apply
+    if args.output_file is None and settings.output_format in ("concise", "full"):
+        from aoti_lint.report.colour import wanted
+
+        context.colour = wanted(sys.stderr if code_to_stdout else sys.stdout)
+    if stdin:
+        context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}
     if code_to_stdout and echo is not None:
         echo.write(echo.data if run.errors else stdin_code)
     findings = [] if args.fix_only else run.findings

@@ -14,6 +14,9 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # CLI runs share one cache outside the repository, so that no run leaves .aoti_lint_cache in tests/fixtures.
 CLI_CACHE_DIR = Path(tempfile.mkdtemp(prefix="aoti-lint-test-cache-"))
+# The report is coloured by these (aoti_lint/report/colour.py): the tests that compare output set them themselves.
+for _name in ("FORCE_COLOR", "NO_COLOR"):
+    os.environ.pop(_name, None)
 atexit.register(shutil.rmtree, CLI_CACHE_DIR, True)
 
 

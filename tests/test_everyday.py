@@ -238,3 +238,57 @@ def test_show_settings_names_the_config_file_the_rules_and_the_excludes_of_a_fil
     assert 'excluded-by = "exclude"  # read all the same: named on the command line' in named
     isolated = cli_process("--isolated", "--show-settings", "tests/t.py", cwd=tmp_path).stdout.splitlines()
     assert "Settings path: none (the defaults)" in isolated and "per-file-ignored = []" in isolated
+
+
+ESCAPE = "\x1b["
+
+
+def test_colour_follows_no_color_and_force_color_and_never_reaches_a_pipe_by_default(cli_process, tmp_path):
+    project = _copy("legacy", tmp_path)
+    plain = cli_process("--no-cache", ".", cwd=project)
+    assert ESCAPE not in plain.stdout and plain.returncode == 1
+    forced = cli_process("--no-cache", ".", cwd=project, env={"FORCE_COLOR": "1"})
+    assert "\x1b[1m\x1b[31mAOTI001\x1b[0m \x1b[36m[*]\x1b[0m" in forced.stdout
+    # Without the escapes, the same report.
+    assert (
+        forced.stdout.replace("\x1b[1m", "").replace("\x1b[31m", "").replace("\x1b[36m", "").replace("\x1b[0m", "")
+        == plain.stdout
+    )
+    both = cli_process("--no-cache", ".", cwd=project, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})
+    assert both.stdout == plain.stdout
+    for machine in (["--output-format", "json"], ["-o", "report.txt"]):
+        result = cli_process("--no-cache", *machine, ".", cwd=project, env={"FORCE_COLOR": "1"})
+        written = (project / "report.txt").read_text() if "-o" in machine else result.stdout
+        assert ESCAPE not in written, machine
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+@pytest.mark.parametrize(("env", "coloured"), [({}, True), ({"NO_COLOR": "1"}, False), ({"TERM": "dumb"}, False)])
+def test_a_terminal_gets_colour_unless_told_otherwise(tmp_path, env, coloured):
+    import os
+    import pty
+    import subprocess
+
+    project = _copy("legacy", tmp_path)
+    leader, follower = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aoti_lint", "--no-cache", "."],
+        cwd=project,
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        env={**environment, "TERM": "xterm", **env},
+    )
+    os.close(follower)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(leader)
+    assert process.wait(timeout=120) == 1
+    assert b"AOTI001" in output and (ESCAPE.encode() in output) is coloured

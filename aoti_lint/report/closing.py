@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.report import ReportContext, printable
+from aoti_lint.report.colour import CYAN, paint
 
 
 def _plural(count: int, word: str) -> str:
@@ -48,7 +49,7 @@ def closing_lines(findings: list[Finding], context: ReportContext) -> list[str]:
     if context.unsafe_fixes:
         safe, unsafe = safe + unsafe, 0
     if safe and not context.fix_mode:
-        lines.append(f"[*] {safe} fixable with the `--fix` option.")
+        lines.append(f"{paint('[*]', CYAN, context.colour)} {safe} fixable with the `--fix` option.")
     if unsafe:
         option = "`--fix --unsafe-fixes`" if not context.fix_mode else "`--unsafe-fixes`"
         lines.append(f"{_plural(unsafe, 'hidden fix')} can be enabled with the {option} option.")

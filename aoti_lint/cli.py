@@ -101,6 +101,9 @@ def _check_parser() -> argparse.ArgumentParser:
     fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fixes.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
     fixes.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
+    fixes.add_argument(
+        "--add-noqa", action="store_true", help="add a `# noqa: CODE` comment to the line of each finding"
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", choices=sorted(FORMATS), default=None)
     output.add_argument("-o", "--output-file", type=Path, metavar="FILE")
@@ -173,6 +176,7 @@ CHECK_DEFAULTS: dict[str, object] = {
     "cache_dir": None,
     "config": None,
     "isolated": False,
+    "add_noqa": False,
     "show_files": False,
     "show_settings": False,
 }
@@ -426,6 +430,10 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         from aoti_lint.show import show_files, show_settings
 
         return (show_files if args.show_files else show_settings)(args.paths or [Path(".")], settings)
+    if args.add_noqa:
+        if args.fix or args.fix_only or args.diff or Path("-") in args.paths or args.stdin_filename is not None:
+            (parser or _check_parser()).error("--add-noqa cannot be used with --fix, --diff or stdin")
+        return _add_noqa(args, settings, cwd)
 
     from aoti_lint.lint import lint_paths
     from aoti_lint.report import FORMATS_WITH_EDITS
@@ -525,6 +533,31 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _add_noqa(args: Any, settings: Any, cwd: Path) -> int:
+    """``--add-noqa``: lint, then a directive on the line of each finding; what was done on stderr, as ruff says it."""
+    from aoti_lint.add_noqa import add_noqa
+    from aoti_lint.lint import lint_paths
+    from aoti_lint.run_options import Execution
+
+    cache_dir = None
+    if not args.no_cache:
+        from aoti_lint.cache import default_cache_dir
+
+        cache_dir = args.cache_dir or default_cache_dir(settings)
+    run = lint_paths(args.paths or [Path(".")], settings, cwd, None, Execution(jobs=args.jobs, cache_dir=cache_dir))
+    added = add_noqa(run.findings, cwd)
+    for error in [*run.errors, *added.errors]:
+        _error(f"{error.path}: {error.message}")
+    for skipped in added.skipped:
+        from aoti_lint.report import printable
+
+        print(f"warning: no noqa directive added: {printable(skipped)}", file=sys.stderr)
+    if not args.quiet:
+        count = added.directives
+        print(f"Added {count} noqa directive{'s' if count != 1 else ''}.", file=sys.stderr)
+    return EXIT_ERROR if run.errors or added.errors else EXIT_CLEAN
 
 
 def _write_output(text: str, output_file: Path | None) -> None:

@@ -292,3 +292,60 @@ def test_a_terminal_gets_colour_unless_told_otherwise(tmp_path, env, coloured):
     os.close(leader)
     assert process.wait(timeout=120) == 1
     assert b"AOTI001" in output and (ESCAPE.encode() in output) is coloured
+
+
+NOQA_SOURCE = '''import torch
+
+a = torch._export.aot_load("m.so", """cpu
+""")
+b = torch._export.aot_load("m.so", "cpu")  # keep: a comment
+c = torch._export.aot_load("m.so", "cpu")  # noqa: E501
+d = torch._export.aot_load("m.so", \\
+    "cpu")
+e = torch._export.aot_load("m.so", "cpu")
+'''
+
+
+def test_add_noqa_adds_a_directive_where_a_comment_can_go_and_names_the_others(cli_process, tmp_path):
+    (tmp_path / "m.py").write_bytes(NOQA_SOURCE.replace("\n", "\r\n").encode())
+    (tmp_path / "run.sh").write_text("export CUDA_LAUNCH_BLOCKING=1\n")
+    (tmp_path / "Dockerfile").write_text("FROM x\nENV CUDA_LAUNCH_BLOCKING=1\n")
+    result = cli_process("--add-noqa", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr.splitlines() == [
+        "warning: no noqa directive added: Dockerfile:2: AOTI201: a `#` after a Dockerfile instruction is part of it; "
+        "`# aoti-lint: noqa: CODE` on a line of its own silences the code in the whole file",
+        "warning: no noqa directive added: m.py:3: AOTI002: the line ends inside a string that goes on to the next "
+        "line",
+        "warning: no noqa directive added: m.py:7: AOTI002: the line goes on after a backslash: a comment cannot "
+        "follow it",
+        "Added 4 noqa directives.",
+    ]
+    assert (tmp_path / "m.py").read_bytes().decode().split("\r\n") == [
+        "import torch",
+        "",
+        'a = torch._export.aot_load("m.so", """cpu',
+        '""")',
+        'b = torch._export.aot_load("m.so", "cpu")  # keep: a comment  # noqa: AOTI002',
+        'c = torch._export.aot_load("m.so", "cpu")  # noqa: E501, AOTI002',
+        'd = torch._export.aot_load("m.so", \\',
+        '    "cpu")',
+        'e = torch._export.aot_load("m.so", "cpu")  # noqa: AOTI002',
+        "",
+    ]
+    assert (tmp_path / "run.sh").read_text() == "export CUDA_LAUNCH_BLOCKING=1  # noqa: AOTI201\n"
+    # Idempotent: the findings left are those it could not silence.
+    again = cli_process("--add-noqa", ".", cwd=tmp_path)
+    assert again.returncode == 0 and again.stderr.splitlines()[-1] == "Added 0 noqa directives."
+    left = cli_process("--no-cache", ".", cwd=tmp_path).stdout
+    assert [line.split(" ")[0] for line in left.splitlines() if ": AOTI" in line and "unsafe fix" not in line] == [
+        "Dockerfile:2:5:",
+        "m.py:3:5:",
+        "m.py:7:5:",
+    ]
+
+
+def test_add_noqa_refuses_to_be_combined_with_fix(cli_process, tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = cli_process("--add-noqa", "--fix", ".", cwd=tmp_path)
+    assert result.returncode == 2 and "--add-noqa cannot be used with --fix" in result.stderr

@@ -113,6 +113,7 @@ def _check_parser() -> argparse.ArgumentParser:
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
     output.add_argument("--show-files", action="store_true", help="list the files a run would check, then exit")
+    output.add_argument("-w", "--watch", action="store_true", help="run again whenever a file checked changes")
     output.add_argument(
         "--show-settings", action="store_true", help="show the settings the first file would be checked with, then exit"
     )
@@ -177,6 +178,7 @@ CHECK_DEFAULTS: dict[str, object] = {
     "config": None,
     "isolated": False,
     "add_noqa": False,
+    "watch": False,
     "show_files": False,
     "show_settings": False,
 }
@@ -410,8 +412,11 @@ def _check_command(argv: list[str]) -> int:
 
 def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho | None) -> int:
     """``parser``: the one that parsed ``args``; None when ``check_parsed`` did, and built only to say an error."""
-    from aoti_lint.config import ConfigError, load_settings
-    from aoti_lint.report import FORMATS, ReportContext, render
+    from aoti_lint.config import ConfigError
+    from aoti_lint.report import ReportContext, render
+
+    if args.watch:
+        return _watch(parser, args)
 
     if args.exit_zero and args.exit_non_zero_on_fix:
         (parser or _check_parser()).error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
@@ -419,8 +424,7 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         (parser or _check_parser()).error("--diff cannot be used with --show-fixes or --statistics")
     cwd = Path.cwd()
     try:
-        settings = load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated)
-        settings = _apply_cli_settings(settings, args)
+        settings = _settings(args, cwd)
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
@@ -533,6 +537,40 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _watch(parser: argparse.ArgumentParser | None, args: Any) -> int:
+    """``--watch``: the same check, again after each change of the files it reads or of the configuration."""
+    from aoti_lint.config import ConfigError, load_settings
+    from aoti_lint.watch import watch
+
+    stdin = Path("-") in args.paths or args.stdin_filename is not None
+    if stdin or args.diff or args.add_noqa or args.show_files or args.show_settings:
+        (parser or _check_parser()).error("--watch cannot be used with stdin, --diff, --add-noqa or --show-*")
+    once = _args_with(args, watch=False)
+    cwd = Path.cwd()
+
+    def settings() -> Any:
+        try:
+            return _settings(args, cwd)
+        except ConfigError:
+            return load_settings(None, cwd, isolated=True)  # the run itself says what is wrong
+
+    return watch(args.paths or [Path(".")], settings, lambda: _check(parser, once, None))
+
+
+def _settings(args: Any, cwd: Path) -> Any:
+    """The run's settings: the configuration file found from ``cwd`` (or named), then the command line's."""
+    from aoti_lint.config import load_settings
+    from aoti_lint.report import FORMATS
+
+    return _apply_cli_settings(load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated), args)
+
+
+def _args_with(args: Any, **changes: object) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{**vars(args), **changes})
 
 
 def _add_noqa(args: Any, settings: Any, cwd: Path) -> int:

@@ -349,3 +349,63 @@ def test_add_noqa_refuses_to_be_combined_with_fix(cli_process, tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     result = cli_process("--add-noqa", "--fix", ".", cwd=tmp_path)
     assert result.returncode == 2 and "--add-noqa cannot be used with --fix" in result.stderr
+
+
+def _read_until(process, wanted: str, seen: list[str], limit: float = 120.0) -> None:
+    """Lines of ``process``'s stdout (bytes, read from its descriptor: a buffered reader would hide lines from
+    ``select``) into ``seen`` until one is ``wanted``, or the limit passes and the test fails."""
+    import os
+    import select
+    import time
+
+    deadline = time.monotonic() + limit
+    pending = b""
+    descriptor = process.stdout.fileno()
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([descriptor], [], [], 1.0)
+        if not ready:
+            continue
+        chunk = os.read(descriptor, 65536)
+        if not chunk:
+            break
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        seen += [line.decode() for line in lines]
+    assert wanted in seen, seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT")
+def test_watch_runs_again_when_a_file_changes_and_ctrl_c_ends_it(tmp_path):
+    import os
+    import signal
+    import subprocess
+
+    (tmp_path / "a.py").write_text('import torch\nso = torch._export.aot_load("m.so", "cpu")\n')
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("AOTI_LINT_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "aoti_lint", "--watch", "--no-cache", "."],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+    )
+    try:
+        seen: list[str] = []
+        _read_until(process, "Found 1 error.", seen)
+        assert seen[0].endswith("] Starting linter in watch mode...")
+        (tmp_path / "a.py").write_text("x = 1  # the finding is gone\n")
+        _read_until(process, "All checks passed!", seen)
+        assert any(line.endswith("] File change detected...") for line in seen)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+
+
+def test_watch_refuses_stdin_and_diff(cli_process, tmp_path):
+    for extra in (["--diff", "."], ["-", "--stdin-filename", "a.py"]):
+        result = cli_process("--watch", *extra, cwd=tmp_path, stdin="")
+        assert result.returncode == 2 and "--watch cannot be used with" in result.stderr, result.stderr

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from aoti_lint import __version__
+from aoti_lint.defaults import CACHE_DIR_ENV
 from aoti_lint.records import replace
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
@@ -74,6 +75,8 @@ def _check_parser() -> argparse.ArgumentParser:
         formatter_class=_help_formatter(),
         prog="aoti-lint check",
         description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
+        epilog=f"Environment: {OUTPUT_FORMAT_ENV} (the output format), {CACHE_DIR_ENV}, NO_COLOR and FORCE_COLOR "
+        "(colour, on a terminal by default).",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or directories to check (default: .); - for stdin")
     rules = parser.add_argument_group("rule selection")

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from aoti_lint.source import SourceFile
 
 # Bump when the entry layout changes.
-ENTRY_FORMAT = 2
+ENTRY_FORMAT = 3
 # The stamps of a run fingerprint (``aoti_lint.stamps``): one file beside the entries.
 STAMPS_SUFFIX = ".stamps"
 # The memo of a whole run (``aoti_lint.run_memo``): one file per run fingerprint, root, working directory and
@@ -450,6 +450,7 @@ def finding_to_json(finding: Finding) -> dict[str, Any]:
             "message": finding.fix.message,
             "edits": [[e.content, *_position(e.start), *_position(e.end)] for e in finding.fix.edits],
             "deferred": finding.fix.deferred,
+            "reason": finding.fix.reason,
         },
         "noqa_row": finding.noqa_row,
         "cell": finding.cell,
@@ -516,6 +517,7 @@ def finding_from_json(item: Any, path: str) -> Finding:
             message=_text(fix["message"]),
             edits=tuple(edits),
             deferred=fix.get("deferred") is True,
+            reason=_text(fix.get("reason", "")),
         ),
         noqa_row=_count(item["noqa_row"], optional=True),
         cell=_count(item["cell"], optional=True),

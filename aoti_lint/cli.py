@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from aoti_lint import __version__
+from aoti_lint.defaults import CACHE_DIR_ENV
 from aoti_lint.records import replace
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
@@ -67,14 +68,15 @@ def _columns() -> int:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    import argparse
-
     from aoti_lint.report import FORMATS
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         formatter_class=_help_formatter(),
         prog="aoti-lint check",
         description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
+        epilog=f"Environment: {OUTPUT_FORMAT_ENV} (the output format), {CACHE_DIR_ENV}, NO_COLOR and FORCE_COLOR "
+        "(colour, on a terminal by default).",
     )
     parser.add_argument("paths", nargs="*", type=Path, help="files or directories to check (default: .); - for stdin")
     rules = parser.add_argument_group("rule selection")
@@ -102,6 +104,9 @@ def _check_parser() -> argparse.ArgumentParser:
     fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     fixes.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
     fixes.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
+    fixes.add_argument(
+        "--add-noqa", action="store_true", help="add a `# noqa: CODE` comment to the line of each finding"
+    )
     output = parser.add_argument_group("output")
     output.add_argument("--output-format", choices=sorted(FORMATS), default=None)
     output.add_argument("-o", "--output-file", type=Path, metavar="FILE")
@@ -110,6 +115,11 @@ def _check_parser() -> argparse.ArgumentParser:
     output.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when something was fixed")
     output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
     output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
+    output.add_argument("--show-files", action="store_true", help="list the files a run would check, then exit")
+    output.add_argument("-w", "--watch", action="store_true", help="run again whenever a file checked changes")
+    output.add_argument(
+        "--show-settings", action="store_true", help="show the settings the first file would be checked with, then exit"
+    )
     speed = parser.add_argument_group("speed")
     speed.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
     speed.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
@@ -122,9 +132,9 @@ def _check_parser() -> argparse.ArgumentParser:
 
 
 def _top_parser() -> argparse.ArgumentParser:
-    import argparse
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         formatter_class=_help_formatter(),
         prog="aoti-lint",
         description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
@@ -170,6 +180,10 @@ CHECK_DEFAULTS: dict[str, object] = {
     "cache_dir": None,
     "config": None,
     "isolated": False,
+    "add_noqa": False,
+    "watch": False,
+    "show_files": False,
+    "show_settings": False,
 }
 
 
@@ -251,12 +265,11 @@ def _error(message: str) -> None:
 
 
 def _rule_command(argv: list[str]) -> int:
-    import argparse
-
     from aoti_lint.docs import rule_markdown
     from aoti_lint.rules import RULES_BY_CODE, RULES_BY_NAME
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         formatter_class=_help_formatter(), prog="aoti-lint rule", description="Print a rule's documentation."
     )
     parser.add_argument("code", help="rule code (AOTI001) or name (deprecated-aot-compile)")
@@ -270,14 +283,12 @@ def _rule_command(argv: list[str]) -> int:
 
 
 def _rules_command(argv: list[str]) -> int:
-    import argparse
     import json
 
     from aoti_lint.rules import ALL_RULES
+    from aoti_lint.usage import Parser
 
-    parser = argparse.ArgumentParser(
-        formatter_class=_help_formatter(), prog="aoti-lint rules", description="List every rule."
-    )
+    parser = Parser(formatter_class=_help_formatter(), prog="aoti-lint rules", description="List every rule.")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     if args.output_format == "json":
@@ -404,8 +415,11 @@ def _check_command(argv: list[str]) -> int:
 
 def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho | None) -> int:
     """``parser``: the one that parsed ``args``; None when ``check_parsed`` did, and built only to say an error."""
-    from aoti_lint.config import ConfigError, load_settings
-    from aoti_lint.report import FORMATS, ReportContext, render
+    from aoti_lint.config import ConfigError
+    from aoti_lint.report import ReportContext, render
+
+    if args.watch:
+        return _watch(parser, args)
 
     if args.exit_zero and args.exit_non_zero_on_fix:
         (parser or _check_parser()).error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
@@ -413,11 +427,20 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         (parser or _check_parser()).error("--diff cannot be used with --show-fixes or --statistics")
     cwd = Path.cwd()
     try:
-        settings = load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated)
-        settings = _apply_cli_settings(settings, args)
+        settings = _settings(args, cwd)
     except ConfigError as exc:
         _error(str(exc))
         return EXIT_ERROR
+    if args.show_files or args.show_settings:
+        if args.show_files and args.show_settings:
+            (parser or _check_parser()).error("--show-files and --show-settings cannot be used together")
+        from aoti_lint.show import show_files, show_settings
+
+        return (show_files if args.show_files else show_settings)(args.paths or [Path(".")], settings)
+    if args.add_noqa:
+        if args.fix or args.fix_only or args.diff or Path("-") in args.paths or args.stdin_filename is not None:
+            (parser or _check_parser()).error("--add-noqa cannot be used with --fix, --diff or stdin")
+        return _add_noqa(args, settings, cwd)
 
     from aoti_lint.lint import lint_paths
     from aoti_lint.report import FORMATS_WITH_EDITS
@@ -484,11 +507,16 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         fix_mode=fix.apply,
         unsafe_fixes=fix.unsafe,
         errors=len(run.errors),
+        written=tuple(run.changes) if fix.write and not stdin else (),
     )
-    if stdin:
-        context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}
     # With --fix on stdin, as with ruff, stdout carries the fixed code and the report goes to stderr.
     code_to_stdout = stdin and fix.apply
+    if args.output_file is None and settings.output_format in ("concise", "full"):
+        from aoti_lint.report.colour import wanted
+
+        context.colour = wanted(sys.stderr if code_to_stdout else sys.stdout)
+    if stdin:
+        context.texts = {finding.path: stdin_code.decode("utf-8", errors="replace") for finding in run.findings}
     if code_to_stdout and echo is not None:
         echo.write(echo.data if run.errors else stdin_code)
     findings = [] if args.fix_only else run.findings
@@ -512,6 +540,65 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
     if fixed and args.exit_non_zero_on_fix:
         return EXIT_FINDINGS
     return EXIT_CLEAN
+
+
+def _watch(parser: argparse.ArgumentParser | None, args: Any) -> int:
+    """``--watch``: the same check, again after each change of the files it reads or of the configuration."""
+    from aoti_lint.config import ConfigError, load_settings
+    from aoti_lint.watch import watch
+
+    stdin = Path("-") in args.paths or args.stdin_filename is not None
+    if stdin or args.diff or args.add_noqa or args.show_files or args.show_settings:
+        (parser or _check_parser()).error("--watch cannot be used with stdin, --diff, --add-noqa or --show-*")
+    once = _args_with(args, watch=False)
+    cwd = Path.cwd()
+
+    def settings() -> Any:
+        try:
+            return _settings(args, cwd)
+        except ConfigError:
+            return load_settings(None, cwd, isolated=True)  # the run itself says what is wrong
+
+    return watch(args.paths or [Path(".")], settings, lambda: _check(parser, once, None))
+
+
+def _settings(args: Any, cwd: Path) -> Any:
+    """The run's settings: the configuration file found from ``cwd`` (or named), then the command line's."""
+    from aoti_lint.config import load_settings
+    from aoti_lint.report import FORMATS
+
+    return _apply_cli_settings(load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated), args)
+
+
+def _args_with(args: Any, **changes: object) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(**{**vars(args), **changes})
+
+
+def _add_noqa(args: Any, settings: Any, cwd: Path) -> int:
+    """``--add-noqa``: lint, then a directive on the line of each finding; what was done on stderr, as ruff says it."""
+    from aoti_lint.add_noqa import add_noqa
+    from aoti_lint.lint import lint_paths
+    from aoti_lint.run_options import Execution
+
+    cache_dir = None
+    if not args.no_cache:
+        from aoti_lint.cache import default_cache_dir
+
+        cache_dir = args.cache_dir or default_cache_dir(settings)
+    run = lint_paths(args.paths or [Path(".")], settings, cwd, None, Execution(jobs=args.jobs, cache_dir=cache_dir))
+    added = add_noqa(run.findings, cwd)
+    for error in [*run.errors, *added.errors]:
+        _error(f"{error.path}: {error.message}")
+    for skipped in added.skipped:
+        from aoti_lint.report import printable
+
+        print(f"warning: no noqa directive added: {printable(skipped)}", file=sys.stderr)
+    if not args.quiet:
+        count = added.directives
+        print(f"Added {count} noqa directive{'s' if count != 1 else ''}.", file=sys.stderr)
+    return EXIT_ERROR if run.errors or added.errors else EXIT_CLEAN
 
 
 def _write_output(text: str, output_file: Path | None) -> None:

@@ -5,6 +5,9 @@ no run reads unless told, and where the cache is. Plain data: ``aoti_lint.fast_p
 # The names a configuration file may have, in the order one directory is searched (as ruff: its own file first).
 CONFIG_FILES = ("aoti-lint.toml", ".aoti-lint.toml", "pyproject.toml")
 
+# The suffixes of the files read as Python (``source.file_kind``); the entry point checks that they parse.
+PYTHON_SUFFIXES = (".py", ".pyi")
+
 # ruff's default excludes, and this tool's cache: what no walk enters (a path named on the command line is read).
 DEFAULT_EXCLUDE = (
     ".bzr",

@@ -49,6 +49,13 @@ class Fix:
     # edits leaves them ``deferred`` (never built; a later run that needs them lints the file again).
     build: Callable[[], tuple[Edit, ...]] | None = field(default=None, compare=False, repr=False)
     deferred: bool = False
+    # Why an unsafe fix is unsafe: what it may change besides the finding's code (the concise report says it).
+    reason: str = ""
+
+    @property
+    def title(self) -> str:
+        """What the fix does, without the reason its message may end with (``migration_verdicts.fix_title``)."""
+        return self.message.removesuffix(f" (unsafe: {self.reason})") if self.reason else self.message
 
     @property
     def has_edits(self) -> bool:

@@ -161,9 +161,9 @@ def check_source(
         wanted = prefiltered if prefiltered is not None else by_bytes(source.prefilter_data, context)
     else:
         wanted = Wanted([rule for rule in rules if issubclass(rule, PythonRule)], list(context.project_rules))
-    if not wanted:
+    report_syntax = SyntaxErrorRule in rules
+    if not wanted and not report_syntax:
         return result
-    report_syntax = any(rule is SyntaxErrorRule for rule in rules)
     try:
         text = source.text
     except DecodeError as exc:
@@ -171,6 +171,16 @@ def check_source(
             from aoti_lint.parse import syntax_error_finding
 
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
+        return result
+    if report_syntax:
+        # Whatever the rules want of it, a file CPython cannot parse is reported, and read no further.
+        from aoti_lint.parse import syntax_error
+
+        refused = syntax_error(source, text)
+        if refused is not None:
+            result.findings.append(refused)
+            return result
+    if not wanted:
         return result
     if prefilter:
         if prefiltered is None:

@@ -5,7 +5,8 @@ full command imports some 35 ms of modules (argparse, dataclasses, pathlib, re, 
 byte, four times what the interpreter's start costs. This module uses only ``os`` and ``sys``, which the
 interpreter has loaded before it runs a line, and answers such a run exactly as the full command would: the same
 output, the same exit code. Whatever it cannot settle that way goes to ``aoti_lint.cli``, unchanged: any other
-option or argument, a directory, a link, a notebook, a file holding a group of the words, an output format from
+option or argument, a directory, a link, a notebook, a file holding a group of the words, a Python file that does not
+parse (``compile`` to the tree only: the full run reports it, AOTI000), an output format from
 the environment, a configuration file with aoti-lint settings or one that does not parse (a pyproject.toml is
 parsed with ``tomllib``, imported only then, unless an earlier run kept its verdict: ``pyproject_verdicts``), an
 ignore pattern outside the plain forms read here. ``tests/test_fast_path.py`` runs both on the same cases and
@@ -19,7 +20,7 @@ import os
 import sys
 from stat import S_ISREG
 
-from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, DEFAULT_EXCLUDE
+from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, DEFAULT_EXCLUDE, PYTHON_SUFFIXES
 from aoti_lint.path_text import gitignore_bases, parents, relative
 
 TYPE_CHECKING = False
@@ -236,14 +237,17 @@ def plain_check(argv: list[str]) -> tuple[dict[str, bool], list[str]] | None:
 
 
 def _cannot_hold_a_finding(path: str) -> bool:
-    """Whether the file holds no group of ``SCREEN``; False too when it cannot be read as the full run reads it."""
-    from aoti_lint.reading import NotRegularFile, read_regular_file_stat
+    """Whether the file holds no group of ``SCREEN`` and, a Python file, parses (else AOTI000 reports it); False too
+    when it cannot be read as the full run reads it."""
+    from aoti_lint.reading import NotRegularFile, python_parses, read_regular_file_stat
 
     try:
         data, _ = read_regular_file_stat(path)
     except (OSError, NotRegularFile):  # the full run says why
         return False
-    return not could_hold_a_finding(data)
+    if could_hold_a_finding(data):
+        return False
+    return not path.endswith(PYTHON_SUFFIXES) or python_parses(data)
 
 
 def _without_configuration(cwd: str, cache: str | None = None) -> bool:

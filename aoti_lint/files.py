@@ -259,12 +259,18 @@ def _gitignore_bases(directory: Path) -> tuple[Path, ...]:
 
 def force_excluded(path: Path, settings: Settings, ignores: _Ignores | None = None) -> bool:
     """Whether ``--force-exclude`` drops ``path`` (absolute) although it was named explicitly."""
-    if not settings.force_exclude:
-        return False
+    return settings.force_exclude and excluded_by(path, settings, ignores) is not None
+
+
+def excluded_by(path: Path, settings: Settings, ignores: _Ignores | None = None) -> str | None:
+    """What leaves ``path`` (absolute) out of a walk, and out of a run with ``--force-exclude``: "exclude" (the
+    ``exclude``/``extend-exclude`` patterns) or "gitignore" (an ignore file); None when nothing does."""
     ignores = ignores or _Ignores(settings)
     is_dir = path.is_dir()
+    if ignores.excluded(path, is_dir):
+        return "exclude"
     bases = _gitignore_bases(path) if is_dir else (*_gitignore_bases(path.parent), path.parent)
-    return ignores.excluded(path, is_dir) or ignores.gitignored(path, is_dir, bases)
+    return "gitignore" if ignores.gitignored(path, is_dir, bases) else None
 
 
 def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | MissingPath]:

@@ -31,26 +31,15 @@ def syntax_error_finding(source: SourceFile, message: str, row: int, column: int
 
 def parse_module(source: SourceFile, text: str) -> cst.Module | Finding:
     """The module, or the syntax error (an AOTI000 finding) that stops it from being parsed."""
+    refused = syntax_error(source, text)
+    if refused is not None:
+        return refused
     import libcst as cst
 
     try:
-        if "\x00" in text:
-            raise ValueError("source code contains NUL bytes")
-        if _too_deep_for_python(text):
-            raise RecursionError
-        limit = _over_tokenizer_limit(text)
-        if limit is not None:
-            # No Python accepts it; past these limits libcst's native parser overflows the C stack (a
-            # segfault, ~1,200 nested brackets) or takes minutes, so it is never given such a text.
-            message, row, column = limit
-        else:
-            return cst.parse_module(text)
+        return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        message, row, column = python_syntax_error(text) or (
-            f"SyntaxError: {exc.message}",
-            exc.raw_line,
-            exc.raw_column + 1,
-        )
+        message, row, column = f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column + 1
     except RecursionError:
         message, row, column = "SyntaxError: too deeply nested to parse", 1, 1
     except (ValueError, UnicodeError) as exc:
@@ -58,29 +47,26 @@ def parse_module(source: SourceFile, text: str) -> cst.Module | Finding:
     return syntax_error_finding(source, message, row, column)
 
 
-def _too_deep_for_python(text: str) -> bool:
-    """Whether CPython's own parser gives up on the nesting (thousands of chained attributes or operators).
-
-    libcst takes minutes on such files, or overflows the C stack; ast.parse refuses them in milliseconds,
-    and a file Python cannot compile needs no further analysis. It compiles nothing and runs nothing.
-    """
+def syntax_error(source: SourceFile, text: str) -> Finding | None:
+    """The AOTI000 finding of a text CPython's parser refuses, in its own wording; None when it parses. Asked of
+    every Python file whether or not libcst reads it next, so that a file's AOTI000 never depends on what else it
+    holds. ``ast`` compiles nothing and runs nothing; a text it refuses never reaches libcst, whose native parser
+    overflows the C stack past CPython's nesting limits (~1,200 nested brackets) or takes minutes on them."""
     from aoti_lint.pyast import parse
 
-    return isinstance(parse(text), (RecursionError, MemoryError))
-
-
-# CPython's tokenizer limits (200 nested brackets, 100 indentation levels), the same in every version.
-_TOKENIZER_LIMITS = ("too many nested parentheses", "too many levels of indentation")
-
-
-def _over_tokenizer_limit(text: str) -> tuple[str, int, int] | None:
-    """CPython's error when ``text`` nests past its tokenizer's limits, else None."""
-    from aoti_lint.pyast import parse
-
-    outcome = parse(text)
-    if isinstance(outcome, SyntaxError) and outcome.msg in _TOKENIZER_LIMITS:
-        return f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
-    return None
+    if "\x00" in text:
+        message, row, column = "SyntaxError: source code contains NUL bytes", 1, 1
+    else:
+        outcome = parse(text)
+        if isinstance(outcome, SyntaxError):
+            message, row, column = f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
+        elif isinstance(outcome, (RecursionError, MemoryError)):
+            message, row, column = "SyntaxError: too deeply nested to parse", 1, 1
+        elif isinstance(outcome, BaseException):
+            message, row, column = f"SyntaxError: {outcome}", 1, 1
+        else:
+            return None
+    return syntax_error_finding(source, message, row, column)
 
 
 def python_syntax_error(text: str) -> tuple[str, int, int] | None:

@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from aoti_lint.cpp import CPP_SUFFIXES
+from aoti_lint.defaults import PYTHON_SUFFIXES
 from aoti_lint.diagnostics import Finding
 from aoti_lint.lazy import LazyPattern
 from aoti_lint.records import dataclass, field
 
-PYTHON_SUFFIXES = (".py", ".pyi")
 SHELL_SUFFIXES = (".sh", ".bash")
 YAML_SUFFIXES = (".yml", ".yaml")
 # `#!/bin/sh`, `#!/usr/bin/bash`, `#!/usr/bin/env bash`, `#!/usr/bin/env -S bash -e`.

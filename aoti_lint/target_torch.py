@@ -8,9 +8,15 @@ from __future__ import annotations
 
 from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
 
-__all__ = ["DEFAULT_TARGET_TORCH", "DEFAULT_TARGET_TORCH_TEXT", "parse_target_torch"]
+__all__ = ["DEFAULT_TARGET_TORCH", "DEFAULT_TARGET_TORCH_TEXT", "format_target_torch", "parse_target_torch"]
 
-DEFAULT_TARGET_TORCH_TEXT = f"{DEFAULT_TARGET_TORCH[0]}.{DEFAULT_TARGET_TORCH[1]}"
+
+def format_target_torch(version: tuple[int, int]) -> str:
+    """The setting as it is written: "2.6"."""
+    return f"{version[0]}.{version[1]}"
+
+
+DEFAULT_TARGET_TORCH_TEXT = format_target_torch(DEFAULT_TARGET_TORCH)
 
 
 def parse_target_torch(value: object) -> tuple[int, int] | None:

@@ -208,7 +208,7 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
 def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: bool = True):
     """The lint fix of one site: its applicability, a title, and the edits that migrate its flow in this module
     (``whole_flow``), or the site alone where edits cannot reach past it (a notebook's fix stays in its cell)."""
-    from aoti_lint.analysis.migration_verdicts import by_hand, fix_title
+    from aoti_lint.analysis.migration_verdicts import by_hand, fix_title, unsafe_reason
     from aoti_lint.diagnostics import Fix
     from aoti_lint.edits import edits_between, with_last_line_end
 
@@ -256,7 +256,7 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: 
             plan.fixed_edits[cached] = edits
         return plan.fixed_edits[cached]
 
-    return Fix(verdict.applicability, title, build=_flow_edits)
+    return Fix(verdict.applicability, title, build=_flow_edits, reason=unsafe_reason(verdict))
 
 
 def _group_of(plan: MigrationPlan, key: int) -> int:

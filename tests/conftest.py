@@ -14,6 +14,9 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # CLI runs share one cache outside the repository, so that no run leaves .aoti_lint_cache in tests/fixtures.
 CLI_CACHE_DIR = Path(tempfile.mkdtemp(prefix="aoti-lint-test-cache-"))
+# The report is coloured by these (aoti_lint/report/colour.py): the tests that compare output set them themselves.
+for _name in ("FORCE_COLOR", "NO_COLOR"):
+    os.environ.pop(_name, None)
 atexit.register(shutil.rmtree, CLI_CACHE_DIR, True)
 
 
@@ -32,7 +35,7 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: 
     )
 
 
-# The README's fast command, `pytest -m "not torch and not slow"`, must leave out every test that compiles with
+# The fast command (CONTRIBUTING.md), `pytest -m "not torch and not slow"`, must leave out every test that compiles with
 # AOTInductor or installs an environment from PyPI. Marking here by the fixture that does the work keeps each
 # test file's own markers as they are, and a new test using one of these fixtures is marked without thought.
 TORCH_FIXTURES = frozenset({"aoti_packages", "migration_packages", "batch2_package", "equivalence_runs"})

@@ -61,7 +61,8 @@ def test_inputs_are_ruff_actions_and_reach_the_scripts_only_through_env():
         assert not EXPRESSION.search(step["run"]), step["name"]
         for value in step.get("env", {}).values():
             for expression in EXPRESSION.findall(value):
-                assert expression in {"github.action_path", "runner.temp"} or expression.startswith("inputs."), value
+                allowed = {"github.action_path", "github.action_repository", "runner.temp"}
+                assert expression in allowed or expression.startswith("inputs."), value
                 used.add(expression.removeprefix("inputs."))
     assert set(action["inputs"]) <= used
 
@@ -73,16 +74,32 @@ def test_ci_docs_list_the_inputs_with_their_defaults():
         assert re.search(rf"^\| `{re.escape(name)}` \| {re.escape(default)} \|", docs, re.MULTILINE), name
 
 
+# The owner/name of `uses:` and the server the runner was given, as in a workflow that uses the action.
+ACTION_REPOSITORY = "aoti-lint/aoti-lint"
+SERVER_URL = "https://github.com"
+
+
 def _value(expression: str, inputs: dict[str, str], action_path: Path, runner_temp: Path) -> str:
     if expression == "github.action_path":
         return str(action_path)
+    if expression == "github.action_repository":
+        return ACTION_REPOSITORY
     if expression == "runner.temp":
         return str(runner_temp)
     return inputs[expression.removeprefix("inputs.")]
 
 
-def run_step(step_id: str, workspace: Path, runner_temp: Path, action_path: Path = REPO, **given: str):
-    """Run one step of action.yml as the runner would: defaults filled in, expressions replaced, runner env set."""
+def run_step(
+    step_id: str,
+    workspace: Path,
+    runner_temp: Path,
+    action_path: Path = REPO,
+    server_url: str = SERVER_URL,
+    path: str | None = None,
+    **given: str,
+):
+    """Run one step of action.yml as the runner would: defaults filled in, expressions replaced, runner env set;
+    ``path``: $PATH, when commands of the test's own stand for the runner's."""
     action = load_action()
     inputs = {name: spec.get("default", "") for name, spec in action["inputs"].items()}
     inputs.update({name.replace("_", "-"): value for name, value in given.items()})
@@ -90,6 +107,7 @@ def run_step(step_id: str, workspace: Path, runner_temp: Path, action_path: Path
     assert step["shell"] == "bash"
     env = {key: value for key, value in os.environ.items() if not key.startswith(("AOTI_LINT_", "GITHUB_"))}
     env.update(RUNNER_TEMP=str(runner_temp), GITHUB_PATH=str(runner_temp / "github_path"), GITHUB_ACTIONS="true")
+    env.update(GITHUB_SERVER_URL=server_url, **({"PATH": path} if path else {}))
     for key, value in step.get("env", {}).items():
         env[key] = EXPRESSION.sub(lambda m: _value(m.group(1), inputs, action_path, runner_temp), value)
     script = runner_temp / f"{step_id}.sh"
@@ -178,9 +196,11 @@ def test_args_src_and_output_format_reach_aoti_lint(tmp_path):
     result = run_step("run", workspace, runner_temp, args="check --select AOTI002", src="serve.py export_model.py",
                       output_format="concise")  # fmt: skip
     assert result.returncode == 1, result.stderr
+    # The findings, then the hidden fix of serve.py's under the summary (`path:line: CODE unsafe fix: ...`).
     assert [line.split(" ")[:2] for line in result.stdout.splitlines() if " AOTI" in line] == [
         ["export_model.py:26:14:", "AOTI002"],
         ["serve.py:7:12:", "AOTI002"],
+        ["serve.py:7:", "AOTI002"],
     ]
     assert not (workspace / "aoti-lint.sarif").exists()
 
@@ -215,3 +235,53 @@ def test_install_step_installs_the_actions_own_ref_then_runs_it(tmp_path, action
     assert result.returncode == 1, result.stdout + result.stderr
     assert _annotations(result.stdout) == EXPECTED
     assert len(_check_sarif(workspace / "aoti-lint.sarif")) == len(EXPECTED)
+
+
+# A `python3` standing in for the runner's: `-m venv DIR` makes a venv whose python logs its arguments.
+_STUB_PYTHON = """#!/bin/sh
+[ "$1 $2" = "-m venv" ] || exit 3
+mkdir -p "$3/bin"
+printf '#!/bin/sh\\nfor a in "$@"; do printf "%%s\\\\n" "$a"; done > "%s/pip-args"\\n' "$3" > "$3/bin/python"
+printf '#!/bin/sh\\necho aoti-lint stub\\n' > "$3/bin/aoti-lint"
+chmod +x "$3/bin/python" "$3/bin/aoti-lint"
+"""
+
+
+@pytest.mark.parametrize(
+    ("version", "spec"),
+    [("", None), ("v0.2.0", "aoti-lint @ git+https://github.com/aoti-lint/aoti-lint@v0.2.0")],
+)
+def test_install_step_installs_its_checkout_or_the_git_ref_in_version(tmp_path, version, spec):
+    """`version` names a tag or commit of the action's repository, installed from git: aoti-lint is on no registry."""
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    (stubs / "python3").write_text(_STUB_PYTHON)
+    (stubs / "python3").chmod(0o755)
+    runner_temp = _runner_temp(tmp_path)
+    path = f"{stubs}{os.pathsep}{os.environ['PATH']}"
+    result = run_step("install", _workspace(tmp_path, None), runner_temp, path=path, version=version)
+    assert result.returncode == 0, result.stdout + result.stderr
+    args = (runner_temp / "aoti-lint-venv" / "pip-args").read_text().splitlines()
+    assert args[:3] == ["-m", "pip", "install"]
+    assert args[-1] == (spec or str(REPO))
+
+
+@pytest.mark.slow
+def test_install_step_installs_the_git_ref_named_in_version(tmp_path):
+    """The real install step with `version`: pip installs that commit of the action's repository from git (a clone
+    of this repository served from a file:// URL, laid out as `<server>/<owner>/<name>`)."""
+    server = tmp_path / "server"
+    clone = server / ACTION_REPOSITORY
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True)
+    runner_temp = _runner_temp(tmp_path)
+    installed = run_step(
+        "install",
+        _workspace(tmp_path),
+        runner_temp,
+        action_path=tmp_path / "not-used",
+        server_url=f"file://localhost{server}",  # pip 23 refuses a file URL without a host
+        version=head.stdout.strip(),
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert installed.stdout.strip().splitlines()[-1].startswith("aoti-lint ")

@@ -126,19 +126,36 @@ def _sh(command: str, cwd: Path, stdin: str | None = None) -> subprocess.Complet
 
 
 def _check_install(specs: str) -> None:
-    """`pip install X` is not run (it would fetch from PyPI); X must be this project, its extras, or its URL."""
-    extras = set(PYPROJECT["project"]["optional-dependencies"])
+    """`pip install X` is not run (it would fetch from PyPI); X must work from this repository: a path holding it (with
+    its extras), its git URL pinned to a tag or commit, or a pin of one of its own dependencies (torch of the
+    `validate` extra). Never its bare name or a version: aoti-lint is on no package registry."""
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    pins = {dependency for group in extras.values() for dependency in group if "==" in dependency}
     for spec in shlex.split(specs):
-        if spec in ("-e", "-q", "--quiet"):
+        if spec in ("-e", "-q", "--quiet") or spec in pins:
             continue
         found = re.fullmatch(r"(?P<target>[^\[]+)(?:\[(?P<extras>[\w,-]+)\])?", spec)
         assert found, spec
         target = found["target"]
-        assert set(filter(None, (found["extras"] or "").split(","))) <= extras, spec
+        assert set(filter(None, (found["extras"] or "").split(","))) <= set(extras), spec
         if target.startswith("aoti-lint @ ") or target.startswith("git+"):
-            assert f"git+{PROJECT_URL}@" in target, spec
-        elif target != PYPROJECT["project"]["name"]:
+            assert re.search(rf"git\+{re.escape(PROJECT_URL)}@\S+$", target), spec
+        else:
+            assert target != PYPROJECT["project"]["name"], f"{spec}: aoti-lint is on no package registry"
             assert (REPO / target / "pyproject.toml").is_file(), spec
+
+
+# Every `pip install` the docs show, in a block of any kind or in the text: its arguments, quoted or not, up to a
+# comment, a closing backtick or the line's end.
+PIP_INSTALL_ANYWHERE = re.compile(r"pip install ((?:'[^'\n]*'|\"[^\"\n]*\"|[^`\n#'\"])+)")
+
+
+def test_every_install_the_docs_show_works_from_this_repository():
+    for path in [*DOCS, REPO / "CONTRIBUTING.md"]:
+        text = path.read_text()
+        assert not re.search(r"aoti-lint==", text), f"{path.name}: aoti-lint is on no package registry"
+        for found in PIP_INSTALL_ANYWHERE.finditer(text):
+            _check_install(found[1].split(" && ")[0].strip())
 
 
 def _check_test_command(line: str, segment: str) -> None:

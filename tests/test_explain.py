@@ -114,6 +114,11 @@ REAL_TEXTS = {
         "RuntimeError: Error in dlopen or dlsym: /tmp/aotinductor_iOMzOs/plain/data/aotinductor/model/x.wrapper.so: "
         "undefined symbol: AOTInductorModelContainerCreateWithDevice",
     ],
+    # run: ctypes.CDLL of a library that is not there; torch's dlopen of a package whose .so needs another library
+    "shared-library-not-found": [
+        "OSError: libfoo.so: cannot open shared object file: No such file or directory",
+        "RuntimeError: Error in dlopen: libcudart.so.12: cannot open shared object file: No such file or directory",
+    ],
     # log
     "gpu-arch-mismatch": ["RuntimeError: CUDA error: no kernel image is available for execution on the device"],
     # run: faulthandler in a segfaulting process; validate's own line for a child killed by the signal

@@ -80,6 +80,10 @@ def test_every_format_is_offered():
     assert set(FORMATS) == {"concise", "full", "json", "json-lines", "github", "gitlab", "junit", "pylint", "sarif"}
 
 
+# The concise report's line for that fix: its title, then why it is unsafe.
+HIDDEN_LOAD_FIX = LOAD_FIX.replace(" (unsafe: ", " \u2014 ")[:-1]
+
+
 def test_concise(cli, project):
     assert output(cli, project, "concise") == (
         f"nb.ipynb:cell 2:3:6: AOTI001 [*] {COMPILE}\n"
@@ -88,6 +92,8 @@ def test_concise(cli, project):
         "Found 3 errors.\n"
         "[*] 2 fixable with the `--fix` option.\n"
         "1 hidden fix can be enabled with the `--fix --unsafe-fixes` option.\n"
+        # Each hidden fix: what it would change, and why it is unsafe (issue 45).
+        f"src/odd,name.py:2: AOTI002 unsafe fix: {HIDDEN_LOAD_FIX}\n"
     )
 
 

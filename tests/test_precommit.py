@@ -109,7 +109,8 @@ def test_try_repo_fails_on_a_finding(tmp_path, pre_commit_home):
     assert result.returncode == 1, result.stdout + result.stderr
     assert re.search(r"^aoti-lint\.+Failed$", result.stdout, re.MULTILINE)
     reported = [line.split(" ")[0:2] for line in result.stdout.splitlines() if ": AOTI" in line]
-    assert reported == [[".env:1:1:", "AOTI201"], ["a.py:3:6:", "AOTI001"]]
+    # The two findings, then the hidden fix of the first under the summary (`path:line: CODE unsafe fix: ...`).
+    assert reported == [[".env:1:1:", "AOTI201"], ["a.py:3:6:", "AOTI001"], [".env:1:", "AOTI201"]]
     assert "Found 2 errors." in result.stdout
 
 

@@ -64,6 +64,9 @@ def test_fix_writes_the_code_to_stdout_and_the_report_to_stderr(cli, tmp_path):
         "(torch 2.6+)",
         "Found 2 errors (1 fixed, 1 remaining).",
         "1 hidden fix can be enabled with the `--unsafe-fixes` option.",
+        # What that fix would change, and why it is unsafe (issue 45).
+        "a.py:4: AOTI002 unsafe fix: Load the package with `aoti_load_package` \u2014 the loader will need a `.pt2` "
+        "package where it read a `.so`: its producer must now write one",
     ]
     assert list(tmp_path.iterdir()) == []
 

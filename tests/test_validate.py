@@ -304,13 +304,13 @@ def test_without_torch_the_static_step_still_works(aoti_packages):
     assert result.returncode == 0, result.stderr
     severities, verdict, error = result.stdout.splitlines()
     assert severities == "['warning', 'warning', 'warning']" and verdict == "ERROR"
-    assert error.startswith("running a package needs torch: pip install 'aoti-lint[validate]'")
+    assert error.startswith("running a package needs torch: pip install torch==2.13.0")
 
 
 def test_without_torch_validate_exits_2_and_no_run_still_works(aoti_packages):
     result = without_torch("-m", "aoti_lint", "validate", str(aoti_packages["plain"]))
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "running a package needs torch: pip install 'aoti-lint[validate]'" in result.stderr
+    assert "running a package needs torch: pip install torch==2.13.0" in result.stderr
     assert "INVALID" not in result.stdout
     no_run = without_torch("-m", "aoti_lint", "validate", str(aoti_packages["plain"]), "--no-run")
     assert no_run.returncode == 0 and no_run.stdout.endswith("VALID: 0 error(s), 0 warning(s)\n"), no_run.stderr

@@ -61,6 +61,7 @@ from aoti_lint.analysis.migration_verdicts import (
     needs_torch,
     not_called,
     not_fixed,
+    unsafe_reason,
 )
 from aoti_lint.analysis.module_reader import last_parts
 from aoti_lint.analysis.values import (
@@ -999,7 +1000,12 @@ class _Reader(ExampleInputs):
                 fix = Fix(Applicability.DISPLAY_ONLY, by_hand(verdict.reason))
                 message += not_fixed(verdict.reason)
             else:
-                fix = Fix(verdict.applicability, fix_title(found[0].kind, verdict), deferred=True)
+                fix = Fix(
+                    verdict.applicability,
+                    fix_title(found[0].kind, verdict),
+                    deferred=True,
+                    reason=unsafe_reason(verdict),
+                )
         return Finding(
             code=rule.code,
             message=message,

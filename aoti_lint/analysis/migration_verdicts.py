@@ -84,6 +84,11 @@ def fix_title(kind: str, verdict: Verdict) -> str:
     return title
 
 
+def unsafe_reason(verdict: Verdict) -> str:
+    """``Fix.reason`` of a site's fix: why it is unsafe; empty for a safe one."""
+    return verdict.reason if verdict.applicability is Applicability.UNSAFE else ""
+
+
 def by_hand(reason: str) -> str:
     return f"Migrate by hand: {reason}"
 

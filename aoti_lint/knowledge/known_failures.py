@@ -423,9 +423,36 @@ KNOWN_FAILURES: tuple[KnownFailure, ...] = (
         source="c10/core/TensorImpl.cpp throw_cannot_call_with_symbolic",
     ),
     KnownFailure(
+        id="shared-library-not-found",
+        title="A shared library, or one it needs, is not found",
+        # The loader's own words for a file it cannot find (ENOENT), whoever asked: torch's dlopen, ctypes,
+        # torch.ops.load_library.
+        pattern=r"cannot open shared object file|Library not loaded|image not found",
+        diagnosis=(
+            "The loader did not find the library the message names: either that file is missing (a wrong path, a "
+            "package extracted elsewhere, a library not shipped with the deployment), or, when it names another "
+            "library than the one loaded (`libcudart.so.12`, a custom op's library), a dependency of the loaded "
+            "`.so` that is not on the loader's search path. It says nothing about the torch version."
+        ),
+        checks=(
+            "Does the named file exist? `ls -l PATH` for a path; for a bare name, `ldconfig -p | grep NAME`.",
+            "Which dependencies are missing: `ldd LIB.so | grep 'not found'` (`otool -L` on macOS) on the library "
+            "that was being loaded.",
+            "Is the directory that holds it on the search path: `LD_LIBRARY_PATH` (`DYLD_LIBRARY_PATH`), the "
+            "library's RUNPATH (`readelf -d LIB.so | grep -i path`)?",
+        ),
+        fix=(
+            "Ship or install the missing library (the CUDA runtime whose major version the name carries, the custom "
+            "op's library) and put its directory on the loader's path, or fix the path the code loads from."
+        ),
+        source="the dynamic loader's dlerror() for ENOENT (glibc; dyld on macOS); run: ctypes.CDLL('libfoo.so')",
+    ),
+    KnownFailure(
         id="dlopen-failure",
         title="The package's shared library does not load",
-        pattern=r"Error in dlopen|undefined symbol: \S+|cannot open shared object file",
+        # A line with the loader's "not found" is the entry above's, whatever else it says.
+        pattern=r"^(?!.*(?:cannot open shared object file|Library not loaded|image not found))"
+        r".*(?:Error in dlopen|undefined symbol: \S+)",
         diagnosis=(
             "The compiled `.so` cannot be loaded by this process. `undefined symbol` usually means the package was "
             "built against another torch version than the one loading it (AOTI links against libtorch); "

@@ -40,6 +40,10 @@ class ReportContext:
     quiet: bool = False
     # Errors of the run (files not read or not checked): the summary must not say that all checks passed.
     errors: int = 0
+    # Display paths of the files the fixes wrote, those edited only as part of another file's flow included.
+    written: tuple[str, ...] = ()
+    # ANSI colours in the human formats (``report.colour.wanted``).
+    colour: bool = False
     # Source text for the snippet formats, keyed by display path (stdin has no file to re-read).
     texts: dict[str, str] = field(default_factory=dict)
 

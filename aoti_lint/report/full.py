@@ -5,6 +5,7 @@ from __future__ import annotations
 from aoti_lint.diagnostics import Finding
 from aoti_lint.report import ReportContext, printable
 from aoti_lint.report.closing import closing_lines
+from aoti_lint.report.colour import BOLD, CYAN, RED, paint
 
 CONTEXT_LINES = 1
 
@@ -33,10 +34,12 @@ def _snippet(finding: Finding, context: ReportContext) -> list[str]:
 def render(findings: list[Finding], context: ReportContext) -> str:
     out: list[str] = []
     for finding in findings:
-        marker = " [*]" if finding.fix_applies(context.unsafe_fixes) else ""
-        out.append(f"{finding.code}{marker} {printable(finding.message)}")
+        on = context.colour
+        marker = " " + paint("[*]", CYAN, on) if finding.fix_applies(context.unsafe_fixes) else ""
+        out.append(f"{paint(finding.code, BOLD + RED, on)}{marker} {paint(printable(finding.message), BOLD, on)}")
         cell = f"cell {finding.cell}:" if finding.cell is not None else ""
-        out.append(f" --> {printable(finding.path)}:{cell}{finding.start.row}:{finding.start.column}")
+        where = f"{printable(finding.path)}:{cell}{finding.start.row}:{finding.start.column}"
+        out.append(f" {paint('-->', CYAN, on)} {where}")
         out += _snippet(finding, context)
         if finding.fix is not None:
             out.append(f"help: {printable(finding.fix.message)} ({finding.fix.applicability.value} fix)")

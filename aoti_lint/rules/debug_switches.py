@@ -139,8 +139,12 @@ def sets_one_key(call: Any) -> bool:
 def remove_fix(name: str, edits: Sequence[Edit], deferred: bool = False) -> Fix | None:
     """The fix removing a setting; ``deferred``: its edits are left for libcst to build when a run needs them."""
     if deferred:
-        return Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True)
-    return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits)) if edits else None
+        return Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True, reason=WANTED_WHERE_IT_IS)
+    return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits), reason=WANTED_WHERE_IT_IS) if edits else None
+
+
+# Why removing a debug switch is unsafe (the rules' "Fix safety").
+WANTED_WHERE_IT_IS = "the switch may be wanted where it is, e.g. in a job that exists to debug"
 
 
 class PythonSwitchRule(PythonRule):

@@ -25,7 +25,8 @@ class SyntaxErrorRule(Rule):
     summary = "The file could not be parsed; no other rule could check it"
     severity = Severity.ERROR
     file_kinds = PYTHON_KINDS
-    # Any file might be broken, but only a file some other rule wants to parse is parsed at all.
+    # No token: any file may be broken. Stage one asks CPython's parser of every Python file instead
+    # (``FileContext.reads``), and the entry point does too (``fast_path``).
     triggers = ()
 
     VALID = [Valid("x = 1\n")]

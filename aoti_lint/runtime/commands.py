@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 from aoti_lint.runtime.escape import printable
+from aoti_lint.usage import Parser
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -16,7 +16,7 @@ def validate_command(argv: list[str]) -> int:
     from aoti_lint.runtime.validate import DEFAULT_TIMEOUT, NATIVE_CODE_WARNING, validate
     from aoti_lint.runtime.validation_report import render_junit, render_summary, render_text
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="aoti-lint validate",
         description=(
             "Prove an AOTInductor package on this machine: read it, check this host against it, run it and compare "
@@ -25,7 +25,7 @@ def validate_command(argv: list[str]) -> int:
         ),
         epilog="Exit status: 0 every package valid, 1 some package invalid, 2 usage error, or a package that "
         "could not be validated (unreadable, or no torch here). "
-        "Running needs torch: pip install 'aoti-lint[validate]'.",
+        "Running needs torch: pip install torch==2.13.0 (or '.[validate]' in a checkout of aoti-lint).",
     )
     parser.add_argument(
         "packages", type=Path, nargs="+", metavar="PACKAGE", help="the .pt2 written by aoti_compile_and_package"
@@ -133,7 +133,7 @@ def validate_command(argv: list[str]) -> int:
 def explain_command(argv: list[str]) -> int:
     from aoti_lint.runtime.explain import match_text, render
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="aoti-lint explain",
         description="Explain an AOTInductor error: match an error message or a whole log against the known failures.",
         epilog="Exit status: 0 something matched, 1 nothing matched, 2 usage error.",

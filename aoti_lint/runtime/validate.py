@@ -39,7 +39,10 @@ PROBE_TIMEOUT = 120.0
 RUN_SWITCHES = {"AOTI_RUNTIME_CHECK_INPUTS": "1"}
 # The guide's staged switches for --diagnose, read at run time, on top of RUN_SWITCHES.
 DIAGNOSE_STAGES = (({"CUDA_LAUNCH_BLOCKING": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}, ("cuda",)),)
-NEEDS_TORCH = "running a package needs torch: pip install 'aoti-lint[validate]'"
+NEEDS_TORCH = (
+    "running a package needs torch: pip install torch==2.13.0"
+    " (the validate extra: pip install '.[validate]' in a checkout of aoti-lint)"
+)
 NATIVE_CODE_WARNING = (
     "warning: validate runs native code from the package (its compiled .so) in child processes; "
     "validate only packages you trust"

@@ -161,9 +161,12 @@ def check_source(
         wanted = prefiltered if prefiltered is not None else by_bytes(source.prefilter_data, context)
     else:
         wanted = Wanted([rule for rule in rules if issubclass(rule, PythonRule)], list(context.project_rules))
-    report_syntax = SyntaxErrorRule in rules
-    if not wanted and not report_syntax:
+    # Bytes that hold no word of any rule cannot hold a finding: they are not parsed, and AOTI000 has nothing to
+    # say of them. Those that do (``prefiltered`` is only given for them) are reported when CPython refuses them,
+    # whatever the later stages find.
+    if prefiltered is None and not wanted:
         return result
+    report_syntax = SyntaxErrorRule in rules
     try:
         text = source.text
     except DecodeError as exc:

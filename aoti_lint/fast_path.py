@@ -20,7 +20,7 @@ import os
 import sys
 from stat import S_ISREG
 
-from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, DEFAULT_EXCLUDE, PYTHON_SUFFIXES
+from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, DEFAULT_EXCLUDE
 from aoti_lint.path_text import gitignore_bases, parents, relative
 
 TYPE_CHECKING = False
@@ -237,17 +237,14 @@ def plain_check(argv: list[str]) -> tuple[dict[str, bool], list[str]] | None:
 
 
 def _cannot_hold_a_finding(path: str) -> bool:
-    """Whether the file holds no group of ``SCREEN`` and, a Python file, parses (else AOTI000 reports it); False too
-    when it cannot be read as the full run reads it."""
-    from aoti_lint.reading import NotRegularFile, python_parses, read_regular_file_stat
+    """Whether the file holds no group of ``SCREEN``; False too when it cannot be read as the full run reads it."""
+    from aoti_lint.reading import NotRegularFile, read_regular_file_stat
 
     try:
         data, _ = read_regular_file_stat(path)
     except (OSError, NotRegularFile):  # the full run says why
         return False
-    if could_hold_a_finding(data):
-        return False
-    return not path.endswith(PYTHON_SUFFIXES) or python_parses(data)
+    return not could_hold_a_finding(data)
 
 
 def _without_configuration(cwd: str, cache: str | None = None) -> bool:

@@ -7,7 +7,6 @@ import functools
 import itertools
 from collections.abc import Iterable, Sequence
 
-from aoti_lint.reading import python_parses
 from aoti_lint.records import dataclass
 from aoti_lint.rules.base import (
     SCREEN_ANCHORS,
@@ -18,7 +17,6 @@ from aoti_lint.rules.base import (
     remember_verdicts,
     rule_matches,
 )
-from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH
 from aoti_lint.token_scan import MAX_TOKENS, scanner
 
@@ -58,12 +56,9 @@ class FileContext:
 
     def reads(self, data: bytes, present: list[bool] | None = None) -> bool:
         """The prefilter's first stage: whether some rule could match these bytes, or some project rule
-        wants the file's data, or CPython cannot parse them and AOTI000 is enabled (the rules hold no token for
-        it). A file that passes none of these is settled without being decoded. ``present``: which of the
-        screen's anchors the bytes hold, when that is known (``reads_many``)."""
-        return self._matches(data, present) or (SyntaxErrorRule in self.rules and not python_parses(data))
-
-    def _matches(self, data: bytes, present: list[bool] | None = None) -> bool:
+        wants the file's data. A file that passes no rule here is settled without being decoded (nor parsed: it
+        cannot hold a finding, so AOTI000 has nothing to say of it). ``present``: which of the screen's anchors
+        the bytes hold, when that is known (``reads_many``)."""
         screen = _screen(self.rules, self.project_rules)
         if screen.compiled is not None:
             return screen.verdicts(data)
@@ -101,11 +96,7 @@ class FileContext:
                 if index == last:
                     break
                 at = joined.find(anchor, starts[index + 1])
-        syntax = SyntaxErrorRule in self.rules
-        return [
-            (found is not None and self._matches(data, found)) or (syntax and not python_parses(data))
-            for found, data in zip(present, datas, strict=True)
-        ]
+        return [found is not None and self.reads(data, found) for found, data in zip(present, datas, strict=True)]
 
 
 @dataclass(frozen=True)

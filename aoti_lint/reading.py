@@ -34,23 +34,3 @@ def read_regular_file_stat(path: str | os.PathLike[str]) -> tuple[bytes, os.stat
         return chunks[0] if len(chunks) == 1 else b"".join(chunks), info
     finally:
         os.close(fd)
-
-
-# ``ast.PyCF_ONLY_AST``: ``compile`` builds the tree and stops, and ``ast`` need not be imported to ask it.
-_ONLY_AST = 0x400
-
-
-def python_parses(data: bytes) -> bool:
-    """Whether CPython's parser reads these bytes as a module (their PEP 263 cookie or BOM honoured): a file that no
-    rule wants is still checked for AOTI000 with it, without ``ast`` or libcst. It compiles nothing and runs
-    nothing; a file it refuses goes to the engine, which says why (``parse.syntax_error``)."""
-    import warnings
-
-    try:
-        with warnings.catch_warnings():
-            # The parser warns of what it reads (an invalid escape): the code is not being run.
-            warnings.simplefilter("ignore")
-            compile(data, "<aoti-lint>", "exec", _ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, UnicodeError, RecursionError, MemoryError):
-        return False
-    return True

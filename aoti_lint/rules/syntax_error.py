@@ -11,12 +11,20 @@ from aoti_lint.source import PYTHON_KINDS
 class SyntaxErrorRule(Rule):
     """
     ## What it does
-    Reports a file that aoti-lint could not parse: a syntax error, bytes that are not valid in the file's
-    declared encoding (PEP 263), or NUL bytes. The finding points at the line and column of the problem.
+    Reports a file that aoti-lint must read but that CPython cannot parse: a syntax error, bytes that are not
+    valid in the file's declared encoding (PEP 263), or NUL bytes. The finding points at the line and column of
+    the problem. aoti-lint must read a file whose bytes hold a word one of the enabled rules looks for (an API
+    name, a debug switch, a `.so` or `.pt2` path...), whatever else the file holds; a file that holds none cannot
+    hold a finding, and is not parsed at all: run ruff (or `python -m py_compile`) to find every syntax error.
 
     ## Why is this bad?
-    A file that does not parse cannot be checked: every other rule is blind to it, and `--fix` will not
-    touch it. The run goes on with the other files.
+    A file that does not parse cannot be checked: every rule that wanted to read it is blind to it, and `--fix`
+    will not touch it. The run goes on with the other files.
+
+    ## Known problems
+    Parsing every file only to report syntax errors would make a run over a large tree several times slower
+    (most of its files hold none of the rules' words and are never decoded), for errors every Python linter
+    already reports.
     """
 
     code = "AOTI000"
@@ -25,8 +33,8 @@ class SyntaxErrorRule(Rule):
     summary = "The file could not be parsed; no other rule could check it"
     severity = Severity.ERROR
     file_kinds = PYTHON_KINDS
-    # No token: any file may be broken. Stage one asks CPython's parser of every Python file instead
-    # (``FileContext.reads``), and the entry point does too (``fast_path``).
+    # No token of its own: the engine asks CPython's parser of every file another rule's words bring in
+    # (``parse.syntax_error``).
     triggers = ()
 
     VALID = [Valid("x = 1\n")]

@@ -197,13 +197,35 @@ class _Kernel:
         return False
 
 
+def constant_arithmetic(operator: str, left: float, right: float) -> float | None:
+    """``left operator right`` for a threshold written as arithmetic on literals (``1 << 20``), the same for both
+    readings of a kernel; None where Python would fail, or the result would not be a size's scale."""
+    if operator in ("<<", "**") and not (left == int(left) and right == int(right) and 0 <= right <= 64):
+        return None
+    if operator == "<<":
+        return float(int(left) << int(right))
+    if operator == "**":
+        return float(left**right) if abs(left) <= 1 << 16 else None
+    if operator == "//":
+        return None if right == 0 else float(left // right)
+    return float(left + right if operator == "+" else left - right if operator == "-" else left * right)
+
+
+_AST_ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Pow: "**", ast.LShift: "<<", ast.FloorDiv: "//"}
+
+
 def _number(node: ast.AST) -> float | None:
-    """As ``fake_kernel_shape_branch._number``: an int or float literal, or its negation (not a bool)."""
+    """As ``fake_kernel_shape_branch._number``: an int or float literal (not a bool), its negation, or arithmetic
+    on them."""
     if type(node) is ast.Constant and isinstance(node.value, (int, float)) and type(node.value) is not bool:
         return float(node.value)
     if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
         inner = _number(node.operand)
         return None if inner is None else -inner
+    if type(node) is ast.BinOp:
+        left, right = _number(node.left), _number(node.right)
+        operator = _AST_ARITHMETIC.get(type(node.op))
+        return None if left is None or right is None or operator is None else constant_arithmetic(operator, left, right)
     return None
 
 

@@ -116,6 +116,8 @@ class _Kernel:
             assigns.append(node)  # type: ignore[arg-type]
             return [name for target in node.targets for name in _bound_names(target)]  # type: ignore[attr-defined]
         if kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr):
+            if kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+                assigns.append(node)  # type: ignore[arg-type]  # a loop binds its target as `_learn` reads it
             return _bound_names(node.target)  # type: ignore[attr-defined]
         if kind is ast.alias:
             return [node.asname] if node.asname else []  # type: ignore[attr-defined]
@@ -128,6 +130,11 @@ class _Kernel:
         return []
 
     def _learn(self, assign: ast.Assign, counts: dict[str, int]) -> None:
+        if type(assign) is not ast.Assign:  # a loop: as `fake_kernels._analyse`, each element of a shape is a size
+            target = assign.target  # type: ignore[attr-defined]
+            if type(target) is ast.Name and counts.get(target.id) == 1 and self.is_shape(assign.iter):  # type: ignore[attr-defined]
+                self.size_names.add(target.id)
+            return
         if len(assign.targets) != 1:
             return
         target, value = assign.targets[0], assign.value

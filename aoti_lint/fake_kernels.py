@@ -209,10 +209,12 @@ def _bound_names(node: cst.CSTNode) -> Iterator[str]:
         yield from _bound_names(node.value)
 
 
-def _assignments(function: cst.FunctionDef | cst.Lambda) -> tuple[dict[str, int], list[cst.Assign]]:
-    """How often each name is bound in the kernel (nested scopes aside), and its plain assignments."""
+def _assignments(
+    function: cst.FunctionDef | cst.Lambda,
+) -> tuple[dict[str, int], list[cst.Assign | cst.For | cst.CompFor]]:
+    """How often each name is bound in the kernel (nested scopes aside), and its plain assignments and loops."""
     counts: dict[str, int] = {}
-    assigns: list[cst.Assign] = []
+    assigns: list[cst.Assign | cst.For | cst.CompFor] = []
     for node in [function.body, *children(function.body)]:
         targets: list[cst.CSTNode] = []
         if isinstance(node, cst.Assign):
@@ -220,6 +222,8 @@ def _assignments(function: cst.FunctionDef | cst.Lambda) -> tuple[dict[str, int]
             assigns.append(node)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
             targets = [node.target]
+            if isinstance(node, (cst.For, cst.CompFor)):
+                assigns.append(node)
         elif isinstance(node, cst.AsName):
             targets = [node.name]
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
@@ -244,6 +248,16 @@ def _analyse(kernel: Kernel) -> Kernel:
     kernel.tensors = frozenset(tensors)
     # A name bound once to a size, in statement order (so `n = x.shape[0]; m = n * 2` makes both sizes).
     for assign in assigns:
+        if isinstance(assign, (cst.For, cst.CompFor)):
+            # `for s in x.shape` / `[int(s) for s in x.shape]`: each `s` is a size.
+            loop_target = assign.target
+            if (
+                isinstance(loop_target, cst.Name)
+                and counts.get(loop_target.value) == 1
+                and is_shape(kernel, assign.iter)
+            ):
+                kernel.size_names.add(loop_target.value)
+            continue
         if len(assign.targets) != 1:
             continue
         target = assign.targets[0].target

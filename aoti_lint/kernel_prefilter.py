@@ -116,6 +116,8 @@ class _Kernel:
             assigns.append(node)  # type: ignore[arg-type]
             return [name for target in node.targets for name in _bound_names(target)]  # type: ignore[attr-defined]
         if kind in (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr):
+            if kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+                assigns.append(node)  # type: ignore[arg-type]  # a loop binds its target as `_learn` reads it
             return _bound_names(node.target)  # type: ignore[attr-defined]
         if kind is ast.alias:
             return [node.asname] if node.asname else []  # type: ignore[attr-defined]
@@ -128,6 +130,11 @@ class _Kernel:
         return []
 
     def _learn(self, assign: ast.Assign, counts: dict[str, int]) -> None:
+        if type(assign) is not ast.Assign:  # a loop: as `fake_kernels._analyse`, each element of a shape is a size
+            target = assign.target  # type: ignore[attr-defined]
+            if type(target) is ast.Name and counts.get(target.id) == 1 and self.is_shape(assign.iter):  # type: ignore[attr-defined]
+                self.size_names.add(target.id)
+            return
         if len(assign.targets) != 1:
             return
         target, value = assign.targets[0], assign.value
@@ -197,13 +204,35 @@ class _Kernel:
         return False
 
 
+def constant_arithmetic(operator: str, left: float, right: float) -> float | None:
+    """``left operator right`` for a threshold written as arithmetic on literals (``1 << 20``), the same for both
+    readings of a kernel; None where Python would fail, or the result would not be a size's scale."""
+    if operator in ("<<", "**") and not (left == int(left) and right == int(right) and 0 <= right <= 64):
+        return None
+    if operator == "<<":
+        return float(int(left) << int(right))
+    if operator == "**":
+        return float(left**right) if abs(left) <= 1 << 16 else None
+    if operator == "//":
+        return None if right == 0 else float(left // right)
+    return float(left + right if operator == "+" else left - right if operator == "-" else left * right)
+
+
+_AST_ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Pow: "**", ast.LShift: "<<", ast.FloorDiv: "//"}
+
+
 def _number(node: ast.AST) -> float | None:
-    """As ``fake_kernel_shape_branch._number``: an int or float literal, or its negation (not a bool)."""
+    """As ``fake_kernel_shape_branch._number``: an int or float literal (not a bool), its negation, or arithmetic
+    on them."""
     if type(node) is ast.Constant and isinstance(node.value, (int, float)) and type(node.value) is not bool:
         return float(node.value)
     if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
         inner = _number(node.operand)
         return None if inner is None else -inner
+    if type(node) is ast.BinOp:
+        left, right = _number(node.left), _number(node.right)
+        operator = _AST_ARITHMETIC.get(type(node.op))
+        return None if left is None or right is None or operator is None else constant_arithmetic(operator, left, right)
     return None
 
 

@@ -98,3 +98,7 @@ def migration_packages(tmp_path_factory):
     from tests.runtime_helpers import build_packages
 
     return build_packages(_package_folder(tmp_path_factory, "aoti-migration"), debug=False, groups=("migration",))
+
+
+# The fixtures are code for aoti-lint to read, some of it shaped like a project's own tests: never collected.
+collect_ignore = ["fixtures"]

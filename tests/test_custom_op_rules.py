@@ -463,3 +463,16 @@ def test_a_kernel_after_a_hash_inside_a_string_is_kept():
     assert [f.code for f in lint_text(text, "m.py").findings if f.code.startswith("AOTI3")] == ["AOTI302"]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
     assert needs_parsing(source, FileContext.of(PYTHON_RULES))
+
+
+def test_impl_abstract_fallback_of_a_version_gate_is_reported_not_rewritten(cli, tmp_path):
+    """Issue 43: the rename made both branches of `if TORCH_VERSION_AT_LEAST_2_4: ... else: ...` the same."""
+    import shutil
+
+    project = tmp_path / "project"
+    shutil.copytree(FIXTURES / "corpus" / "impl_abstract_version_gate", project)
+    before = (project / "quant" / "ops.py").read_text()
+    result = cli(".", "--isolated", "--no-cache", "--fix", "--unsafe-fixes", cwd=project)
+    assert result.returncode == 1
+    assert "quant/ops.py:8:35: AOTI303" in result.stdout and "version gate at line 5" in result.stdout
+    assert (project / "quant" / "ops.py").read_text() == before

@@ -141,7 +141,8 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     ## What it does
     Finds debug environment variables set to an "on" value wherever a project sets them: in Python
     (`os.environ[K] = V`, `os.environ.setdefault`, `os.environ.update`, `os.putenv`, an `env=` mapping passed
-    to `subprocess`), shell scripts (`export K=V`, `K=V cmd`, `env K=V cmd`), Dockerfiles (`ENV`, and the
+    to `subprocess`; the dict given to `update` or `env=` may be a variable assigned a dict display once, in
+    the module or the function), shell scripts (`export K=V`, `K=V cmd`, `env K=V cmd`), Dockerfiles (`ENV`, and the
     shell of `RUN`), YAML (`env:` / `environment:` / `variables:` mappings in map, list and Kubernetes
     `name`/`value` forms, `run:` scripts, `echo "K=V" >> $GITHUB_ENV`) and `.env` files.
 
@@ -266,6 +267,10 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
             return
         self.report(arg.keyword, message(switch, name), fix=remove_fix(name, edits))
 
+    def __init__(self, context: Any) -> None:
+        super().__init__(context)
+        self._named_dicts: set[int] = set()
+
     def _is_environ(self, node: Any) -> bool:
         return ENVIRON in self.qualified_names(node)
 
@@ -297,10 +302,22 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
             for arg in node.args
         )
 
+    def _updates_from_variable(self, node: Any) -> bool:
+        """`environ.update(NAME)`: the spelling only, as `_may_set` (most `.update(x)` calls are of other dicts)."""
+        args = node.args
+        return (
+            node.func.attr.value == "update"
+            and len(args) == 1
+            and args[0].keyword is None
+            and not args[0].star
+            and isinstance(args[0].value, cst.Name)
+            and self.context.may_resolve_to(node.func.value, {"environ"})
+        )
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _ENVIRON_METHODS:
-            if self._may_set(node) and self._is_environ(func.value):
+            if (self._may_set(node) or self._updates_from_variable(node)) and self._is_environ(func.value):
                 self._environ_method(node, func.attr.value)
             return
         has_env = any(arg.keyword is not None and arg.keyword.value == "env" for arg in node.args)
@@ -339,6 +356,8 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
                 self._report_keyword(arg, whole if whole is not None else self.remove_element(node.args, arg))
             elif not arg.star and isinstance(arg.value, cst.Dict):
                 self._dict_entries(arg.value, whole)
+            elif not arg.star and isinstance(arg.value, cst.Name):
+                self._named_dict(arg.value)
 
     def _dict_entries(self, mapping: Any, whole: Sequence[Edit] | None = None) -> None:
         for element in mapping.elements:
@@ -346,9 +365,20 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
                 edits = whole if whole is not None else self.remove_element(mapping.elements, element)
                 self._report_setting(element.key, element.value, edits)
 
+    def _named_dict(self, name: Any) -> None:
+        """A variable holding a dict display, assigned once where it is read (`os.environ.update(PRESET)`,
+        `env=env`): its entries, reported once however many calls take it. Anything else is not known."""
+        mapping = self.context.facts().single_value(name)
+        if isinstance(mapping, cst.Dict) and id(mapping) not in self._named_dicts:
+            self._named_dicts.add(id(mapping))
+            self._dict_entries(mapping)
+
     def _env_mapping(self, value: Any) -> None:
-        """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``."""
-        if isinstance(value, cst.Dict):
+        """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``, or a variable holding a
+        dict display."""
+        if isinstance(value, cst.Name):
+            self._named_dict(value)
+        elif isinstance(value, cst.Dict):
             self._dict_entries(value, self._whole_env(value, value.elements))
         elif isinstance(value, cst.Call) and "builtins.dict" in self.qualified_names(value.func):
             whole = self._whole_env(value, value.args)
@@ -437,6 +467,18 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
             filename="ci.yml",
         ),
         Valid("CUDA_LAUNCH_BLOCKING=0\nTORCH_LOGS=\n", filename="app.env"),
+        Valid(
+            """
+            import os
+            import subprocess
+
+            env = dict(os.environ)
+            if fast:
+                env = {"CUDA_LAUNCH_BLOCKING": "1"}
+            subprocess.run(cmd, env=env)
+            os.environ.update(SETTINGS)
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -483,6 +525,33 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
             os.putenv("AOT_INDUCTOR_DEBUG_COMPILE", "1")
             """,
             count=3,
+        ),
+        Invalid(
+            """
+            import os
+            import subprocess
+
+            DEBUG_ENV = {"CUDA_LAUNCH_BLOCKING": "1", "TORCH_SHOW_CPP_STACKTRACES": "1"}
+            os.environ.update(DEBUG_ENV)
+
+            def launch(cmd):
+                env = {**os.environ, "TORCHINDUCTOR_NAN_ASSERTS": "1"}
+                subprocess.Popen(cmd, env=env)
+                subprocess.run(cmd, env=env)
+            """,
+            count=3,
+            fixed="""
+            import os
+            import subprocess
+
+            DEBUG_ENV = {}
+            os.environ.update(DEBUG_ENV)
+
+            def launch(cmd):
+                env = {**os.environ}
+                subprocess.Popen(cmd, env=env)
+                subprocess.run(cmd, env=env)
+            """,
         ),
         Invalid(
             """

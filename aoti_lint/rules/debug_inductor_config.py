@@ -125,7 +125,8 @@ class DebugInductorConfig(PythonSwitchRule):
     `config.patch(...)` with a keyword, a dict or a key and a value (as a call, decorator or context
     manager), and keys of the dict passed as `inductor_configs=` to `aoti_compile_and_package` or as
     `options=` to `torch._export.aot_compile`, `torch._inductor.aot_compile` and `torch.compile`, including
-    a dict built in a variable of the same scope.
+    a dict built in a variable of the same scope; the dict may be a display (its `**{...}` entries too) or a
+    call of `dict` (its keywords, and the keys set afterwards in `options = dict(BASE)`).
 
     The keys are `nan_asserts`, `runtime_triton_nan_asserts`, `debug`, `debug_index_asserts`,
     `trace.enabled`, `aot_inductor.debug_compile`, `aot_inductor.debug_intermediate_value_printer`,
@@ -253,7 +254,7 @@ class DebugInductorConfig(PythonSwitchRule):
         for assign_target in node.targets:
             target = assign_target.target
             if isinstance(target, cst.Name):
-                mapping = node.value if isinstance(node.value, cst.Dict) and len(node.targets) == 1 else None
+                mapping = node.value if self._is_mapping(node.value) and len(node.targets) == 1 else None
                 scope.assignments.setdefault(target.value, []).append(mapping)
                 if mapping is not None:
                     scope.entries.setdefault(target.value, []).extend(self._entries(mapping))
@@ -271,8 +272,35 @@ class DebugInductorConfig(PythonSwitchRule):
                     entry = (index.value, key, node.value, self.remove_statement(node), self.deliberate)
                     scope.entries.setdefault(target.value.value, []).append(entry)
 
+    def _is_mapping(self, node: Any) -> bool:
+        """A dict display, or a call of the builtin `dict` (whose keywords are keys: `dict(BASE, debug=True)`)."""
+        if isinstance(node, cst.Dict):
+            return True
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "dict"
+            and "builtins.dict" in self.qualified_names(node.func)
+        )
+
     def _entries(self, mapping: Any) -> Iterator[tuple[Any, str, Any, tuple[Edit, ...], bool]]:
+        """The literal keys a dict display or a `dict(...)` call sets, those of a `**{...}` inside it too."""
+        if isinstance(mapping, cst.Call):
+            for arg in mapping.args:
+                if arg.keyword is not None:
+                    edits = self.remove_element(mapping.args, arg)
+                    yield arg.keyword, arg.keyword.value, arg.value, edits, self.deliberate
+                elif not arg.star and isinstance(arg.value, cst.Dict):
+                    yield from self._entries(arg.value)
+            return
         for element in mapping.elements:
+            if isinstance(element, cst.StarredDictElement) and isinstance(element.value, cst.Dict):
+                inner = list(self._entries(element.value))
+                if len(element.value.elements) == 1:  # `**{}` would be left: the whole element goes
+                    whole = self.remove_element(mapping.elements, element)
+                    inner = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in inner]
+                yield from inner
+                continue
             key = string_literal(element.key) if isinstance(element, cst.DictElement) else None
             if key is not None:
                 yield element.key, key, element.value, self.remove_element(mapping.elements, element), self.deliberate
@@ -309,7 +337,7 @@ class DebugInductorConfig(PythonSwitchRule):
         arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
         if arg is None:
             return
-        if isinstance(arg.value, cst.Dict):
+        if self._is_mapping(arg.value):
             for entry in self._argument_entries(node.args, arg):
                 self._report_key(*entry)
         elif isinstance(arg.value, cst.Name):
@@ -322,7 +350,7 @@ class DebugInductorConfig(PythonSwitchRule):
         """The entries of a literal `options=` / `inductor_configs=` dict; its last entry takes the argument
         with it (`options={}` would be left, and it means what no argument means)."""
         entries = self._entries(arg.value)
-        if len(arg.value.elements) != 1:
+        if isinstance(arg.value, cst.Call) or len(arg.value.elements) != 1:
             return entries
         whole = self.remove_element(args, arg)
         return ((key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries)
@@ -439,6 +467,17 @@ class DebugInductorConfig(PythonSwitchRule):
             run(options=options)
             """
         ),
+        Valid(
+            """
+            import torch
+
+            dict = lambda **kwargs: {}
+            options = dict(BASE, nan_asserts=True)
+            options["debug"] = flag
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=options)
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=dict(trace={"enabled": True}))
+            """
+        ),
     ]
     INVALID = [
         Invalid(
@@ -477,6 +516,28 @@ class DebugInductorConfig(PythonSwitchRule):
                     return torch._inductor.aoti_compile_and_package(ep)
             """,
             count=2,
+        ),
+        Invalid(
+            """
+            import torch
+
+            BASE = {"max_autotune": True}
+            options = dict(BASE)
+            options["debug_index_asserts"] = True
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=options)
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=dict(max_autotune=True, nan_asserts=True))
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs={**BASE, **{"trace.enabled": True}})
+            """,
+            count=3,
+            fixed="""
+            import torch
+
+            BASE = {"max_autotune": True}
+            options = dict(BASE)
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=options)
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs=dict(max_autotune=True))
+            torch._inductor.aoti_compile_and_package(ep, inductor_configs={**BASE})
+            """,
         ),
         Invalid(
             """

@@ -69,6 +69,7 @@ class DeprecatedReference(PythonRule):
         super().__init__(context)
         self._in_import = 0
         self._reported_attr_names: set[int] = set()
+        self._bound_names: set[int] = set()
 
     def visit_Import(self, node: Any) -> None:
         self._in_import += 1
@@ -82,13 +83,31 @@ class DeprecatedReference(PythonRule):
     def leave_ImportFrom(self, node: Any) -> None:
         self._in_import -= 1
 
+    # A name being bound is not a use of what it held before: the stub `def aot_compile(*args, **kwargs)` in a
+    # compat module's `except ImportError:` (or `aot_load = None` there) shares the import's name, and libcst's
+    # scopes give it the import's qualified name too.
+    def visit_FunctionDef(self, node: Any) -> None:
+        self._bound_names.add(id(node.name))
+
+    def visit_ClassDef(self, node: Any) -> None:
+        self._bound_names.add(id(node.name))
+
+    def visit_Param(self, node: Any) -> None:
+        self._bound_names.add(id(node.name))
+
+    def visit_AssignTarget(self, node: Any) -> None:
+        self._bound_names.add(id(node.target))
+
+    def visit_AnnAssign(self, node: Any) -> None:
+        self._bound_names.add(id(node.target))
+
     def visit_Attribute(self, node: Any) -> None:
         if not self._in_import and self._resolves_to_symbol(node):
             self._reported_attr_names.add(id(node.attr))
             self._report(node)
 
     def visit_Name(self, node: Any) -> None:
-        if self._in_import or id(node) in self._reported_attr_names:
+        if self._in_import or id(node) in self._reported_attr_names or id(node) in self._bound_names:
             return
         if self._resolves_to_symbol(node):
             self._report(node)
@@ -211,6 +230,18 @@ class DeprecatedAotCompile(DeprecatedReference):
                 return model
 
             aot_compile(model, (x,))
+            """
+        ),
+        Valid(
+            """
+            try:
+                from torch._export import aot_compile
+            except ImportError:
+
+                def aot_compile(*args, **kwargs):
+                    raise RuntimeError("aot_compile needs torch >= 2.2")
+
+            __all__ = ["aot_compile"]
             """
         ),
         Valid(
@@ -406,6 +437,17 @@ class DeprecatedAotLoad(DeprecatedReference):
                 return path
 
             load_package("model.pt2")
+            """
+        ),
+        Valid(
+            """
+            try:
+                from torch._export import aot_load
+            except ImportError:
+                aot_load = None
+
+            def aot_load_or_fail(path, device):
+                raise NotImplementedError("install torch>=2.2")
             """
         ),
     ]

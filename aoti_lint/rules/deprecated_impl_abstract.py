@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 OLD = IMPL_ABSTRACT.rsplit(".", 1)[-1]
 NEW = REGISTER_FAKE.rsplit(".", 1)[-1]
 LIBRARY = IMPL_ABSTRACT.rsplit(".", 1)[0]
+# A condition that asks which torch runs: `TORCH_VERSION_AT_LEAST_2_4`, `torch.__version__ >= ...`,
+# `hasattr(torch.library, "register_fake")`.
+_VERSION_CHECK = re.compile(rf"(?i)version|\bhasattr\(.*\b{NEW}\b")
 
 
 class DeprecatedImplAbstract(PythonRule):
@@ -36,7 +39,12 @@ class DeprecatedImplAbstract(PythonRule):
     `register_fake`. It is safe: `impl_abstract(qualname, func=None, *, lib=None, _stacklevel=1)` only calls
     `register_fake(qualname, func, lib=lib, ...)`. It is offered only when `target-torch` is 2.4 or newer,
     and not when a call passes `qualname=` or `func=` by keyword (`register_fake` takes them positionally
-    only), nor when the module already uses the name `register_fake` for something else.
+    only), nor when the module already uses the name `register_fake` for something else, nor when the
+    reference lies in a branch of a torch version gate: an `if`/`else` (or conditional expression) whose
+    condition checks the torch version or whose other branch uses `register_fake`, or the `except` of a `try`
+    that uses it. There `impl_abstract` is the fallback for old torch on purpose, and renaming it would make
+    both branches the same; the message says so, and what to do (drop the gate once every supported torch
+    has `register_fake`).
     """
 
     code = "AOTI303"
@@ -121,6 +129,34 @@ class DeprecatedImplAbstract(PythonRule):
             message_contains="2.4",
             target_torch="2.3",
         ),
+        Invalid(
+            """
+            import torch
+
+            from mylib.utils import TORCH_VERSION_AT_LEAST_2_4
+
+            if TORCH_VERSION_AT_LEAST_2_4:
+                register = torch.library.register_fake
+            else:
+                register = torch.library.impl_abstract
+            """,
+            line=8,
+            message_contains="version gate at line 5",
+        ),
+        Invalid(
+            """
+            try:
+                from torch.library import register_fake
+            except ImportError:
+                from torch.library import impl_abstract as register_fake
+
+            @register_fake("mylib::twice")
+            def _(x):
+                return x.new_empty(x.shape[0] * 2)
+            """,
+            line=6,
+            message_contains="version gate at line 1",
+        ),
     ]
 
     @classmethod
@@ -203,6 +239,9 @@ class DeprecatedImplAbstract(PythonRule):
         blocked = self._why_no_fix(bare)
         if blocked is None and not self._aliases:
             blocked = "the name is not bound by `from torch.library import impl_abstract` in this module"
+        # The import is renamed with the uses: an import that is itself a version gate's fallback blocks them all.
+        if blocked is None:
+            blocked = next((gate for alias in self._aliases if (gate := self._version_gate(alias))), None)
         renames_uses = any(alias.asname is None for alias in self._aliases)
         edits: list[Edit] = []
         if blocked is None:
@@ -250,4 +289,35 @@ class DeprecatedImplAbstract(PythonRule):
             return f"`register_fake` needs torch {REGISTER_FAKE_SINCE[0]}.{REGISTER_FAKE_SINCE[1]}+ (target-torch)"
         if any(id(finding.data) in self._keyword_calls for finding in findings):
             return "a call passes `qualname=` or `func=` by keyword, which `register_fake` takes positionally only"
+        return next((gate for finding in findings if (gate := self._version_gate(finding.data))), None)
+
+    def _version_gate(self, node: Any) -> str | None:
+        """Why ``node`` is the old-torch branch of a version gate, which a rename would make the same as the
+        other branch; None when it is not in one."""
+        facts = self.context.facts()
+        child, parent = node, facts.parent(node)
+        while parent is not None:
+            other = self._other_branch(parent, child)
+            if other is not None:
+                code = self.context.module.code_for_node
+                test = code(parent.test) if isinstance(parent, (cst.If, cst.IfExp)) else ""
+                if re.search(rf"\b{NEW}\b", code(other)) or _VERSION_CHECK.search(test):
+                    line = self.context.positions()[parent].start.line
+                    return (
+                        f"it is a branch of the torch version gate at line {line}, for torch without `{NEW}`: "
+                        f"renaming it would make both branches the same; drop the gate once every torch you "
+                        f"support has `{NEW}`"
+                    )
+            child, parent = parent, facts.parent(parent)
+        return None
+
+    @staticmethod
+    def _other_branch(parent: Any, child: Any) -> Any:
+        """The other branch of the ``if``, conditional expression or ``try`` whose branch ``child`` is (an
+        empty module for an ``if`` without ``else``), or None when ``child`` is no branch of ``parent``."""
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+            other = parent.orelse if child is parent.body else parent.body
+            return cst.Module([]) if other is None else other
+        if isinstance(parent, cst.Try) and any(child is handler for handler in parent.handlers):
+            return parent.body
         return None

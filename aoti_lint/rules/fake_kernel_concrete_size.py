@@ -32,7 +32,8 @@ class FakeKernelConcreteSize(PythonRule):
     `Library(...).impl("op", fn, "Meta")`, and the call forms `torch.library.register_fake("ns::op", fn)` /
     `my_op.register_fake(fn)`. Reported inside them:
     - `int(...)` or `float(...)` of a size (`x.shape[0]`, `x.size(1)`, `x.numel()`, `x.stride(0)`,
-      arithmetic on them, or a local name bound once to one);
+      arithmetic on them, a local name bound once to one, or the variable of a loop or comprehension over a
+      shape: `[int(s) for s in x.shape]`);
     - a `math.*` function applied to a size (`math.ceil(x.shape[0] / 2)`);
     - `.item()` on a size (a `SymInt` has no `.item()`);
     - `.item()`, `.tolist()`, `.numpy()` on a tensor argument or a tensor computed from one (`x.sum().item()`).
@@ -136,6 +137,18 @@ class FakeKernelConcreteSize(PythonRule):
             line=9,
             column=9,
             message_contains="x.shape[0]",
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.register_fake("mylib::pack_rows")
+            def _(x):
+                sizes = [int(s) for s in x.shape]
+                return x.new_empty(sizes[0] * sizes[1])
+            """,
+            line=5,
+            column=14,
         ),
         Invalid(
             """

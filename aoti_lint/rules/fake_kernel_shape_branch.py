@@ -19,13 +19,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+# libcst's operator classes, by the names `kernel_prefilter.constant_arithmetic` knows them.
+_ARITHMETIC = {"Add": "+", "Subtract": "-", "Multiply": "*", "Power": "**", "LeftShift": "<<", "FloorDivide": "//"}
+
 
 def _number(node: Any) -> float | None:
+    """A number literal, its negation, or arithmetic on them (a threshold written `1 << 20`, `4 * 1024`)."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return float(node.evaluated_value)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
         inner = _number(node.expression)
         return None if inner is None else -inner
+    if isinstance(node, cst.BinaryOperation):
+        from aoti_lint.kernel_prefilter import constant_arithmetic
+
+        left, right = _number(node.left), _number(node.right)
+        operator = _ARITHMETIC.get(type(node.operator).__name__)
+        return None if left is None or right is None or operator is None else constant_arithmetic(operator, left, right)
     return None
 
 
@@ -42,8 +52,9 @@ class FakeKernelShapeBranch(PythonRule):
     """
     ## What it does
     Finds `if` statements and conditional expressions in fake and meta kernels of custom ops (registered as
-    for [AOTI301](AOTI301.md)) whose condition compares a size of a tensor argument with a number:
-    `if x.shape[0] > 8:`, `a if x.size(1) % 16 == 0 else b`; and Python loops over a size:
+    for [AOTI301](AOTI301.md)) whose condition compares a size of a tensor argument with a number (a
+    literal, or arithmetic on literals such as `1 << 20`): `if x.shape[0] > 8:`,
+    `a if x.size(1) % 16 == 0 else b`; and Python loops over a size:
     `for i in range(x.shape[0]):`, `[... for i in range(x.size(1))]`.
 
     Comparisons of a plain size with 0 or 1 (`if x.numel() == 0:`) are not reported: export specialises
@@ -137,6 +148,19 @@ class FakeKernelShapeBranch(PythonRule):
             line=9,
             column=8,
             message_contains="torch._check",
+        ),
+        Invalid(
+            """
+            import torch
+
+            @torch.library.register_fake("mylib::split_rows")
+            def _(x):
+                if x.shape[0] >= 1 << 16:
+                    return x.new_empty(2, x.shape[0] // 2, x.shape[1])
+                return x.new_empty(1, *x.shape)
+            """,
+            line=5,
+            column=8,
         ),
         Invalid(
             """

@@ -30,7 +30,7 @@ class SyntaxErrorRule(Rule):
     code = "AOTI000"
     name = "syntax-error"
     references = (PEP_263,)
-    summary = "The file could not be parsed; no other rule could check it"
+    summary = "A file some rule must read could not be parsed; no rule could check it"
     severity = Severity.ERROR
     file_kinds = PYTHON_KINDS
     # No token of its own: the engine asks CPython's parser of every file another rule's words bring in

@@ -371,7 +371,7 @@ def _run_fingerprint(settings: Settings) -> bytes:
 
 
 def _libcst_stamp() -> str:
-    """Which libcst is installed, without ``importlib.metadata`` (20 ms at every start): where it lives and the
+    """Which libcst is installed, without ``importlib.metadata`` (slow to import at every start): where it lives and the
     size and time of its version file, which an upgrade or reinstall rewrites."""
     import importlib.util
 

@@ -92,8 +92,8 @@ _MAX_PYPROJECT_BRACKETS = 200
 
 
 def _import_pathlib() -> None:
-    """Import ``pathlib`` without the ``urllib.parse`` it imports for ``Path.as_uri`` alone: with ``ipaddress``, which
-    that imports, some 3 ms of a 50 ms run on one file. While ``pathlib`` loads, a stand-in answers for
+    """Import ``pathlib`` without the ``urllib.parse`` it imports for ``Path.as_uri`` alone (with ``ipaddress``, which
+    that imports, a visible share of a run on one file). While ``pathlib`` loads, a stand-in answers for
     ``urllib.parse``: its ``quote_from_bytes`` imports the real one when first called, any other name imports it at
     once. The stand-in leaves ``sys.modules`` as soon as ``pathlib`` is loaded, so nothing else ever imports it."""
     if "pathlib" in sys.modules or "urllib.parse" in sys.modules:
@@ -160,10 +160,10 @@ def main() -> int:
 
 def entry() -> None:
     """The ``aoti-lint`` console script and ``python -m aoti_lint``: ``main``, then an exit without the interpreter's
-    teardown, which frees every object of the run one by one (20 ms of a run over torch's sources: mypy's
-    ``hard_exit`` skips it too). The run has written and closed every file and stopped its workers by then; what it
-    printed is flushed first. An exception, or a ``SystemExit`` (``--help``, a usage error), ends it the usual way,
-    and so does a run under a profiler, a tracer or coverage, which write their data at the interpreter's exit."""
+    teardown, which frees every object of the run one by one (mypy's ``hard_exit`` skips it too). The run has
+    written and closed every file and stopped its workers by then; what it printed is flushed first. An exception,
+    or a ``SystemExit`` (``--help``, a usage error), ends it the usual way, and so does a run under a profiler, a
+    tracer or coverage, which write their data at the interpreter's exit."""
     code = main()
     if sys.getprofile() is not None or sys.gettrace() is not None or "coverage" in sys.modules:
         sys.exit(code)

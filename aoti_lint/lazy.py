@@ -33,8 +33,8 @@ class LazyModule:
 
 
 class LazyPattern:
-    """A regular expression compiled the first time it is used: compiling one costs 0.1 to 2 ms, and a one-file run,
-    pre-commit's common case, lasts some 50 ms of which most is spent importing."""
+    """A regular expression compiled the first time it is used: most runs never use most patterns, and a one-file
+    run, pre-commit's common case, is mostly start-up (benchmarks/RESULTS.md, section c)."""
 
     def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
         self._source = (pattern, flags)

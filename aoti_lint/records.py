@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 
-# ``typing`` costs some 3 ms to import, and a run reads its names in annotations only (strings, PEP 563): every
+# ``typing`` is slow to import, and a run reads its names in annotations only (strings, PEP 563): every
 # module of the package names them under ``if TYPE_CHECKING:``, read by type checkers alone.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

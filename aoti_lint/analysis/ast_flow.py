@@ -608,7 +608,7 @@ class _Reader(ExampleInputs):
         statement of its own, so no call is given a `.so` path (``ModuleFlow.path_arguments`` has none)."""
         if not self.so_strings:
             return ()
-        from aoti_lint.analysis.so_mentions import placed_mentions  # its patterns cost a pre-commit run 5 ms
+        from aoti_lint.analysis.so_mentions import placed_mentions  # compiles patterns: only where a .so is named
 
         found = []
         for node in self.so_strings:

@@ -37,8 +37,8 @@ DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.m
 
 
 # Substrings shared by many trigger tokens: a file without one (nine in ten) is settled by one scan for it, not
-# one per token under it. Each scan of the bytes costs about the same whatever the token (some 25 ms over
-# torch's 49 MB): 33 tokens under 6 anchors and 6 tokens of their own cost 12 scans, not 33. The first look at
+# one per token under it. Each scan of the bytes costs about the same whatever the token: 33 tokens under
+# 6 anchors and 6 tokens of their own cost 12 scans, not 33. The first look at
 # the bytes (``file_context``'s screen) asks for the anchors, then for the tokens under the anchors found; the
 # rules' own tests (``tokens_match``) then never search for a token whose anchor is absent.
 SCREEN_ANCHORS = (b"aot", b"AOT", b"TORCH", b"Meta", b"meta", b".so")
@@ -85,7 +85,7 @@ def tokens_match(groups: tuple[tuple[bytes, ...], ...], data: bytes) -> bool:
 
 # What each rule's test of the bytes last gave, for the bytes last asked about: stage one asks about each file up
 # to three times (the screen, whether any rule matches, which ones), and a rule's own test may run a dozen
-# regular expressions (AOTI202's key forms: some 150 ms over torch's sources, each time).
+# regular expressions (AOTI202's key forms), each time over the whole of the bytes.
 _matched: list[Any] = [b"", {}]
 
 

@@ -376,7 +376,7 @@ def _settings(command: _Command, locator: Locator, removal_mode: CommandRemoval)
         if name == "echo":
             yield from _github_env(command, locator, removal_mode)
     # Positions by identity: `words.index(word)` compares dataclasses field by field, once per word of a
-    # command that may hold thousands of pairs (`export A=1 ... V19999=x`: quadratic, 45 s).
+    # command that may hold thousands of pairs (`export A=1 ... V19999=x`: quadratic).
     positions = {id(word): position for position, word in enumerate(words)}
     for word, whole_command in found:
         match = _ASSIGNMENT.match(word.text)

@@ -630,3 +630,58 @@ def test_the_yaml_scan_looks_at_each_mapping_once_however_many_jobs(monkeypatch)
         assert len(found) == 2 * jobs
         counts.append(sum(looked))
     assert counts[1] <= 2 * counts[0] + 10, counts
+
+
+DEBUGGING_TOOLS = {
+    "tools/minify_graph.py": "import torch._inductor.config as cfg\n\ncfg.trace.enabled = True\n",
+    "scripts/debug/run.sh": "export CUDA_LAUNCH_BLOCKING=1\npython serve.py\n",
+    "run_debug.sh": "export TORCHINDUCTOR_NAN_ASSERTS=1\npython serve.py\n",
+    "repro.py": 'import os\n\nos.environ["AOTI_RUNTIME_CHECK_INPUTS"] = "1"\n',
+}
+
+
+@pytest.mark.parametrize("output", ["concise", "json"])
+def test_a_debugging_tool_keeps_its_switches_reported_and_unfixed(cli, tmp_path, output):
+    """AOTI201/AOTI202 report the switches of a file that is a debugging tool on purpose (by its folder or its
+    name), but offer no fix there: --fix --unsafe-fixes leaves it as it is; the same switch elsewhere is fixed."""
+    for name, text in DEBUGGING_TOOLS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "serve.py").write_text(DEBUGGING_TOOLS["repro.py"])
+    checked = cli("--isolated", "--no-cache", "--output-format", output, ".", cwd=tmp_path)
+    assert checked.returncode == 1
+    if output == "json":
+        findings = json.loads(checked.stdout)
+        assert {(f["filename"].split(str(tmp_path) + os.sep)[-1], f["fix"] is None) for f in findings} == {
+            *((name, True) for name in DEBUGGING_TOOLS),
+            ("serve.py", False),
+        }
+        return
+    fixed = cli("--isolated", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert fixed.returncode == 1
+    for name, text in DEBUGGING_TOOLS.items():
+        assert (tmp_path / name).read_text() == text, name
+        assert name in fixed.stdout
+    assert "AOTI_RUNTIME_CHECK_INPUTS" not in (tmp_path / "serve.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("path", "tool"),
+    [
+        ("tools/x.py", True),
+        ("a/debug/b.sh", True),
+        ("scripts/debug/run.sh", True),
+        ("run_debug.sh", True),
+        ("minify_graph.py", True),
+        ("ci/repro-1234.yaml", True),
+        ("src/serve.py", False),
+        ("debugger.py", False),
+        ("reproducible.py", False),
+        ("tools.py", False),
+        ("deploy/.env", False),
+    ],
+)
+def test_what_counts_as_a_debugging_tool(path, tool):
+    from aoti_lint.rules.debug_switches import is_debugging_tool
+
+    assert is_debugging_tool(path) is tool

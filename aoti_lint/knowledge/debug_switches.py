@@ -246,3 +246,10 @@ DEBUG_CONDITION_MARKER = "debug"
 def message(switch: DebugSwitch, shown: str) -> str:
     """The finding's message: the switch, what it costs and when it acts."""
     return f"debug switch `{shown}` is on: {switch.cost}; {switch.phase.value}"
+
+
+# Files that are debugging tools on purpose (a minifier, `run_debug.sh`, a repro script): their switches are
+# reported, but no fix removes them. A folder of one of these names anywhere in the path as aoti-lint shows it
+# (`tools/`, `scripts/debug/`), or a word of the file's name (split at `_`, `-` and `.`: `run_debug.sh`).
+DEBUGGING_TOOL_FOLDERS = frozenset({"tools", "debug", "debugging"})
+DEBUGGING_TOOL_NAME_WORDS = frozenset({"debug", "debugging", "minify", "minifier", "repro", "reproducer"})

@@ -182,6 +182,10 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     `import os` / `from os import environ` go once nothing uses them; the blank lines around a removed
     statement merge instead of piling up.
     It is unsafe: the switch may be wanted where it is, e.g. in a job that exists to debug.
+    There is no fix in a file that is a debugging tool on purpose: one under a `tools/`, `debug/` or
+    `debugging/` folder (`scripts/debug/` too), or whose name has the word `debug`, `minify`, `minifier`,
+    `repro` or `reproducer` (`run_debug.sh`, `minify_graph.py`); the finding stays. To silence such files,
+    use per-file-ignores (docs/configuration.md, "Debugging tools").
     Add `# noqa: AOTI201` at the end of the line to keep one on purpose.
     """
 
@@ -236,7 +240,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
                     setting.start,
                     setting.end,
                     message(switch, setting.name),
-                    remove_fix(setting.name, setting.removal),
+                    remove_fix(setting.name, setting.removal, source.display_path),
                 )
             )
         return findings
@@ -257,7 +261,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         value = string_literal(value_node)
         if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
             return
-        self.report(key_node, message(switch, name), fix=remove_fix(name, edits))
+        self.report(key_node, message(switch, name), fix=remove_fix(name, edits, self.context.source.display_path))
 
     def _report_keyword(self, arg: Any, edits: Sequence[Edit]) -> None:
         name = arg.keyword.value
@@ -265,7 +269,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         value = string_literal(arg.value)
         if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
             return
-        self.report(arg.keyword, message(switch, name), fix=remove_fix(name, edits))
+        self.report(arg.keyword, message(switch, name), fix=remove_fix(name, edits, self.context.source.display_path))
 
     def __init__(self, context: Any) -> None:
         super().__init__(context)
@@ -694,4 +698,6 @@ class _AstSettings(AstReading):
         switch = SWITCHES_BY_ENV_VAR[name]
         if not (type(value) is ast.Constant and type(value.value) is str and switch.is_on_value(value.value)):
             return False
-        return self.finding(key, message(switch, name), remove_fix(name, (), deferred=True) if removable else None)
+        return self.finding(
+            key, message(switch, name), remove_fix(name, (), self.path, deferred=True) if removable else None
+        )

@@ -147,7 +147,12 @@ class DebugInductorConfig(PythonSwitchRule):
     body moves one indent out). Where the emptied call cannot go (`with ... as name`, inside an expression,
     a body with a multi-line string) there is no fix. An import of `torch._inductor.config` under a name of
     its own goes once nothing uses it. It is unsafe: the key may be wanted there, e.g. in a script that
-    exists to debug. Add `# noqa: AOTI202` to keep it.
+    exists to debug.
+    There is no fix in a file that is a debugging tool on purpose: one under a `tools/`, `debug/` or
+    `debugging/` folder (`scripts/debug/` too), or whose name has the word `debug`, `minify`, `minifier`,
+    `repro` or `reproducer` (`run_debug.sh`, `minify_graph.py`); the finding stays. To silence such files,
+    use per-file-ignores (docs/configuration.md, "Debugging tools").
+    Add `# noqa: AOTI202` to keep it.
     """
 
     code = "AOTI202"
@@ -216,7 +221,11 @@ class DebugInductorConfig(PythonSwitchRule):
         value = literal_value(value_node)
         if switch is None or value is UNKNOWN or deliberate or not switch.is_on_value(value):
             return
-        self.report(node, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix=remove_fix(key, edits))
+        self.report(
+            node,
+            message(switch, f"{INDUCTOR_CONFIG}.{key}"),
+            fix=remove_fix(key, edits, self.context.source.display_path),
+        )
 
     def _config_key(self, node: Any) -> str | None:
         prefix = INDUCTOR_CONFIG + "."
@@ -641,5 +650,5 @@ class _AstConfigWrites(AstReading):
             return None
         if not switch.is_on_value(value):  # type: ignore[arg-type]  # a literal: checked above
             return False
-        fix = remove_fix(key, (), deferred=True) if len(statement.targets) == 1 else None
+        fix = remove_fix(key, (), self.path, deferred=True) if len(statement.targets) == 1 else None
         return self.finding(target, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix)

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.knowledge.debug_switches import (
     DEBUG_CONDITION_MARKER,
+    DEBUGGING_TOOL_FOLDERS,
+    DEBUGGING_TOOL_NAME_WORDS,
 )
 from aoti_lint.lazy import cst
 from aoti_lint.rules.base import PythonRule
@@ -136,8 +138,20 @@ def sets_one_key(call: Any) -> bool:
     return arg.keyword is not None or (isinstance(arg.value, cst.Dict) and len(arg.value.elements) == 1)
 
 
-def remove_fix(name: str, edits: Sequence[Edit], deferred: bool = False) -> Fix | None:
-    """The fix removing a setting; ``deferred``: its edits are left for libcst to build when a run needs them."""
+def is_debugging_tool(path: str) -> bool:
+    """Whether the file at ``path`` (as aoti-lint shows it) is a debugging tool by its folder or its name."""
+    parts = path.replace("\\", "/").split("/")
+    folders, name = parts[:-1], parts[-1]
+    if DEBUGGING_TOOL_FOLDERS.intersection(folders):
+        return True
+    return not DEBUGGING_TOOL_NAME_WORDS.isdisjoint(re.split(r"[_.\-]", name.lower()))
+
+
+def remove_fix(name: str, edits: Sequence[Edit], path: str, deferred: bool = False) -> Fix | None:
+    """The fix removing a setting, none in a debugging tool (its switches are there on purpose); ``deferred``: its
+    edits are left for libcst to build when a run needs them."""
+    if is_debugging_tool(path):
+        return None
     if deferred:
         return Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True, reason=WANTED_WHERE_IT_IS)
     return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits), reason=WANTED_WHERE_IT_IS) if edits else None

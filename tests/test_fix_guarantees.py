@@ -40,3 +40,30 @@ def test_a_fix_that_breaks_the_file_is_not_written(tmp_path, monkeypatch, capsys
     assert "a.py: fixes would break the file ('(' was never closed); nothing written" in err
     assert target.read_text() == SOURCE
     assert "aoti_compile_and_package" in other.read_text()
+
+
+STAYING_PRODUCER = {
+    "paths.py": 'ARTIFACT = "/srv/models/model.so"\n',
+    "export.py": "import torch\n\nfrom paths import ARTIFACT\n\n\ndef build(model, x):\n"
+    "    ep = torch.export.export(model, (x,))\n"
+    '    return torch._inductor.aot_compile(ep.module(), (x,), options={"aot_inductor.output_path": ARTIFACT})\n',
+    "serve.py": 'import torch\n\nfrom paths import ARTIFACT\n\nrunner = torch._export.aot_load(ARTIFACT, "cpu")\n',
+}
+
+
+def test_a_load_of_a_so_that_a_staying_compile_writes_is_not_migrated(tmp_path, capsys):
+    """torch._inductor.aot_compile is not deprecated and goes on writing its `.so`: the load of that artifact
+    keeps aot_load (its flow is blocked, and the message names the producer), and its path constant stays."""
+    for name, text in STAYING_PRODUCER.items():
+        (tmp_path / name).write_text(text)
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["--isolated", "--no-cache", "--fix", "--unsafe-fixes", "."]) == 1
+    finally:
+        os.chdir(cwd)
+    for name, text in STAYING_PRODUCER.items():
+        assert (tmp_path / name).read_text() == text, name
+    assert "export.py:8 (producer): a compile no fix migrates goes on writing this `.so`" in capsys.readouterr().out

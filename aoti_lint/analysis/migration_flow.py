@@ -106,7 +106,7 @@ class FileFlow:
 @dataclass
 class _Member:
     path: str
-    kind: str  # "compile", "load" or "constant"
+    kind: str  # "compile", "load", "constant", "argument" or "producer" (a compile that stays, writing a `.so`)
     row: int
     artifact: str | None = None
     site: MigrationSite | None = None
@@ -203,6 +203,22 @@ def plan_flows(
                 member.link = links.get((summary.path, site.index))
                 member.returned_from = load.compile_index
             members.append(member)
+        # A compile no fix migrates (torch._inductor.aot_compile, which is not deprecated, or a suppressed one) goes on
+        # writing its `.so`: a flow it writes cannot become a `.pt2` package.
+        migrated = {site.index for site in summary.migrations if site.kind == "compile" and not site.suppressed}
+        for index, compile_site in enumerate(summary.compiles):
+            written = resolve(compile_site.artifact, compile_site.artifact_ref)
+            if index not in migrated and written is not None and written.endswith(".so"):
+                members.append(
+                    _Member(
+                        summary.path,
+                        "producer",
+                        compile_site.span.row,
+                        written,
+                        span=compile_site.span,
+                        so_name=posixpath.basename(written),
+                    )
+                )
         for constant in summary.constant_sites:
             members.append(
                 _Member(
@@ -361,6 +377,9 @@ def _decide(
             blockers.append(where)
     for member in group:
         site = member.site
+        if member.kind == "producer":
+            blockers.append(f"{member.where}: a compile no fix migrates goes on writing this `.so` there")
+            continue
         if member.constant is not None:
             if member.constant.replacement is None and not (
                 member.kind == "argument" and _constant_in_group(member, group)

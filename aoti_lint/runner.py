@@ -368,7 +368,7 @@ def _settle(cache: Cache | None, stamps: Stamps | None, item: _Pending, outcome:
 def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
     """Whether the outcome was worth storing (and so its file's stamp worth keeping)."""
     # A fixed file's findings belong to its new bytes, not to the key; errors may be transient.
-    if cache is not None and key is not None and not outcome.errors and not outcome.fixed:
+    if cache is not None and key is not None and not outcome.errors and not outcome.notes and not outcome.fixed:
         cache.store(key, outcome)
         return True
     return False

@@ -199,6 +199,15 @@ def check_source(
             if answered is not None:
                 _add_ast_answer(source, result, rules, *answered)
                 return result
+    if not text.isascii():
+        from aoti_lint.local_bindings import folds_names
+        from aoti_lint.parse import named_text
+
+        if folds_names(text):  # libcst reads names as written, CPython as their NFKC form: give it those
+            named = named_text(text)
+            if named != text:
+                source = SourceFile(source.path, source.display_path, source.kind, source.data, named, source.encoding)
+                text = named
     return _check_with_libcst(source, context, wanted, text, build_edits, result)
 
 
@@ -675,6 +684,11 @@ def process_source(
                     raise _Unfixable(next(iter(result.notes)))
                 if len(source.data) > MAX_LIBCST_BYTES:
                     raise _Unfixable(TOO_LARGE_TO_REWRITE)
+                if not source.text.isascii():
+                    from aoti_lint.local_bindings import folds_names
+
+                    if folds_names(source.text):  # planned on the names as CPython reads them, not as written
+                        raise _Unfixable("its names are read in their NFKC form, which the migration would write")
 
                 try:
                     text, fixed = migrate_flows(source.text, flow, groups, context.target_torch)

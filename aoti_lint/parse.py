@@ -252,3 +252,34 @@ def focused_text(text: str, tokens: frozenset[str]) -> tuple[str, int] | None:
         run_start = -1
     dropped = {row for index, (first, last) in enumerate(units) if index not in kept for row in range(first - 1, last)}
     return "".join(focused), sum(len(line.encode()) for row, line in enumerate(lines) if row not in dropped)
+
+
+def named_text(text: str) -> str:
+    """``text`` with each name spelled as CPython reads it (NFKC: a fullwidth `l`, U+FF4C, is `l`), for libcst,
+    which reads names as written: the same identifiers to CPython, at the same rows and columns. Names whose NFKC
+    form has another length (U+FB01, `fi` as one letter) stay as written: columns after them would move."""
+    if text.isascii():
+        return text
+    import io
+    import tokenize
+    import unicodedata
+
+    from aoti_lint.pyast import source_lines
+
+    lines = source_lines(text)
+    changed: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text, newline="").readline):
+            if token.type != tokenize.NAME or token.string.isascii():
+                continue
+            name = unicodedata.normalize("NFKC", token.string)
+            (row, column), (end_row, _) = token.start, token.end
+            if name == token.string or len(name) != len(token.string) or row != end_row:
+                continue
+            line = changed.get(row - 1, lines[row - 1])
+            changed[row - 1] = line[:column] + name + line[column + len(name) :]
+    except (tokenize.TokenError, SyntaxError, IndexError):
+        return text
+    if not changed:
+        return text
+    return "".join(changed.get(row, line) for row, line in enumerate(lines))

@@ -20,11 +20,18 @@ from tests.helpers import run_main
 LOAD = 'torch._export.aot_load("m.so", "cpu")\n'
 
 
-def _verdicts(tmp_path: Path, name: str, data: bytes) -> dict[str, tuple[int, list[tuple[str, int]] | None]]:
+def _verdicts(
+    tmp_path: Path, name: str, data: bytes, fix: bool = True
+) -> dict[str, tuple[int, list[tuple[str, int]] | None]]:
     """Each way of running the command on the file: its exit code and, where it shows them as JSON (or for
     ``--diff`` and ``--fix``, a JSON run after it), its findings (code, row)."""
     found: dict[str, tuple[int, list[tuple[str, int]] | None]] = {}
-    for way in [*(("--output-format", fmt) for fmt in FORMATS), ("--diff",), ("--fix", "--unsafe-fixes")]:
+    ways = [
+        *(("--output-format", fmt) for fmt in FORMATS),
+        ("--diff", "--unsafe-fixes"),
+        *([("--fix", "--unsafe-fixes")] if fix else []),
+    ]
+    for way in ways:
         folder = tmp_path / "-".join(way).strip("-").replace("--", "")
         folder.mkdir()
         (folder / name).write_bytes(data)
@@ -32,7 +39,7 @@ def _verdicts(tmp_path: Path, name: str, data: bytes) -> dict[str, tuple[int, li
         assert "error:" not in run.stderr and "Traceback" not in run.stderr, (way, run.stderr)
         rows = _rows(run.stdout) if way[-1] == "json" else None
         if way[0] in ("--diff", "--fix"):
-            assert (folder / name).read_bytes() == data  # never written where the fix is unavailable
+            assert (folder / name).read_bytes() == data  # never written where the fix is unavailable, nor by --diff
             rows = _rows(run_main("--no-cache", name, "--output-format", "json", cwd=folder).stdout)
         found[" ".join(way)] = (run.returncode, rows)
     return found
@@ -44,7 +51,7 @@ def _rows(out: str) -> list[tuple[str, int]]:
 
 def _one_verdict(found: dict[str, tuple[int, list[tuple[str, int]] | None]], expected: list[tuple[str, int]]) -> None:
     assert {code for code, _ in found.values()} == {1}, found
-    assert len(found) > 10
+    assert len(found) > 9
     for way, (_, rows) in found.items():
         assert rows is None or rows == expected, way
 
@@ -140,6 +147,42 @@ def test_a_large_file_has_one_verdict_in_every_format(tmp_path):
     data = ("import torch\n" + "x = 1\n" * lines + LOAD).encode()
     found = _verdicts(tmp_path, "big.py", data)
     _one_verdict(found, [("AOTI002", lines + 2)])
+
+
+FULLWIDTH = "import torch\ntorch._export.aot_\uff4coad('m.so', 'cpu')\n".encode()
+UTF7 = b"# -*- coding: utf-7 -*-\nimport torch\ntorch.+AF8-export.aot+AF8-load('m.so', 'cpu')\n"
+
+
+@pytest.mark.parametrize(("data", "row"), [(FULLWIDTH, 2), (UTF7, 3)], ids=["nfkc", "utf-7"])
+def test_names_as_cpython_reads_them_are_screened_and_reported(tmp_path, data, row):
+    """`aot_` and a fullwidth `l` (U+FF4C) is `aot_load` to CPython, which NFKC-normalises identifiers; a utf-7
+    cookie makes `+AF8-` an underscore. The screen used to read the bytes and say "All checks passed!"."""
+    from aoti_lint.fast_path import _cannot_hold_a_finding
+    from aoti_lint.source import screen_data
+
+    assert b"aot_load" in screen_data(data) and b"_export" in screen_data(data)
+    (tmp_path / "m.py").write_bytes(data)
+    assert not _cannot_hold_a_finding(str(tmp_path / "m.py"))
+    found = _verdicts(tmp_path, "m.py", data, fix=False)
+    _one_verdict(found, [("AOTI002", row)])
+
+
+def test_the_screen_reads_ascii_without_a_cookie_as_it_is():
+    """The common path: ASCII bytes naming no coding in their first two lines are what the screen reads."""
+    from aoti_lint.source import screen_data
+
+    data = b"import torch\n# encoding is mentioned later\n# coding: none here\n"
+    assert screen_data(data) is data
+    assert screen_data(b"x = 1\n\n# -*- coding: utf-8 -*-\n") == b"x = 1\n\n# -*- coding: utf-8 -*-\n"
+    latin = "# -*- coding: latin-1 -*-\nx = 'é'\n".encode("latin-1")
+    assert screen_data(latin).startswith(latin)
+
+
+def test_libcst_is_given_names_in_their_nfkc_form_at_the_same_places():
+    text = "aot_\uff4coad = 1  # \uff4c stays in a comment\ns = '\uff4c'\n"
+    named = parse.named_text(text)
+    assert named == "aot_load = 1  # \uff4c stays in a comment\ns = '\uff4c'\n"
+    assert parse.named_text("\ufb01x = 1\n") == "\ufb01x = 1\n"  # NFKC `fix`: one letter more, left as written
 
 
 @pytest.fixture(autouse=True)

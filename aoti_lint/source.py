@@ -81,6 +81,7 @@ class SourceFile:
     data: bytes
     _text: str | None = field(default=None, repr=False)
     encoding: str = "utf-8"
+    _screened: bytes | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
@@ -103,7 +104,11 @@ class SourceFile:
     @property
     def prefilter_data(self) -> bytes:
         """The bytes the rules' token prefilter looks at (``screen_data`` for Python)."""
-        return screen_data(self.data) if self.kind == "python" else self.data
+        if self.kind != "python":
+            return self.data
+        if self._screened is None:  # stage one, the runner and the engine ask in turn
+            self._screened = screen_data(self.data)
+        return self._screened
 
     @property
     def diff_text(self) -> str:

@@ -1,8 +1,7 @@
-"""The one part of the build that pyproject.toml cannot declare: the optional compiled scanners.
+"""The one part of the build that pyproject.toml cannot declare: the optional compiled scanner.
 
-``optional=True``: where no C compiler or Python headers are found, the install goes on without them and
-``aoti_lint.token_scan`` and ``aoti_lint.pyast`` use their pure-Python equivalents (same results, slower on large
-trees).
+``optional=True``: where no C compiler or Python headers are found, the install goes on without it and
+``aoti_lint.token_scan`` uses its pure-Python equivalent (same results, slower).
 """
 
 from setuptools import Extension, setup
@@ -10,6 +9,5 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension("aoti_lint._token_scan", ["aoti_lint/_token_scan.c"], optional=True),
-        Extension("aoti_lint._tree_walk", ["aoti_lint/_tree_walk.c"], optional=True),
     ]
 )

@@ -44,7 +44,10 @@ static void Scanner_dealloc(Scanner *self) {
 }
 
 /* Scanner(tokens, offsets): `tokens` a tuple of bytes of two bytes or more, `offsets` where each one's keying
- * bytes start: two pairs from there where every token has three bytes from its offset on, else one pair. */
+ * bytes start (ints): two pairs from there where every token has three bytes from its offset on, else one pair.
+ * Every argument is checked before the table is touched, and nothing here calls into Python code once it is: a
+ * `__init__` run again from inside another (an `__index__`, say) could otherwise leave entries pointing into a
+ * tuple already released. Sizes are compared by subtraction, which cannot overflow. */
 static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     PyObject *tokens, *offsets;
     static char *keywords[] = {"tokens", "offsets", NULL};
@@ -58,29 +61,35 @@ static int Scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_ValueError, "at most 64 tokens, each with one offset");
         return -1;
     }
-    memset(self->first, 0xff, sizeof(self->first));
-    memset(self->keyed, 0, sizeof(self->keyed));
     Py_ssize_t starts[MAX_TOKENS];
     int stride = 2;
     for (Py_ssize_t index = 0; index < count; index++) {
-        PyObject *token = PyTuple_GET_ITEM(tokens, index);
+        PyObject *token = PyTuple_GET_ITEM(tokens, index), *number = PyTuple_GET_ITEM(offsets, index);
         if (!PyBytes_Check(token) || PyBytes_GET_SIZE(token) < 2) {
             PyErr_SetString(PyExc_ValueError, "each token is bytes of two bytes or more");
             return -1;
         }
-        Py_ssize_t offset = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, index));
+        if (!PyLong_Check(number)) { /* an int only: no `__index__`, no Python code run here */
+            PyErr_SetString(PyExc_TypeError, "each offset is an int");
+            return -1;
+        }
+        int overflow = 0;
+        long long offset = PyLong_AsLongLongAndOverflow(number, &overflow);
         if (offset == -1 && PyErr_Occurred()) {
             return -1;
         }
-        if (offset < 0 || offset + 2 > PyBytes_GET_SIZE(token)) {
+        Py_ssize_t size = PyBytes_GET_SIZE(token);
+        if (overflow || offset < 0 || offset > (long long)(size - 2)) {
             PyErr_SetString(PyExc_ValueError, "an offset outside its token");
             return -1;
         }
-        starts[index] = offset;
-        if (offset + 3 > PyBytes_GET_SIZE(token)) {
+        starts[index] = (Py_ssize_t)offset;
+        if (offset > (long long)(size - 3)) {
             stride = 1;
         }
     }
+    memset(self->first, 0xff, sizeof(self->first));
+    memset(self->keyed, 0, sizeof(self->keyed));
     int entries = 0;
     for (Py_ssize_t index = 0; index < count; index++) {
         PyObject *token = PyTuple_GET_ITEM(tokens, index);
@@ -121,7 +130,7 @@ static uint64_t scan(const Scanner *self, const unsigned char *data, Py_ssize_t 
             const Entry *entry = &self->entries[index];
             uint64_t bit = (uint64_t)1 << entry->token;
             Py_ssize_t start = at - entry->offset;
-            if ((found & bit) || start < 0 || start + entry->length > length) {
+            if ((found & bit) || start < 0 || entry->length > length - start) {
                 continue;
             }
             if (memcmp(data + start, entry->text, (size_t)entry->length) == 0) {
@@ -137,7 +146,14 @@ static uint64_t scan(const Scanner *self, const unsigned char *data, Py_ssize_t 
 
 static PyObject *Scanner_present(Scanner *self, PyObject *argument) {
     Py_buffer view;
+    /* Getting (and releasing) the buffer may run Python code (a class's `__buffer__`), `__init__` on this scanner
+     * included: the table is read only between the two, where nothing runs but the scan. */
     if (PyObject_GetBuffer(argument, &view, PyBUF_SIMPLE) != 0) {
+        return NULL;
+    }
+    if (view.len < 0 || (view.len > 0 && view.buf == NULL)) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "present() takes a buffer of bytes");
         return NULL;
     }
     /* The GIL is kept: a scan is short, and `__init__` on the same object from another thread would change the
@@ -421,6 +437,8 @@ static PyObject *statement_starts(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *text, *spans;
     int top_level;
+    /* `p` may run Python code (a `__bool__`) that changes the list: its size is read only after the parse, and no
+     * Python code runs from there on (`PyLong_AsSsize_t` takes ints only, it calls no `__index__`). */
     if (!PyArg_ParseTuple(args, "UO!p", &text, &PyList_Type, &spans, &top_level)) {
         return NULL;
     }
@@ -430,6 +448,9 @@ static PyObject *statement_starts(PyObject *module, PyObject *args) {
     }
 #endif
     Py_ssize_t count = PyList_GET_SIZE(spans), length = PyUnicode_GET_LENGTH(text);
+    if (count > (PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(Py_ssize_t) - 1) / 2) {
+        return PyErr_NoMemory();
+    }
     Py_ssize_t *bounds = PyMem_New(Py_ssize_t, 2 * count + 1);
     if (bounds == NULL) {
         return PyErr_NoMemory();
@@ -437,7 +458,8 @@ static PyObject *statement_starts(PyObject *module, PyObject *args) {
     Py_ssize_t previous = 0;
     for (Py_ssize_t index = 0; index < count; index++) {
         PyObject *pair = PyList_GET_ITEM(spans, index);
-        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyLong_Check(PyTuple_GET_ITEM(pair, 0)) ||
+            !PyLong_Check(PyTuple_GET_ITEM(pair, 1))) {
             PyMem_Free(bounds);
             PyErr_SetString(PyExc_TypeError, "spans: a list of (start, end) pairs");
             return NULL;

@@ -482,6 +482,11 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         _error(f"{error.path}: {error.message}")
         if args.verbose and error.detail:
             print(error.detail, file=sys.stderr)
+    if run.notes:
+        from aoti_lint.report import printable
+
+        for note in run.notes:
+            print(f"warning: {printable(f'{note.path}: {note.message}')}", file=sys.stderr)
     if args.verbose:
         print(f"debug: Checked {run.files_checked} file{'s' if run.files_checked != 1 else ''}", file=sys.stderr)
     nothing_checked = not stdin and not run.files_checked and not run.errors
@@ -495,7 +500,8 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         _write_output(unified_diffs(run.changes), args.output_file)
         if not args.quiet:
             print_diff_summary(fixed, run.findings, fix.unsafe)
-        return EXIT_ERROR if run.errors else (EXIT_FINDINGS if run.changes else EXIT_CLEAN)
+        # A fix that could not be built is a change not shown: the same exit as a diff.
+        return EXIT_ERROR if run.errors else (EXIT_FINDINGS if run.changes or run.notes else EXIT_CLEAN)
 
     context = ReportContext(
         cwd=cwd,

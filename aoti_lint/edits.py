@@ -82,12 +82,24 @@ def edits_between(before: str, after: str) -> tuple[Edit, ...]:
     old_lines = split_lines(before)
     new_lines = split_lines(after)
     starts = line_starts(before)
+    # The lines both texts start and end with are left out of the comparison: ``SequenceMatcher`` takes time
+    # quadratic in the lines it compares where many are alike (thousands of `x = 1`), and a fix changes few.
+    head = 0
+    limit = min(len(old_lines), len(new_lines))
+    while head < limit and old_lines[head] == new_lines[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and old_lines[-1 - tail] == new_lines[-1 - tail]:
+        tail += 1
+    old_middle = old_lines[head : len(old_lines) - tail]
+    new_middle = new_lines[head : len(new_lines) - tail]
+    skipped = sum(len(line) for line in old_lines[:head])
     edits = []
-    matcher = difflib.SequenceMatcher(a=old_lines, b=new_lines, autojunk=False)
+    matcher = difflib.SequenceMatcher(a=old_middle, b=new_middle, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        start = sum(len(line) for line in old_lines[:i1])
-        end = start + sum(len(line) for line in old_lines[i1:i2])
-        edits.append(Edit("".join(new_lines[j1:j2]), position(before, start, starts), position(before, end, starts)))
+        start = skipped + sum(len(line) for line in old_middle[:i1])
+        end = start + sum(len(line) for line in old_middle[i1:i2])
+        edits.append(Edit("".join(new_middle[j1:j2]), position(before, start, starts), position(before, end, starts)))
     return tuple(edits)

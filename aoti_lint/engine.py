@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from aoti_lint.diagnostics import Edit, FileError, Finding
+from aoti_lint.diagnostics import Edit, FileError, Finding, Fix
 from aoti_lint.file_context import FileContext
 from aoti_lint.node_positions import NotReproduced
+from aoti_lint.parse import MAX_LIBCST_BYTES
 from aoti_lint.prefilter import Wanted, by_bytes, by_code
 from aoti_lint.records import dataclass, field, replace
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
@@ -58,6 +59,8 @@ class CheckResult:
     errors: list[FileError] = field(default_factory=list)
     parsed: bool = False
     project: ProjectPart | None = None
+    # Why some fix could not be built (by reason), for a warning: the findings stand, so the exit code does too.
+    notes: dict[str, FileError] = field(default_factory=dict)
 
 
 @dataclass
@@ -75,6 +78,8 @@ class FileOutcome:
     fixed_data: bytes | None = None
     checked: bool = False
     project: ProjectPart | None = None
+    # Fixes that could not be built (``CheckResult.notes``): warnings, not errors.
+    notes: list[FileError] = field(default_factory=list)
     # Artifact flows (aoti_lint.analysis.migration_flow) whose part in this file the fixed text migrates.
     flow_groups: frozenset[int] = frozenset()
     # What a fixed file is written over, when the run writes it after checking the whole flow.
@@ -139,6 +144,7 @@ def check_source(
     prefilter: bool = True,
     build_edits: bool = True,
     prefiltered: Wanted | None = None,
+    _focused: bool = False,
 ) -> CheckResult:
     """Lint one file's content with the context's rules (already chosen for its path and kind).
 
@@ -190,6 +196,9 @@ def check_source(
             wanted = by_code(text, wanted)
         if not wanted:
             return result
+    if len(source.data) > MAX_LIBCST_BYTES and not _focused:
+        return _check_focused(source, context, prefilter, wanted, result)
+    if prefilter:
         # A file wanted only for its project data, without a migration plan, may not need libcst at all.
         light = None
         if not wanted.rules and context.flow is None:
@@ -201,41 +210,135 @@ def check_source(
         if not build_edits or not wanted.rules:
             answered = ast_answer(source, context, wanted)
             if answered is not None:
-                found, summaries = answered
-                if summaries:
-                    from aoti_lint.code_index import code_index
-                    from aoti_lint.suppressions import indexed_suppressions
-
-                    noqa = indexed_suppressions(text, code_index(text).hash_strings)  # type: ignore[union-attr]
-                    result.findings.extend(noqa.filter(found))
-                    result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
-                else:
-                    from aoti_lint.suppressions import python_filter
-
-                    result.findings.extend(python_filter(text, found))
+                _add_ast_answer(source, result, rules, *answered)
                 return result
+    if not text.isascii():
+        from aoti_lint.local_bindings import folds_names
+        from aoti_lint.parse import named_text
+
+        if folds_names(text):  # libcst reads names as written, CPython as their NFKC form: give it those
+            named = named_text(text)
+            if named != text:
+                source = SourceFile(source.path, source.display_path, source.kind, source.data, named, source.encoding)
+                text = named
+    return _check_with_libcst(source, context, wanted, text, build_edits, result)
+
+
+def _check_focused(
+    source: SourceFile, context: FileContext, prefilter: bool, wanted: Wanted, result: CheckResult
+) -> CheckResult:
+    """A file past ``MAX_LIBCST_BYTES``: checked as its focused text (``parse.focused_text``), which gives the same
+    findings at the same places at a cost that grows with the statements the rules read, not with the file; no
+    fix is built (libcst would rewrite the whole file)."""
+    from aoti_lint.parse import MAX_LIBCST_BYTES, python_syntax_error, syntax_error_finding
+
+    text = source.text
+    if not _python_accepts(text):  # CPython's own error, without libcst's parse of the whole text
+        refused = python_syntax_error(text) or ("SyntaxError: too deeply nested to parse", 1, 1)
+        if any(rule is SyntaxErrorRule for rule in context.rules):
+            result.findings.append(syntax_error_finding(source, *refused))
+        return result
+    focused = _focus(text, wanted)
+    if focused is None:
+        limit = f"{MAX_LIBCST_BYTES:,}"
+        why = f"not checked: the statements the rules read are over the {limit}-byte limit of libcst's analysis"
+        result.errors.append(FileError(source.display_path, why))
+        return result
+    part = SourceFile(source.path, source.display_path, source.kind, source.data, focused, source.encoding)
+    checked = check_source(part, context, prefilter, False, wanted if prefilter else None, _focused=True)
+    for finding in checked.findings:
+        if finding.fix is not None:
+            finding.fix = unavailable(finding.fix, TOO_LARGE_TO_REWRITE)
+            checked.notes[TOO_LARGE_TO_REWRITE] = FileError(
+                source.display_path, f"fixes unavailable: {TOO_LARGE_TO_REWRITE}"
+            )
+    return checked
+
+
+def _check_with_libcst(
+    source: SourceFile, context: FileContext, wanted: Wanted, text: str, build_edits: bool, result: CheckResult
+) -> CheckResult:
+    """The findings libcst's analysis gives. libcst reads the whole text, or, past ``MAX_LIBCST_BYTES`` (or where
+    its code generation does not give the text back), only the statements the rules can read
+    (``parse.focused_text``): the findings are the same, their fixes unavailable."""
+    focused: str | None = None
+    why = ""
+    checked = _libcst_findings(source, context, wanted, text, build_edits, result)
+    if isinstance(checked, NotReproduced):
+        focused, why = _focus(text, wanted), str(checked)
+        if focused is not None and focused != text:
+            result.notes.clear()
+            checked = _libcst_findings(source, context, wanted, focused, False, result)
+    if isinstance(checked, NotReproduced):
+        error = FileError(source.display_path, f"not checked: {checked}; positions and fixes would be off")
+        return _without_libcst(source, context, wanted, result, str(checked), error)
+    if isinstance(checked, RecursionError):
+        error = FileError(source.display_path, "too deeply nested to analyse")
+        return _without_libcst(source, context, wanted, result, "too deeply nested for libcst", error)
+    if isinstance(checked, FileError):
+        result.errors.append(checked)
+        return result
+    if checked is None:
+        return result
+    if focused is not None:
+        for finding in checked:
+            if finding.fix is not None:
+                finding.fix = unavailable(finding.fix, why)
+                result.notes[why] = FileError(source.display_path, f"fixes unavailable: {why}")
+    result.findings.extend(checked)
+    return result
+
+
+def _focus(text: str, wanted: Wanted) -> str | None:
+    """The text libcst reads where it is not given the whole text (``parse.focused_text``), or None where that part
+    is over ``MAX_LIBCST_BYTES``."""
+    from aoti_lint.parse import MAX_LIBCST_BYTES, focused_text
+
+    tokens: set[str] = set()
+    for rule in (*wanted.rules, *wanted.project_rules):
+        for group in (*rule.triggers, *getattr(rule, "summary_triggers", ())):
+            tokens.update(token.decode("utf-8", "replace") for token in group)
+    focused = focused_text(text, frozenset(tokens))
+    if focused is None or focused[1] > MAX_LIBCST_BYTES:
+        return None
+    return focused[0]
+
+
+def _libcst_findings(
+    source: SourceFile, context: FileContext, wanted: Wanted, text: str, build_edits: bool, result: CheckResult
+) -> list[Finding] | RecursionError | NotReproduced | FileError | None:
+    """libcst's findings over ``text`` (the file's, or its focused part), noqa comments applied (project data and
+    syntax errors go to ``result``); None for a syntax error; the exception that stopped the analysis."""
     from aoti_lint.parse import parse_module
 
+    rules = context.rules
+    if text is not source.text:  # the focused part: every reading of this analysis reads it, at the same rows
+        source = SourceFile(source.path, source.display_path, source.kind, source.data, text, source.encoding)
     module = parse_module(source, text)
     if isinstance(module, Finding):
-        if report_syntax:
+        if _python_accepts(text):
+            # CPython reads the file (its reading is what runs); libcst does not: the ast reading's findings, if it
+            # settles them, and no fix.
+            _without_libcst(source, context, wanted, result, "libcst cannot parse this file", module)
+        elif any(rule is SyntaxErrorRule for rule in rules):
             result.findings.append(module)
-        return result
+        return None
     result.parsed = True
     try:
         findings, summaries, python_context = _check_python(source, module, wanted, context, text)
         for finding in findings:
             if finding.fix is not None:
-                finding.fix = finding.fix.settled(build_edits)
-    except RecursionError:
-        result.errors.append(FileError(source.display_path, "too deeply nested to analyse"))
-        return result
-    except NotReproduced as exc:
-        result.errors.append(FileError(source.display_path, f"not checked: {exc}; positions and fixes would be off"))
-        return result
+                try:
+                    finding.fix = finding.fix.settled(build_edits)
+                except RecursionError:  # the codemod's libcst recursion: the finding stands, its fix cannot be built
+                    finding.fix = unavailable(finding.fix, TOO_DEEP_TO_REWRITE)
+                    result.notes[TOO_DEEP_TO_REWRITE] = FileError(
+                        source.display_path, f"fixes unavailable: {TOO_DEEP_TO_REWRITE}"
+                    )
+    except (RecursionError, NotReproduced) as exc:
+        return exc
     except Exception as exc:  # a bug in a rule must not stop the run
-        result.errors.append(internal_error(source, exc))
-        return result
+        return internal_error(source, exc)
     if summaries:
         from aoti_lint.suppressions import parsed_suppressions
 
@@ -247,14 +350,80 @@ def check_source(
         from aoti_lint.suppressions import parsed_suppressions, python_filter
 
         findings = python_filter(text, findings, lambda _: parsed_suppressions(python_context))
-    result.findings.extend(findings)
+    return findings
+
+
+TOO_LARGE_TO_REWRITE = "the file is too large for libcst to rewrite"
+TOO_DEEP_TO_REWRITE = "too deeply nested for libcst to rewrite"
+
+
+def unavailable(fix: Fix, why: str) -> Fix:
+    """The fix as shown where its edits cannot be built: no edits, its message saying why."""
+    return Fix(fix.applicability, f"{fix.message} (unavailable: {why})")
+
+
+def _python_accepts(text: str) -> bool:
+    from aoti_lint.pyast import parse
+
+    return not isinstance(parse(text), BaseException)
+
+
+def _without_libcst(
+    source: SourceFile,
+    context: FileContext,
+    wanted: Wanted,
+    result: CheckResult,
+    why: str,
+    otherwise: Finding | FileError,
+) -> CheckResult:
+    """The file's findings where libcst cannot analyse a file CPython reads: the ``ast`` reading's (what a run that
+    builds no fix edits reports anyway, so that no output format or fix option changes the verdict), each fix
+    unavailable and saying why; ``otherwise`` (the error, or libcst's syntax error) where that reading does not
+    settle the file."""
+    answered = ast_answer(source, context, wanted)
+    if answered is None:
+        if isinstance(otherwise, FileError):
+            result.errors.append(otherwise)
+        elif any(rule is SyntaxErrorRule for rule in context.rules):
+            result.findings.append(otherwise)
+        return result
+    found, summaries = answered
+    for finding in found:
+        if finding.fix is not None:
+            finding.fix = unavailable(finding.fix, why)
+    if any(finding.fix is not None for finding in found):
+        result.notes[why] = FileError(source.display_path, f"fixes unavailable: {why}")
+    _add_ast_answer(source, result, context.rules, found, summaries)
     return result
+
+
+def _add_ast_answer(
+    source: SourceFile,
+    result: CheckResult,
+    rules: Sequence[type[Rule]],
+    found: list[Finding],
+    summaries: dict[str, object],
+) -> None:
+    text = source.text
+    if summaries:
+        from aoti_lint.code_index import code_index
+        from aoti_lint.suppressions import indexed_suppressions
+
+        noqa = indexed_suppressions(text, code_index(text).hash_strings)  # type: ignore[union-attr]
+        result.findings.extend(noqa.filter(found))
+        result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
+    else:
+        from aoti_lint.suppressions import python_filter
+
+        result.findings.extend(python_filter(text, found))
 
 
 def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted, build_edits: bool = True) -> bool:
     """Whether ``check_source`` parses the file with libcst, given what ``prefilter.prefiltered`` found: not
     when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``), nor when its rules and
     project data are read from ``ast`` (``ast_answer``), in a run that builds no fix edits if a rule is wanted."""
+    if len(source.data) > MAX_LIBCST_BYTES:
+        return True  # its focused text is read (``_check_focused``), never the whole text's ``ast`` answer
     if not wanted.rules and context.flow is None and _light_index(source.text, wanted.project_rules) is not None:
         return False
     if wanted.rules and build_edits:
@@ -499,6 +668,10 @@ def fix_source(
     return source, fixed, result
 
 
+class _Unfixable(Exception):
+    """A file CPython reads whose fixes libcst cannot build: its findings stand, nothing is written."""
+
+
 def process_source(
     source: SourceFile, context: FileContext, fix: FixOptions, prefiltered: Wanted | None = None
 ) -> FileOutcome:
@@ -518,9 +691,22 @@ def process_source(
             fixed_source, fixed, after = source, 0, result
             if groups and flow is not None:
                 from aoti_lint.codemods.migration import migrate_flows
+                from aoti_lint.parse import MAX_LIBCST_BYTES
+
+                if result.notes:  # libcst cannot rewrite this file (the check found why)
+                    raise _Unfixable(next(iter(result.notes)))
+                if len(source.data) > MAX_LIBCST_BYTES:
+                    raise _Unfixable(TOO_LARGE_TO_REWRITE)
+                if not source.text.isascii():
+                    from aoti_lint.local_bindings import folds_names
+
+                    if folds_names(source.text):  # planned on the names as CPython reads them, not as written
+                        raise _Unfixable("its names are read in their NFKC form, which the migration would write")
 
                 try:
                     text, fixed = migrate_flows(source.text, flow, groups, context.target_torch)
+                except RecursionError:  # libcst's recursion on a file CPython reads: reported, never a half fix
+                    raise _Unfixable(TOO_DEEP_TO_REWRITE) from None
                 except Exception as exc:  # a bug in the codemod must not stop the run, nor write anything
                     raise ValueError(
                         f"the migration of its artifact flows failed: {type(exc).__name__}: {exc}"
@@ -531,6 +717,9 @@ def process_source(
             if any(f.fix_applies(fix.unsafe) for f in after.findings):
                 fixed_source, more, after = fix_source(fixed_source, context, after, fix.unsafe)
                 fixed += more
+        except _Unfixable as exc:
+            result.notes[str(exc)] = FileError(source.display_path, f"fixes unavailable: {exc}; nothing written")
+            fixed_source, fixed, after, groups = source, 0, result, frozenset()
         except ValueError as exc:  # edits that cannot be applied, e.g. across notebook cells
             outcome.errors.append(
                 FileError(source.display_path, f"fixes could not be applied ({exc}); nothing written")
@@ -552,5 +741,6 @@ def process_source(
             result, shown = after, fixed_source
     outcome.findings = shown.locate(result.findings)
     outcome.errors.extend(result.errors)
+    outcome.notes.extend(result.notes.values())
     outcome.project = result.project
     return outcome

@@ -244,6 +244,10 @@ def _cannot_hold_a_finding(path: str) -> bool:
         data, _ = read_regular_file_stat(path)
     except (OSError, NotRegularFile):  # the full run says why
         return False
+    if not data.isascii() or b"coding" in data:  # the names CPython reads may be other than the bytes spell
+        from aoti_lint.source import screen_data
+
+        data = screen_data(data)
     return not could_hold_a_finding(data)
 
 

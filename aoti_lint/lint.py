@@ -32,6 +32,8 @@ class RunOutcome:
 
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    # Fixes that could not be built (``FileOutcome.notes``): printed as warnings, the findings stand.
+    notes: list[FileError] = field(default_factory=list)
     files_checked: int = 0
     fixed: dict[str, int] = field(default_factory=dict)
     # display path -> (before, after) for files whose text the fixes changed
@@ -41,6 +43,7 @@ class RunOutcome:
         self.files_checked += outcome.checked
         self.findings.extend(outcome.findings)
         self.errors.extend(outcome.errors)
+        self.notes.extend(outcome.notes)
         if outcome.fixed:
             self.fixed[outcome.path] = outcome.fixed
         if outcome.fixed_text is not None:
@@ -49,6 +52,7 @@ class RunOutcome:
     def sort(self) -> None:
         self.findings.sort(key=Finding.sort_key)
         self.errors.sort(key=lambda error: error.path)
+        self.notes.sort(key=lambda note: note.path)
 
 
 def lint_paths(
@@ -201,7 +205,7 @@ def _lint_files(
     run.findings.extend(findings)
     run.errors.extend(errors)
     run.sort()
-    if cache is not None and memo is not None and not (run.errors or run.fixed or run.changes):
+    if cache is not None and memo is not None and not (run.errors or run.notes or run.fixed or run.changes):
         from aoti_lint.run_memo import remember
 
         remember(cache, memo, run.findings, run.files_checked)

@@ -31,10 +31,25 @@ if TYPE_CHECKING:
     RuleType = TypeVar("RuleType", bound=type[Rule])
 
 
+def _names_text(text: str) -> str:
+    """The text with its names as CPython reads them (NFKC, a fullwidth `l`, U+FF4C, is `l`): the text stage passes what
+    either spelling matches. The text itself where it is ASCII."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text)
+
+
 def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     """The rules that can still fire once the code, not just the bytes, has been looked at: first the text
     (``could_match_python``), then, only for the rules left, the ``ast`` index (``could_match_code``)."""
-    rules = [rule for rule in rules if rule.could_match_python(text)]
+    names = _names_text(text)
+    rules = [
+        rule
+        for rule in rules
+        if rule.could_match_python(text) or (names is not text and rule.could_match_python(names))
+    ]
     if all(rule.could_match_code is Rule.could_match_code for rule in rules):
         return rules
     from aoti_lint.code_index import code_index  # imports ast: only once some file passes stage one
@@ -47,7 +62,12 @@ def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
 
 def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     """The project rules that still want the file's summary once its code has been looked at."""
-    rules = [rule for rule in rules if rule.wants_summary_python(text)]  # type: ignore[attr-defined]
+    names = _names_text(text)
+    rules = [
+        rule
+        for rule in rules
+        if rule.wants_summary_python(text) or (names is not text and rule.wants_summary_python(names))  # type: ignore[attr-defined]
+    ]
     if all(rule.summary_settled_by_text(text) for rule in rules):  # type: ignore[attr-defined]
         return rules
     from aoti_lint.code_index import code_index

@@ -8,15 +8,10 @@ from __future__ import annotations
 
 import ast
 import functools
-import os
 import re
 import sys
 import warnings
-from collections.abc import Iterable, Iterator
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from collections.abc import Iterator
 
 # A line and its end, as CPython numbers them (``\r\n``, ``\r`` or ``\n``; not the form feed
 # ``str.splitlines`` also splits on); the last line may have no end.
@@ -60,20 +55,11 @@ def _deeper_than(root: ast.AST, limit: int) -> bool:
     return False
 
 
-def walk(root: ast.AST, skip: tuple[type[ast.AST], ...] | None = None) -> Iterable[ast.AST]:
+def walk(root: ast.AST, skip: tuple[type[ast.AST], ...] | None = None) -> Iterator[ast.AST]:
     """Every node under ``root``, itself included, as ``ast.walk`` yields them but in another order (depth
     first, the last child first) and without the expression contexts (``Load``, ``Store``, ``Del``: a third of a
     tree's nodes, and no reader asks for them); ``skip``: node types left out, with everything under them (not
-    ``root``). The prefilter walks every tree that passes its first stage: in C where the extension was built
-    (``aoti_lint/_tree_walk.c``, several times faster), else in Python (``_walk_in_python``)."""
-    if _COMPILED is not None:
-        found: list[ast.AST] = _COMPILED.walk(root, ast.AST, _CHILD_FIELDS, child_fields, skip)
-        return found
-    return _walk_in_python(root, skip)
-
-
-def _walk_in_python(root: ast.AST, skip: tuple[type[ast.AST], ...] | None = None) -> Iterator[ast.AST]:
-    """``walk`` in Python: without ``ast.iter_child_nodes``' generator per node it takes a third less time."""
+    ``root``). Without ``ast.iter_child_nodes``' generator per node it takes a third less time."""
     node_type = ast.AST
     fields = _CHILD_FIELDS
     stack = [root]
@@ -109,13 +95,6 @@ def child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
 
 def children(node: ast.AST) -> list[ast.AST]:
     """The node's children in field order, as ``ast.iter_child_nodes`` gives them, the expression context aside."""
-    if _COMPILED is not None:
-        found: list[ast.AST] = _COMPILED.children(node, ast.AST, _CHILD_FIELDS, child_fields)
-        return found
-    return _children_in_python(node)
-
-
-def _children_in_python(node: ast.AST) -> list[ast.AST]:
     found: list[ast.AST] = []
     for name in child_fields(type(node)):
         value = getattr(node, name, None)
@@ -124,21 +103,6 @@ def _children_in_python(node: ast.AST) -> list[ast.AST]:
         elif isinstance(value, ast.AST):
             found.append(value)
     return found
-
-
-def _compiled_walk() -> Any:
-    """The extension ``aoti_lint._tree_walk``, or None: not built, or ``AOTI_LINT_NO_EXTENSIONS`` set (as
-    ``token_scan`` reads it)."""
-    if os.environ.get("AOTI_LINT_NO_EXTENSIONS"):
-        return None
-    try:
-        from aoti_lint import _tree_walk
-    except ImportError:
-        return None
-    return _tree_walk
-
-
-_COMPILED = _compiled_walk()
 
 
 def source_lines(text: str) -> list[str]:

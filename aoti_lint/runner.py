@@ -29,7 +29,7 @@ from aoti_lint.prefilter import Wanted, by_bytes, prefiltered
 from aoti_lint.records import dataclass
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.run_options import Execution, FixOptions
-from aoti_lint.source import PYTHON_KINDS, SourceFile, display_path
+from aoti_lint.source import PYTHON_KINDS, SourceFile, display_path, screen_data
 from aoti_lint.stamps import CLEAN, rules_named
 
 TYPE_CHECKING = False
@@ -368,7 +368,7 @@ def _settle(cache: Cache | None, stamps: Stamps | None, item: _Pending, outcome:
 def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
     """Whether the outcome was worth storing (and so its file's stamp worth keeping)."""
     # A fixed file's findings belong to its new bytes, not to the key; errors may be transient.
-    if cache is not None and key is not None and not outcome.errors and not outcome.fixed:
+    if cache is not None and key is not None and not outcome.errors and not outcome.notes and not outcome.fixed:
         cache.store(key, outcome)
         return True
     return False
@@ -1002,7 +1002,7 @@ def _screen_chunk(
                 continue
             data, prefilter_data = source.data, source.prefilter_data
         else:
-            prefilter_data = data
+            prefilter_data = screen_data(data) if candidate.kind == "python" else data
         context = ruleset.context(candidate.where, candidate.kind)
         if len(prefilter_data) > BATCH_FILE_BYTES:  # a search's own cost is nothing next to its scan: alone
             reads = context.reads(prefilter_data)

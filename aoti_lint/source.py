@@ -81,6 +81,7 @@ class SourceFile:
     data: bytes
     _text: str | None = field(default=None, repr=False)
     encoding: str = "utf-8"
+    _screened: bytes | None = field(default=None, repr=False)
 
     @property
     def text(self) -> str:
@@ -102,8 +103,12 @@ class SourceFile:
 
     @property
     def prefilter_data(self) -> bytes:
-        """The bytes the rules' token prefilter looks at."""
-        return self.data
+        """The bytes the rules' token prefilter looks at (``screen_data`` for Python)."""
+        if self.kind != "python":
+            return self.data
+        if self._screened is None:  # stage one, the runner and the engine ask in turn
+            self._screened = screen_data(self.data)
+        return self._screened
 
     @property
     def diff_text(self) -> str:
@@ -149,6 +154,29 @@ def decode_python(data: bytes) -> tuple[str, str]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text, encoding
+
+
+def screen_data(data: bytes) -> bytes:
+    """The bytes the screen and stage one read of a Python file, so that they never pass over names CPython reads:
+    the bytes themselves where they are ASCII and name no coding; else, where CPython reads other names than the
+    bytes spell (decoded as its PEP 263 cookie says, `utf-7` for one; identifiers NFKC-normalised, so a fullwidth
+    `l`, U+FF4C, is `l`), the bytes followed by that reading (the whole text normalised, strings and comments too: a
+    superset of the names, as the screen must be), as UTF-8. Undecodable bytes are read as they are (the engine
+    reports them)."""
+    if data.isascii():
+        lines = _lines(data)
+        if b"coding" not in next(lines, b"") + next(lines, b""):  # PEP 263: a cookie is on one of the first two
+            return data
+    try:
+        text, _ = decode_python(data)
+    except DecodeError:
+        return data
+    if not text.isascii():
+        import unicodedata
+
+        text = unicodedata.normalize("NFKC", text)
+    read = text.encode("utf-8", "surrogatepass")
+    return data if read in data else data + b"\n" + read
 
 
 def decode_utf8(data: bytes) -> str:

@@ -381,8 +381,8 @@ def out_of_racy_window(root: Path) -> None:
 
 
 def compiled_scanner(python: str) -> bool:
-    """Whether the aoti-lint of that interpreter has its C extensions (for ``token_scan`` and ``pyast``)."""
-    probe = "import aoti_lint._token_scan, aoti_lint._tree_walk"
+    """Whether the aoti-lint of that interpreter has its C extension (for ``token_scan``)."""
+    probe = "import aoti_lint._token_scan"
     found = subprocess.run([python, "-c", probe], capture_output=True, check=False)
     return found.returncode == 0
 
@@ -419,7 +419,7 @@ def bench_tree(
             measure(f"aoti-lint warm (cache filled), {jobs_label}", warm, tree.path, runs, bound, check=check),
         )
     if compiled_scanner(python):
-        # As installed where no C compiler was found: stage one, the text stages' lexer and the tree walk in Python.
+        # As installed where no C compiler was found: stage one and the text stages' lexer in Python.
         add(
             "aoti-lint cold, default jobs, no C extension",
             measure(
@@ -771,12 +771,8 @@ def machine(versions: dict[str, str]) -> list[str]:
         f"peers: ruff {versions.get('ruff', '?')}, TorchFix {versions.get('torchfix', '?')}, "
         f"Fixit {versions.get('fixit', '?')} (libcst {versions.get('libcst', '?')} in their environment)",
         f"- aoti-lint runs from {versions.get('install', '?')} in every row but the one-file rows marked as in the "
-        "development venv; stage one's scanner, the lexer of the text stages and the walk of `ast` trees: "
-        + (
-            "the C extensions `aoti_lint._token_scan` and `aoti_lint._tree_walk`"
-            if versions.get("scanner")
-            else "Python (no C extension built)"
-        ),
+        "development venv; stage one's scanner and the lexer of the text stages: "
+        + ("the C extension `aoti_lint._token_scan`" if versions.get("scanner") else "Python (no C extension built)"),
         f"- load average at start / end: {' / '.join(versions.get('load', []))}",
     ]
 
@@ -1029,11 +1025,10 @@ def write_results(
         "(`aoti_lint/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
         "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`, AOTI202's `config.debug = True`), "
         "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
-        "(`aoti_lint/analysis/ast_flow.py`: every module of torch's, the monorepo's and the one file's); the trees "
-        "are walked in C (`aoti_lint/_tree_walk.c`); a file whose rules all "
-        "answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. A warm run "
-        "opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its verdict "
-        "(`aoti_lint/stamps.py`, as ruff does): it stats the files, "
+        "(`aoti_lint/analysis/ast_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
+        "whose rules all answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. "
+        "A warm run opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its "
+        "verdict (`aoti_lint/stamps.py`, as ruff does): it stats the files, "
         "loads the entries of those with findings or project data, and counts every file as checked. When "
         "every file's stamp is the one an earlier run over the same files recorded, that run's memo answers "
         "alone (`aoti_lint/run_memo.py`), without importing the rules, the engine or the worker pool: the "

@@ -4,9 +4,13 @@ without it; the lexer of ``text_layout``, the strings and prefixes its pattern r
 
 from __future__ import annotations
 
+import contextlib
 import random
+import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aoti_lint import text_layout, token_scan
 from aoti_lint.file_context import FileContext, _screen
@@ -234,3 +238,130 @@ def test_the_statement_reader_rejects_spans_out_of_order():
         compiled.statement_starts("'a' 'b'", [(4, 7), (0, 3)], False)
     with pytest.raises(TypeError):
         compiled.statement_starts("'a'", [[0, 3]], False)
+
+
+# The entry points called directly with any argument: an error, never a crash (`.ci/run` runs this file again under
+# `PYTHONMALLOC=debug`, where a read past a buffer or of a freed object aborts).
+_HUGE = st.sampled_from([sys.maxsize, sys.maxsize - 1, sys.maxsize - 2, -sys.maxsize - 1, 2**63, 2**64, -1, -(2**70)])
+_ANY = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    _HUGE,
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.binary(max_size=8),
+    st.just(bytearray(b"ab")),
+    st.just(memoryview(b"abcd")[::2]),  # not contiguous
+    st.lists(st.integers(), max_size=3),
+    st.tuples(st.integers(), st.integers()),
+)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    tokens=st.one_of(st.lists(st.one_of(st.binary(max_size=6), _ANY), max_size=66).map(tuple), _ANY),
+    offsets=st.one_of(st.lists(st.one_of(st.integers(-3, 8), _HUGE, _ANY), max_size=66).map(tuple), _ANY),
+    data=_ANY,
+)
+def test_the_scanner_takes_any_argument_without_crashing(tokens, offsets, data):
+    try:
+        scanner = compiled.Scanner(tokens, offsets)
+    except (TypeError, ValueError, OverflowError):
+        scanner = compiled.Scanner.__new__(compiled.Scanner)
+    else:
+        assert scanner.present(b"".join(t for t in tokens if type(t) is bytes)) >= 0
+    try:
+        found = scanner.present(data)
+    except (TypeError, ValueError, BufferError):
+        return
+    assert found >= 0
+
+
+@pytest.mark.parametrize("offset", [sys.maxsize, sys.maxsize - 1, sys.maxsize - 2, 2**63, 2**64, -1, -sys.maxsize - 1])
+def test_an_offset_near_the_largest_size_is_refused_not_overflowed(offset):
+    with pytest.raises((ValueError, OverflowError)):
+        compiled.Scanner((b"abc",), (offset,))
+
+
+def test_an_offset_that_is_not_an_int_runs_no_code_and_is_refused():
+    """An ``__index__`` could call ``__init__`` again on the same scanner (whose old tokens would then be freed
+    under the entries being built): offsets are ints, nothing else is asked."""
+    scanner = compiled.Scanner((b"abc",), (0,))
+    ran = []
+
+    class Offset:
+        def __index__(self):
+            ran.append(1)
+            scanner.__init__((b"xyz",), (0,))
+            return 0
+
+    with pytest.raises(TypeError):
+        scanner.__init__((b"abc",), (Offset(),))
+    assert not ran
+    assert scanner.present(b"abc xyz") == 0  # a failed __init__ leaves a scanner that scans nothing
+
+
+def test_a_buffer_whose_export_reinitialises_the_scanner_is_scanned_safely():
+    """Getting a buffer may run Python code (``__buffer__``, Python 3.12): a re-initialisation there happens before
+    the scan reads the table, never during it."""
+    scanner = compiled.Scanner((b"abc",), (0,))
+
+    class Exporter:
+        def __buffer__(self, flags):
+            scanner.__init__((bytes([120, 121, 122]),), (0,))  # a fresh bytes object, freed with the old table
+            return memoryview(b"abc xyz")
+
+    try:
+        found = scanner.present(Exporter())
+    except TypeError:  # before 3.12 a class cannot export a buffer
+        return
+    assert found == 1  # `xyz`, the token of the table that scanned
+
+
+def test_the_scanner_reads_weird_buffers_as_their_bytes():
+    import array
+    import mmap
+
+    scanner = compiled.Scanner((b"ab", b"\x01\x00"), (0, 0))
+    assert scanner.present(bytearray(b"xab")) == 1
+    assert scanner.present(memoryview(b"zzab")[2:]) == 1
+    assert scanner.present(array.array("i", [1])) == 2  # its bytes, not its items
+    assert scanner.present(b"") == 0
+    with mmap.mmap(-1, 4096) as mapped:
+        mapped[4094:] = b"ab"
+        assert scanner.present(mapped) == 1
+    with pytest.raises(BufferError):
+        scanner.present(memoryview(b"abab")[::2])
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    text=st.one_of(st.text(alphabet="'\"\\#{}fFrb \n\r()[]x@", max_size=40), _ANY),
+    spans=st.one_of(
+        st.lists(
+            st.one_of(st.tuples(st.one_of(st.integers(-2, 50), _HUGE), st.one_of(st.integers(-2, 50), _HUGE)), _ANY),
+            max_size=6,
+        ),
+        _ANY,
+    ),
+    top_level=_ANY,
+)
+def test_the_lexers_take_any_argument_without_crashing(text, spans, top_level):
+    with contextlib.suppress(TypeError):
+        compiled.string_spans(text)
+    with contextlib.suppress(TypeError, ValueError, OverflowError):
+        compiled.statement_starts(text, spans, top_level)
+
+
+def test_the_statement_reader_reads_its_spans_after_a_bool_that_empties_them():
+    spans = [(0, 3)]
+
+    class Truth:
+        def __bool__(self):
+            spans.clear()
+            return True
+
+    assert compiled.statement_starts("'a'\nx = 1\n", spans, Truth()) == [0, 4, 10]
+    with pytest.raises(TypeError):
+        compiled.statement_starts("'a'", [(0, 3.0)], False)

@@ -1,0 +1,191 @@
+"""Hostile input has one verdict: the same findings and exit code in every output format and with ``--diff`` and
+``--fix`` for every file CPython reads (a file libcst cannot rewrite keeps its findings, its fixes unavailable and
+said so); the screen reads names as CPython does (PEP 263 cookies, NFKC identifiers); a file past
+``parse.MAX_LIBCST_BYTES`` is read at a cost that grows with the statements the rules read (libcst is given only
+those)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from aoti_lint import parse
+from aoti_lint.report import FORMATS
+from tests.helpers import run_main
+
+LOAD = 'torch._export.aot_load("m.so", "cpu")\n'
+
+
+def _verdicts(
+    tmp_path: Path, name: str, data: bytes, fix: bool = True
+) -> dict[str, tuple[int, list[tuple[str, int]] | None]]:
+    """Each way of running the command on the file: its exit code and, where it shows them as JSON (or for
+    ``--diff`` and ``--fix``, a JSON run after it), its findings (code, row)."""
+    found: dict[str, tuple[int, list[tuple[str, int]] | None]] = {}
+    ways = [
+        *(("--output-format", fmt) for fmt in FORMATS),
+        ("--diff", "--unsafe-fixes"),
+        *([("--fix", "--unsafe-fixes")] if fix else []),
+    ]
+    for way in ways:
+        folder = tmp_path / "-".join(way).strip("-").replace("--", "")
+        folder.mkdir()
+        (folder / name).write_bytes(data)
+        run = run_main("--no-cache", name, *way, cwd=folder)
+        assert "error:" not in run.stderr and "Traceback" not in run.stderr, (way, run.stderr)
+        rows = _rows(run.stdout) if way[-1] == "json" else None
+        if way[0] in ("--diff", "--fix"):
+            assert (folder / name).read_bytes() == data  # never written where the fix is unavailable, nor by --diff
+            rows = _rows(run_main("--no-cache", name, "--output-format", "json", cwd=folder).stdout)
+        found[" ".join(way)] = (run.returncode, rows)
+    return found
+
+
+def _rows(out: str) -> list[tuple[str, int]]:
+    return sorted((item["code"], item["location"]["row"]) for item in json.loads(out))
+
+
+def _one_verdict(found: dict[str, tuple[int, list[tuple[str, int]] | None]], expected: list[tuple[str, int]]) -> None:
+    assert {code for code, _ in found.values()} == {1}, found
+    assert len(found) > 9
+    for way, (_, rows) in found.items():
+        assert rows is None or rows == expected, way
+
+
+def test_a_deep_but_valid_module_has_one_verdict_in_every_format_and_fix_mode(tmp_path):
+    """180 nested dicts (CPython takes 200): the codemod's libcst recursion cannot build the fix; json, sarif,
+    --diff and --fix used to drop the finding and exit 2."""
+    depth = 180
+    data = ("import torch\nx = " + "{1: " * depth + "1" + "}" * depth + "\n" + LOAD).encode()
+    found = _verdicts(tmp_path, "deep.py", data)
+    _one_verdict(found, [("AOTI002", 3)])
+    run = run_main("--no-cache", "deep.py", "--output-format", "json", cwd=tmp_path / "output-format-json")
+    assert run.returncode == 1
+    assert "warning: deep.py: fixes unavailable: too deeply nested for libcst to rewrite" in run.stderr
+
+
+def _stdlib_webbrowser() -> Path:
+    found = sorted(Path(sys.prefix).glob("lib/python3*/webbrowser.py")) or sorted(
+        Path(p) for p in map(str, Path("/root/.pyenv/versions").glob("3.11*/lib/python3.11/webbrowser.py"))
+    )
+    import webbrowser
+
+    return found[0] if found else Path(webbrowser.__file__)
+
+
+def test_a_module_libcst_does_not_read_as_python_keeps_its_finding(tmp_path):
+    """webbrowser.py (CPython 3.11) holds `except (...) :`, which libcst gives back as `except (...):`: its
+    positions are not the text's, so the finding comes from the statements the rules read, and no fix."""
+    text = _stdlib_webbrowser().read_text(encoding="utf-8")
+    data = (text + "import torch\n" + LOAD).encode()
+    rows = text.count("\n") + 2
+    found = _verdicts(tmp_path, "wb.py", data)
+    _one_verdict(found, [("AOTI002", rows)])
+
+
+def test_libcst_reads_only_the_statements_the_rules_read_in_a_large_file(tmp_path, monkeypatch):
+    """A file past MAX_LIBCST_BYTES: libcst is given a text with the same rows, holding only the statements that
+    spell a rule's token and those tied to them by a name; each statement it does not need is never parsed by it.
+    Counted, not timed: the text libcst parses, and the number of its parses."""
+    import libcst
+
+    parsed: list[str] = []
+    original = libcst.parse_module
+
+    def counting(text, *args, **kwargs):
+        parsed.append(text)
+        return original(text, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", counting)
+    lines = parse.MAX_LIBCST_BYTES // 6 + 10
+    body = "import torch\npath = 'm' + '.so'\n" + "x = 1\n" * lines + "model = torch._export.aot_load(path, 'cpu')\n"
+    (tmp_path / "big.py").write_text(body)
+    for way in (("--output-format", "concise"), ("--output-format", "json"), ("--diff",)):
+        parsed.clear()
+        run = run_main("--no-cache", "--jobs", "1", "big.py", *way, cwd=tmp_path)
+        assert run.returncode == 1, way
+        assert way[0] == "--diff" or f"big.py:{lines + 3}:9: AOTI002" in run.stdout or _rows(run.stdout)
+        assert "fixes unavailable: the file is too large for libcst to rewrite" in run.stderr
+        assert parsed, way
+        assert all("x = 1" not in text and text.count("\n") == body.count("\n") for text in parsed), way
+        assert all(len(text) < 200 + 2 * lines for text in parsed), way  # a string over the dropped rows, no more
+        assert "path = 'm' + '.so'" in parsed[0]  # tied to the call by its name
+
+
+def test_the_focused_text_keeps_every_statement_tied_by_a_name_and_every_row():
+    text = (
+        '"""Doc."""\n'
+        "import torch\n"
+        "a = 1\n"
+        "base = 'm'  # noqa\n"
+        "\n"
+        "unrelated = 2; also = 3\n"
+        "# a comment between\n"
+        "path = base + '.so'\n"
+        "@decorator\n"
+        "def helper():\n"
+        "    return 4\n"
+        "torch._export.aot_load(path, 'cpu')\n"
+    )
+    focused, kept = parse.focused_text(text, frozenset({"aot_load"}))
+    assert focused.count("\n") == text.count("\n")
+    rows = focused.split("\n")
+    assert rows[3] == "base = 'm'  # noqa" and rows[7] == "path = base + '.so'" and rows[11].startswith("torch.")
+    assert "unrelated" not in focused and "helper" not in focused and "a = 1" not in focused
+    assert rows[6] == "# a comment between"
+    assert kept < len(text)
+    assert parse.focused_text("from m import *\n" + text, frozenset({"aot_load"})) is None
+    assert parse.focused_text("x = (\n", frozenset({"aot_load"})) is None
+
+
+def test_a_large_file_has_one_verdict_in_every_format(tmp_path):
+    lines = parse.MAX_LIBCST_BYTES // 6 + 10
+    data = ("import torch\n" + "x = 1\n" * lines + LOAD).encode()
+    found = _verdicts(tmp_path, "big.py", data)
+    _one_verdict(found, [("AOTI002", lines + 2)])
+
+
+FULLWIDTH = "import torch\ntorch._export.aot_\uff4coad('m.so', 'cpu')\n".encode()
+UTF7 = b"# -*- coding: utf-7 -*-\nimport torch\ntorch.+AF8-export.aot+AF8-load('m.so', 'cpu')\n"
+
+
+@pytest.mark.parametrize(("data", "row"), [(FULLWIDTH, 2), (UTF7, 3)], ids=["nfkc", "utf-7"])
+def test_names_as_cpython_reads_them_are_screened_and_reported(tmp_path, data, row):
+    """`aot_` and a fullwidth `l` (U+FF4C) is `aot_load` to CPython, which NFKC-normalises identifiers; a utf-7
+    cookie makes `+AF8-` an underscore. The screen used to read the bytes and say "All checks passed!"."""
+    from aoti_lint.fast_path import _cannot_hold_a_finding
+    from aoti_lint.source import screen_data
+
+    assert b"aot_load" in screen_data(data) and b"_export" in screen_data(data)
+    (tmp_path / "m.py").write_bytes(data)
+    assert not _cannot_hold_a_finding(str(tmp_path / "m.py"))
+    found = _verdicts(tmp_path, "m.py", data, fix=False)
+    _one_verdict(found, [("AOTI002", row)])
+
+
+def test_the_screen_reads_ascii_without_a_cookie_as_it_is():
+    """The common path: ASCII bytes naming no coding in their first two lines are what the screen reads."""
+    from aoti_lint.source import screen_data
+
+    data = b"import torch\n# encoding is mentioned later\n# coding: none here\n"
+    assert screen_data(data) is data
+    assert screen_data(b"x = 1\n\n# -*- coding: utf-8 -*-\n") == b"x = 1\n\n# -*- coding: utf-8 -*-\n"
+    latin = "# -*- coding: latin-1 -*-\nx = 'é'\n".encode("latin-1")
+    assert screen_data(latin).startswith(latin)
+
+
+def test_libcst_is_given_names_in_their_nfkc_form_at_the_same_places():
+    text = "aot_\uff4coad = 1  # \uff4c stays in a comment\ns = '\uff4c'\n"
+    named = parse.named_text(text)
+    assert named == "aot_load = 1  # \uff4c stays in a comment\ns = '\uff4c'\n"
+    assert parse.named_text("\ufb01x = 1\n") == "\ufb01x = 1\n"  # NFKC `fix`: one letter more, left as written
+
+
+@pytest.fixture(autouse=True)
+def _no_leftovers(tmp_path):
+    yield
+    shutil.rmtree(tmp_path, ignore_errors=True)

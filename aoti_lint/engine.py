@@ -167,10 +167,9 @@ def check_source(
         wanted = prefiltered if prefiltered is not None else by_bytes(source.prefilter_data, context)
     else:
         wanted = Wanted([rule for rule in rules if issubclass(rule, PythonRule)], list(context.project_rules))
-    # Bytes that hold no word of any rule cannot hold a finding: they are not parsed, and AOTI000 has nothing to
-    # say of them. Those that do (``prefiltered`` is only given for them) are reported when CPython refuses them,
-    # whatever the later stages find.
-    if prefiltered is None and not wanted:
+    # A text no rule wants after the prefilter's stages cannot hold a finding: it is not parsed, and AOTI000 has
+    # nothing to say of it (``prefiltered`` holds every stage's answer, else stage one's is given here).
+    if not wanted:
         return result
     report_syntax = SyntaxErrorRule in rules
     try:
@@ -181,23 +180,19 @@ def check_source(
 
             result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
         return result
+    if prefilter and prefiltered is None:
+        wanted = by_code(text, wanted)
+        if not wanted:
+            return result
     if report_syntax:
-        # Whatever the rules want of it, a file CPython cannot parse is reported, and read no further.
+        # A text some rule reads is reported, and read no further, when CPython refuses it: the same parse the code
+        # stage made (``pyast.parse``), asked again.
         from aoti_lint.parse import syntax_error
 
         refused = syntax_error(source, text)
         if refused is not None:
             result.findings.append(refused)
             return result
-    if not wanted:
-        return result
-    if prefilter:
-        if prefiltered is None:
-            wanted = by_code(text, wanted)
-        if not wanted:
-            return result
-    if len(source.data) > MAX_LIBCST_BYTES and not _focused:
-        return _check_focused(source, context, prefilter, wanted, result)
     if prefilter:
         # A file wanted only for its project data, without a migration plan, may not need libcst at all.
         light = None
@@ -212,6 +207,9 @@ def check_source(
             if answered is not None:
                 _add_ast_answer(source, result, rules, *answered)
                 return result
+    # Only where libcst must read it: a large file the `ast` readings settle costs no more than a small one.
+    if len(source.data) > MAX_LIBCST_BYTES and not _focused:
+        return _check_focused(source, context, prefilter, wanted, result)
     if not text.isascii():
         from aoti_lint.local_bindings import folds_names
         from aoti_lint.parse import named_text

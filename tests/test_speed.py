@@ -1491,3 +1491,20 @@ def test_one_planted_fixable_load_parses_no_module_outside_its_flow(tmp_path, mo
     result = run(root, Execution(jobs=1), fix=fix)
     assert [finding.code for finding in result.findings] in (["AOTI002"], [])
     assert set(parsed) <= {"serve/serve.py"}, parsed
+
+
+def test_a_large_module_the_ast_readings_settle_is_checked_like_a_small_one(tmp_path, monkeypatch):
+    """Past libcst's size limit only what libcst must read is focused or refused: a large module naming a `.so`
+    only in strings (torch's codecache.py) is summarised from `ast`, with no error and no libcst parse."""
+    from aoti_lint import parse
+
+    parsed: list[str] = []
+    original = parse.parse_module
+    monkeypatch.setattr(parse, "parse_module", lambda s, t: parsed.append(s.display_path) or original(s, t))
+    body = "".join(f"def f{i}(name):\n    return name.endswith('.so') and {i}\n\n\n" for i in range(6_000))
+    assert len(body) > parse.MAX_LIBCST_BYTES
+    root = project(tmp_path, {"cache/codecache.py": body, "serve/serve.py": OLD_LOAD})
+    result = run(root, Execution(jobs=1))
+    assert [finding.code for finding in result.findings] == ["AOTI002"]
+    assert result.errors == []
+    assert set(parsed) <= {"serve/serve.py"}, parsed

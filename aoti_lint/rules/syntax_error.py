@@ -13,9 +13,10 @@ class SyntaxErrorRule(Rule):
     ## What it does
     Reports a file that aoti-lint must read but that CPython cannot parse: a syntax error, bytes that are not
     valid in the file's declared encoding (PEP 263), or NUL bytes. The finding points at the line and column of
-    the problem. aoti-lint must read a file whose bytes hold a word one of the enabled rules looks for (an API
-    name, a debug switch, a `.so` or `.pt2` path...), whatever else the file holds; a file that holds none cannot
-    hold a finding, and is not parsed at all: run ruff (or `python -m py_compile`) to find every syntax error.
+    the problem. aoti-lint must read a file whose text spells what one of the enabled rules reads (a name of the
+    API, a debug switch, a `.so` or `.pt2` path...), as its prefilter tells from the bytes and the text without
+    parsing; a file it settles cannot hold a finding, and is not parsed at all: run ruff (or
+    `python -m py_compile`) to find every syntax error.
 
     ## Why is this bad?
     A file that does not parse cannot be checked: every rule that wanted to read it is blind to it, and `--fix`

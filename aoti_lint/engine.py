@@ -202,14 +202,15 @@ def check_source(
             summaries, noqa = light
             result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
             return result
-        if not build_edits or not wanted.rules:
-            answered = ast_answer(source, context, wanted)
-            if answered is not None:
-                _add_ast_answer(source, result, rules, *answered)
-                return result
-    # Only where libcst must read it: a large file the `ast` readings settle costs no more than a small one.
+    # Past libcst's limit, a file the rules read (and not the strings alone) is read in its focused statements, where
+    # the cost of the whole module's readings would grow with all of it.
     if len(source.data) > MAX_LIBCST_BYTES and not _focused:
         return _check_focused(source, context, prefilter, wanted, result)
+    if prefilter and (not build_edits or not wanted.rules):
+        answered = ast_answer(source, context, wanted)
+        if answered is not None:
+            _add_ast_answer(source, result, rules, *answered)
+            return result
     if not text.isascii():
         from aoti_lint.local_bindings import folds_names
         from aoti_lint.parse import named_text

@@ -166,3 +166,17 @@ def default_ctrl_c() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def read_terminal(descriptor: int) -> bytes:
+    """Everything a child wrote to the pseudo-terminal whose leader is ``descriptor``, until it closed it."""
+    output = b""
+    while True:
+        try:
+            chunk = os.read(descriptor, 4096)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        output += chunk
+    return output

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.helpers import lint_text
+from tests.helpers import lint_text, read_terminal
 
 BROKEN = "def f(:\n    pass\n"  # no word any rule needs: it cannot hold a finding, and is not parsed
 BROKEN_FINDING = "bad.py:1:7: AOTI000 SyntaxError: invalid syntax"
@@ -294,15 +294,7 @@ def test_a_terminal_gets_colour_unless_told_otherwise(tmp_path, env, coloured):
         env={**environment, "TERM": "xterm", **env},
     )
     os.close(follower)
-    output = b""
-    while True:
-        try:
-            chunk = os.read(leader, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        output += chunk
+    output = read_terminal(leader)
     os.close(leader)
     assert process.wait(timeout=120) == 1
     assert b"AOTI001" in output and (ESCAPE.encode() in output) is coloured

@@ -16,6 +16,7 @@ import pytest
 
 from aoti_lint.knowledge.known_failures import KNOWN_FAILURES
 from aoti_lint.runtime.explain import match_text
+from tests.helpers import read_terminal
 
 REAL_TEXTS = {
     # log (CI skip list in pytorch benchmarks; a public inference log)
@@ -228,15 +229,7 @@ def test_no_file_and_a_terminal_on_stdin_prints_usage(tmp_path):
     if pid == 0:  # the child: stdin, stdout and stderr are the pty
         os.chdir(REPO)
         os.execv(sys.executable, [sys.executable, "-m", "aoti_lint", "explain"])
-    output = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        output += chunk
+    output = read_terminal(fd)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 2, output
     assert b"usage: aoti-lint explain" in output and b"pipe one in" in output

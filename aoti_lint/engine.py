@@ -229,13 +229,13 @@ def _check_focused(
     """A file past ``MAX_LIBCST_BYTES``: checked as its focused text (``parse.focused_text``), which gives the same
     findings at the same places at a cost that grows with the statements the rules read, not with the file; no
     fix is built (libcst would rewrite the whole file)."""
-    from aoti_lint.parse import MAX_LIBCST_BYTES, python_syntax_error, syntax_error_finding
+    from aoti_lint.parse import MAX_LIBCST_BYTES, syntax_error
 
     text = source.text
-    if not _python_accepts(text):  # CPython's own error, without libcst's parse of the whole text
-        refused = python_syntax_error(text) or ("SyntaxError: too deeply nested to parse", 1, 1)
-        if any(rule is SyntaxErrorRule for rule in context.rules):
-            result.findings.append(syntax_error_finding(source, *refused))
+    refused = syntax_error(source, text)  # CPython's own error, without libcst's parse of the whole text
+    if refused is not None:
+        if SyntaxErrorRule in context.rules:
+            result.findings.append(refused)
         return result
     focused = _focus(text, wanted)
     if focused is None:

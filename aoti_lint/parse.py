@@ -49,9 +49,10 @@ def parse_module(source: SourceFile, text: str) -> cst.Module | Finding:
 
 def syntax_error(source: SourceFile, text: str) -> Finding | None:
     """The AOTI000 finding of a text CPython's parser refuses, in its own wording; None when it parses. Asked of
-    every Python file whether or not libcst reads it next, so that a file's AOTI000 never depends on what else it
-    holds. ``ast`` compiles nothing and runs nothing; a text it refuses never reaches libcst, whose native parser
-    overflows the C stack past CPython's nesting limits (~1,200 nested brackets) or takes minutes on them."""
+    every text a rule reads, whether or not libcst reads it next, so that its AOTI000 never depends on the path
+    it takes through the engine. ``ast`` compiles nothing and runs nothing; a text it refuses never reaches
+    libcst, whose native parser overflows the C stack past CPython's nesting limits (~1,200 nested brackets) or
+    takes minutes on them."""
     from aoti_lint.pyast import parse
 
     if "\x00" in text:

@@ -379,7 +379,8 @@ def _without_libcst(
     builds no fix edits reports anyway, so that no output format or fix option changes the verdict), each fix
     unavailable and saying why; ``otherwise`` (the error, or libcst's syntax error) where that reading does not
     settle the file."""
-    answered = ast_answer(source, context, wanted)
+    # No fix can be built here, so the migration plan, which only decides fixes, has nothing to add.
+    answered = ast_answer(source, replace(context, flow=None), wanted)
     if answered is None:
         if isinstance(otherwise, FileError):
             result.errors.append(otherwise)
@@ -706,6 +707,8 @@ def process_source(
                     text, fixed = migrate_flows(source.text, flow, groups, context.target_torch)
                 except RecursionError:  # libcst's recursion on a file CPython reads: reported, never a half fix
                     raise _Unfixable(TOO_DEEP_TO_REWRITE) from None
+                except NotReproduced as exc:
+                    raise _Unfixable(str(exc)) from None
                 except Exception as exc:  # a bug in the codemod must not stop the run, nor write anything
                     raise ValueError(
                         f"the migration of its artifact flows failed: {type(exc).__name__}: {exc}"

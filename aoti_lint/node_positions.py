@@ -131,6 +131,12 @@ def _comparable(text: str) -> str:
     return _TRAILING.sub("", _FORM_FEEDS.sub("", text))
 
 
+def gives_back(code: str, text: str) -> bool:
+    """Whether libcst's code generation ``code`` of a module parsed from ``text`` is that text, but for what it drops
+    without moving a row (``_comparable``): only then may a fix write libcst's code of the whole module."""
+    return code == text or _comparable(code) == _comparable(text)
+
+
 class NotReproduced(Exception):
     """libcst's code generation does not give back the text it parsed (libcst 1.9 drops a line holding only a
     backslash): its positions are not the text's, and fixes built on them would edit the wrong lines."""

@@ -22,6 +22,10 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return text
+    from aoti_lint.node_positions import gives_back
+
+    if not gives_back(module.code, text):
+        return text  # libcst does not give the text back: its code generation would edit lines no fix touched
     imports, spelled = _imports(module)
     # libcst's scope analysis of the whole module (seconds for a large one) decides only about imports whose name
     # no longer appears in the code: one still spelled somewhere stays, even where a local of that name shadows it.

@@ -316,7 +316,12 @@ def migrate_flows(
     # The constants first: a string in an assignment of its own changes no other row, so the plan's sites
     # (named by their order) are where the plan saw them.
     text = apply_edits(text, edits) if edits else text
-    plan = MigrationPlan(ModuleFacts(MetadataWrapper(cst.parse_module(text))), target_torch, flow)
+    module = cst.parse_module(text)
+    from aoti_lint.node_positions import NotReproduced, gives_back
+
+    if not gives_back(module.code, text):  # its code generation would rewrite lines no fix touches
+        raise NotReproduced("libcst does not give this file back as written")
+    plan = MigrationPlan(ModuleFacts(MetadataWrapper(module)), target_torch, flow)
     if not plan.flow_applied:
         raise ValueError("the file is not the one the migration was planned on")
     decisions = flow.decisions(len(plan.sites))

@@ -17,7 +17,8 @@ from aoti_lint import parse
 from aoti_lint.report import FORMATS
 from tests.helpers import run_main
 
-LOAD = 'torch._export.aot_load("m.so", "cpu")\n'
+# A call with a fix to build (a load gets none without its compile): the verdicts below are about building it.
+COMPILE = "torch._export.aot_compile(model, (example,))\n"
 
 
 def _verdicts(
@@ -60,9 +61,9 @@ def test_a_deep_but_valid_module_has_one_verdict_in_every_format_and_fix_mode(tm
     """180 nested dicts (CPython takes 200): the codemod's libcst recursion cannot build the fix; json, sarif,
     --diff and --fix used to drop the finding and exit 2."""
     depth = 180
-    data = ("import torch\nx = " + "{1: " * depth + "1" + "}" * depth + "\n" + LOAD).encode()
+    data = ("import torch\nx = " + "{1: " * depth + "1" + "}" * depth + "\n" + COMPILE).encode()
     found = _verdicts(tmp_path, "deep.py", data)
-    _one_verdict(found, [("AOTI002", 3)])
+    _one_verdict(found, [("AOTI001", 3)])
     run = run_main("--no-cache", "deep.py", "--output-format", "json", cwd=tmp_path / "output-format-json")
     assert run.returncode == 1
     assert "warning: deep.py: fixes unavailable: too deeply nested for libcst to rewrite" in run.stderr
@@ -81,10 +82,10 @@ def test_a_module_libcst_does_not_read_as_python_keeps_its_finding(tmp_path):
     """webbrowser.py (CPython 3.11) holds `except (...) :`, which libcst gives back as `except (...):`: its
     positions are not the text's, so the finding comes from the statements the rules read, and no fix."""
     text = _stdlib_webbrowser().read_text(encoding="utf-8")
-    data = (text + "import torch\n" + LOAD).encode()
+    data = (text + "import torch\n" + COMPILE).encode()
     rows = text.count("\n") + 2
     found = _verdicts(tmp_path, "wb.py", data)
-    _one_verdict(found, [("AOTI002", rows)])
+    _one_verdict(found, [("AOTI001", rows)])
 
 
 def test_libcst_reads_only_the_statements_the_rules_read_in_a_large_file(tmp_path, monkeypatch):
@@ -144,27 +145,27 @@ def test_the_focused_text_keeps_every_statement_tied_by_a_name_and_every_row():
 
 def test_a_large_file_has_one_verdict_in_every_format(tmp_path):
     lines = parse.MAX_LIBCST_BYTES // 6 + 10
-    data = ("import torch\n" + "x = 1\n" * lines + LOAD).encode()
+    data = ("import torch\n" + "x = 1\n" * lines + COMPILE).encode()
     found = _verdicts(tmp_path, "big.py", data)
-    _one_verdict(found, [("AOTI002", lines + 2)])
+    _one_verdict(found, [("AOTI001", lines + 2)])
 
 
-FULLWIDTH = "import torch\ntorch._export.aot_\uff4coad('m.so', 'cpu')\n".encode()
-UTF7 = b"# -*- coding: utf-7 -*-\nimport torch\ntorch.+AF8-export.aot+AF8-load('m.so', 'cpu')\n"
+FULLWIDTH = "import torch\ntorch._export.aot_\uff43ompile(m, (x,))\n".encode()
+UTF7 = b"# -*- coding: utf-7 -*-\nimport torch\ntorch.+AF8-export.aot+AF8-compile(m, (x,))\n"
 
 
 @pytest.mark.parametrize(("data", "row"), [(FULLWIDTH, 2), (UTF7, 3)], ids=["nfkc", "utf-7"])
 def test_names_as_cpython_reads_them_are_screened_and_reported(tmp_path, data, row):
-    """`aot_` and a fullwidth `l` (U+FF4C) is `aot_load` to CPython, which NFKC-normalises identifiers; a utf-7
+    """`aot_` and a fullwidth `c` (U+FF43) is `aot_compile` to CPython, which NFKC-normalises identifiers; a utf-7
     cookie makes `+AF8-` an underscore. The screen used to read the bytes and say "All checks passed!"."""
     from aoti_lint.fast_path import _cannot_hold_a_finding
     from aoti_lint.source import screen_data
 
-    assert b"aot_load" in screen_data(data) and b"_export" in screen_data(data)
+    assert b"aot_compile" in screen_data(data) and b"_export" in screen_data(data)
     (tmp_path / "m.py").write_bytes(data)
     assert not _cannot_hold_a_finding(str(tmp_path / "m.py"))
     found = _verdicts(tmp_path, "m.py", data, fix=False)
-    _one_verdict(found, [("AOTI002", row)])
+    _one_verdict(found, [("AOTI001", row)])
 
 
 def test_the_screen_reads_ascii_without_a_cookie_as_it_is():

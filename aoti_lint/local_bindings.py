@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import keyword
 import re
 import unicodedata
@@ -185,6 +186,12 @@ class _Function:
         return found
 
 
+# Statements that hold others: a read in one may run after a binding written below it (a loop), or not at all.
+_COMPOUND_NAMES = ("If", "For", "AsyncFor", "While", "Try", "TryStar", "With", "AsyncWith", "Match", "FunctionDef")
+_COMPOUND = tuple(
+    getattr(ast, name) for name in (*_COMPOUND_NAMES, "AsyncFunctionDef", "ClassDef") if hasattr(ast, name)
+)
+
 # Bindings in the order of the text: where each starts, where each ends (ast's line and byte column), and each's
 # assignment (None for an import).
 _InOrder = tuple[list[tuple[int, int]], list[tuple[int, int]], list[_Assignment | None]]
@@ -338,13 +345,43 @@ class FunctionLocals:
         before = self._bindings_before(name, (node.lineno, node.col_offset))
         if before is None:
             return NOT_KNOWN
+        if before == 0:
+            return None  # read before any binding
         if before != 1:
-            return None
+            return self._last_in_straight_line(name, node, before)
         first = self._in_order(name)[2][0]
         if first is None:
             return None  # an import: no assigned value
         target = _target(first)
         return (target.lineno, self._column(target))
+
+    def _last_in_straight_line(self, name: str, node: ast.Name, before: int) -> object:
+        """A read in a simple statement of the module's body after several bindings of ``name``, the last of them
+        a plain assignment that is itself a statement of the module's body: nothing runs between the two that can
+        bind the name (every binding of it is one of these), so the read takes that assignment's value. A script
+        that assigns `so` for every model (`so = aot_compile(...)`, then `aot_load(so, ...)`) is read so; libcst's
+        scopes give no single value there, and its loads would lose their compiles."""
+        last = self._in_order(name)[2][before - 1]
+        if last is None or id(last) not in self._top_level_statements:
+            return None
+        at = (node.lineno, node.col_offset)
+        starts, ends = self._simple_top_level_spans
+        index = bisect.bisect_right(starts, at)
+        if index == 0 or not at < ends[index - 1]:
+            return None  # inside a compound statement (a loop may run a later binding first), or a function
+        target = _target(last)
+        return (target.lineno, self._column(target))
+
+    @functools.cached_property
+    def _top_level_statements(self) -> set[int]:
+        return {id(statement) for statement in self._tree.body}
+
+    @functools.cached_property
+    def _simple_top_level_spans(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """Where each statement of the module's body that holds no other statement starts and ends."""
+        simple = [statement for statement in self._tree.body if not isinstance(statement, _COMPOUND)]
+        spans = [_span(statement) for statement in simple]
+        return [start for start, _ in spans], [end for _, end in spans]
 
     def _bound_only_at_module_level(self, name: str) -> bool:
         """Whether every binding of ``name`` is a plain assignment or an import directly in the module's scope

@@ -20,6 +20,7 @@ from aoti_lint.analysis.migration_verdicts import (
     ESCAPES,
     NEEDS_PACKAGE,
     NO_CONSTRAINT_SOLVER,
+    NO_PRODUCER,
     NO_SAME_SIGNATURE,
     NOT_A_MODULE,
     PRODUCER_BLOCKED,
@@ -346,11 +347,11 @@ class MigrationPlan:
                     load.path_blocked = (
                         f"`{path.value}` holds a `.so` path: make it the `.pt2` package path where it is defined"
                     )
-                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
                     if not self._lift_paths:
                         load.verdict.lower(Applicability.DISPLAY_ONLY, load.path_blocked)
+                    self._needs_producer(load)
                 else:
-                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+                    self._needs_producer(load)
             elif string_value(path) is not None and string_value(path).endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
             elif string_value(path) in so_literals:
@@ -358,7 +359,7 @@ class MigrationPlan:
                 load.path_literal = path
             elif path is not None and replace_suffix(path, ".so", ".pt2") is not None:
                 load.path_literal = path
-                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+                self._needs_producer(load)
             elif (
                 path is not None
                 and string_value(suffix_literal(path)) is not None
@@ -368,7 +369,7 @@ class MigrationPlan:
                     Applicability.DISPLAY_ONLY, "its `.so` path cannot be rewritten to the `.pt2` package path"
                 )
             else:
-                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+                self._needs_producer(load)
             if load.producer is not None:
                 load.producer.consumers.append(load)
 
@@ -381,6 +382,15 @@ class MigrationPlan:
                     load.verdict.lower(Applicability.DISPLAY_ONLY, PRODUCER_BLOCKED)
                 elif producer.applicability is Applicability.UNSAFE:
                     load.verdict.lower(Applicability.UNSAFE, producer.reason)
+
+    def _needs_producer(self, load: LoadRewrite) -> None:
+        """A load whose artifact no compile of this module writes: the project plan (``lift_paths``) migrates it
+        only with a compile that does; alone it is not migrated."""
+        load.needs_producer = True
+        if self._lift_paths:
+            load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+        else:
+            load.verdict.lower(Applicability.DISPLAY_ONLY, NO_PRODUCER)
 
     def _settle_compile(self, site: CompileRewrite, so_literals: dict[str, CompileRewrite]) -> None:
         verdict = site.verdict

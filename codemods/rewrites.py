@@ -52,5 +52,7 @@ class LoadRewrite:
     # Why a variable holding a `.so` path blocks the fix; the project plan lifts it when it rewrites that
     # constant where it is defined.
     path_blocked: str | None = None
+    # No compile of this module writes what it loads: only the project plan, seeing every file, may migrate it.
+    needs_producer: bool = False
 
     kind = "load"

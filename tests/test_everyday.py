@@ -149,16 +149,16 @@ def test_the_concise_report_says_what_each_hidden_fix_would_change_and_why_it_is
     result = cli_process("--no-cache", ".", cwd=project)
     assert result.returncode == 1, result.stderr
     lines = result.stdout.splitlines()
-    summary = lines.index("3 hidden fixes can be enabled with the `--fix --unsafe-fixes` option.")
+    summary = lines.index("2 hidden fixes can be enabled with the `--fix --unsafe-fixes` option.")
     assert lines[summary + 1 :] == [
         "build.sh:3: AOTI201 unsafe fix: Remove `CUDA_LAUNCH_BLOCKING` \u2014 the switch may be wanted where it is, "
         "e.g. in a job that exists to debug",
         "build.sh:4: AOTI201 unsafe fix: Remove `TORCHINDUCTOR_NAN_ASSERTS` \u2014 the switch may be wanted where it "
         "is, e.g. in a job that exists to debug",
-        "serve.py:7: AOTI002 unsafe fix: Load the package with `aoti_load_package` \u2014 the device is not a "
-        "literal: the package decides the device type, and the device index is no longer passed (add "
-        "`device_index=` for a specific GPU)",
     ]
+    # serve.py's load reads whatever path its callers pass: no compile of the run is known to write it, so it has
+    # no fix to hide (issue 42).
+    assert any(line.startswith("serve.py:7:12: AOTI002") and "no compile of this run" in line for line in lines)
     # Once they are enabled, nothing is hidden; the full format shows each fix under its finding instead.
     assert "unsafe fix:" not in cli_process("--no-cache", "--unsafe-fixes", ".", cwd=project).stdout
     assert "unsafe fix:" not in cli_process("--no-cache", "--output-format", "full", ".", cwd=project).stdout

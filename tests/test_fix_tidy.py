@@ -228,14 +228,14 @@ def test_removing_the_old_import_opens_no_block_with_a_blank_line(cli, tmp_path)
             def serve(path):
                 import torch._export
 
-                return torch._export.aot_load(path, "cpu")
+                return torch._export.aot_load("serve.pt2", "cpu")
 
 
             class Server:
                 def load(self, path):
                     from torch._export import aot_load
 
-                    return aot_load(path, "cpu")
+                    return aot_load("load.pt2", "cpu")
             """
         )
     )
@@ -244,10 +244,10 @@ def test_removing_the_old_import_opens_no_block_with_a_blank_line(cli, tmp_path)
     assert target.read_text() == (
         "import torch\n\n\n"
         "def serve(path):\n"
-        "    return torch._inductor.aoti_load_package(path)\n\n\n"
+        '    return torch._inductor.aoti_load_package("serve.pt2")\n\n\n'
         "class Server:\n"
         "    def load(self, path):\n"
-        "        return torch._inductor.aoti_load_package(path)\n"
+        '        return torch._inductor.aoti_load_package("load.pt2")\n'
     )
 
 

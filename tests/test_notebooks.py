@@ -152,7 +152,7 @@ def test_fix_keeps_ascii_escapes_and_a_missing_final_newline(cli, tmp_path):
 def test_fix_across_cells_rewrites_the_import_in_its_own_cell(cli, tmp_path):
     document = notebook(
         code(["from torch._export import aot_load\n", "import os"]),
-        code(["%cd /tmp\n", 'runner = aot_load(so_path, "cpu")\n']),
+        code(["%cd /tmp\n", 'runner = aot_load("model.pt2", "cpu")\n']),
     )
     write_notebook(tmp_path / "nb.ipynb", document)
     rows = json.loads(cli("--output-format", "json", "nb.ipynb", cwd=tmp_path).stdout)
@@ -164,7 +164,7 @@ def test_fix_across_cells_rewrites_the_import_in_its_own_cell(cli, tmp_path):
     result = cli("--fix", "--unsafe-fixes", "nb.ipynb", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     document["cells"][0]["source"] = ["import torch\n", "import os"]
-    document["cells"][1]["source"] = ["%cd /tmp\n", "runner = torch._inductor.aoti_load_package(so_path)\n"]
+    document["cells"][1]["source"] = ["%cd /tmp\n", 'runner = torch._inductor.aoti_load_package("model.pt2")\n']
     assert json.loads((tmp_path / "nb.ipynb").read_text(encoding="utf-8")) == document
 
 

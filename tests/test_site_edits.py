@@ -105,8 +105,8 @@ def test_each_fix_edits_the_text_into_the_whole_module_migration(seed, counted):
         # Found by review: the whole text's diff matched the changed line against a later identical copy (an
         # insertion and a deletion), and took a file of lone CRs for one line (one edit of the whole file).
         "import torch\n"
-        + "".join(f"r{i} = torch._export.aot_load('m{i}.so', 'cpu')\n" for i in range(7))
-        + "r = torch._export.aot_load('a.so', 'cpu')\n" * 2,
+        + "".join(f"r{i} = torch._export.aot_load('m{i}.pt2', 'cpu')\n" for i in range(7))
+        + "r = torch._export.aot_load('a.pt2', 'cpu')\n" * 2,
         "import torch\r"
         + "".join(
             f"def g{i}(m, x):\r    s = torch._export.aot_compile(m, (x,))\r"

@@ -45,6 +45,7 @@ from aoti_lint.analysis.migration_verdicts import (
     ESCAPES,
     NEEDS_PACKAGE,
     NO_CONSTRAINT_SOLVER,
+    NO_PRODUCER,
     NO_SAME_SIGNATURE,
     NOT_A_MODULE,
     OPTIONS_KEYS,
@@ -201,6 +202,7 @@ class _Site:
     verdict: Verdict
     producer: _Site | None = None
     consumers: list[_Site] | None = None
+    needs_producer: bool = False
 
 
 class _Reader(ExampleInputs):
@@ -865,10 +867,12 @@ class _Reader(ExampleInputs):
                 elif type(value) is ast.Call and self.may_name(value.func, {NEW_COMPILE.rsplit(".", 1)[-1]}):
                     raise NotSettled
                 else:
+                    load.needs_producer = True
                     load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
             elif (_string_value(path) or "").endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
             else:
+                load.needs_producer = True
                 load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
             if load.producer is not None:
                 load.producer.consumers = [*(load.producer.consumers or []), load]
@@ -929,6 +933,7 @@ class _Reader(ExampleInputs):
             param=self._parameter_of(path) if site.kind == "load" else None,
             suppressed=noqa.suppresses(Finding(code, "", display_path, at, at)),
             so_name=None,  # no string names a `.so`
+            needs_producer=site.needs_producer,
         )
 
     def _parameter_of(self, node: ast.expr | None) -> tuple[str, int, str] | None:
@@ -996,6 +1001,9 @@ class _Reader(ExampleInputs):
             fix = Fix(Applicability.DISPLAY_ONLY, not_called(symbol))
         else:
             verdict = found[0].verdict
+            if found[0].needs_producer:  # alone, as ``MigrationPlan`` without a project plan judges it
+                verdict = Verdict(verdict.applicability, verdict.reason)
+                verdict.lower(Applicability.DISPLAY_ONLY, NO_PRODUCER)
             if verdict.applicability is Applicability.DISPLAY_ONLY:
                 fix = Fix(Applicability.DISPLAY_ONLY, by_hand(verdict.reason))
                 message += not_fixed(verdict.reason)

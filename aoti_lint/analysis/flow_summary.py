@@ -121,6 +121,8 @@ class MigrationSite:
     # The `.so` file name its path expression ends with ("m.so" in os.path.join(d, "m.so")), known even
     # when the directory is not.
     so_name: str | None = None
+    # A load whose artifact no compile of its module writes: it migrates only in a flow with a migrated compile.
+    needs_producer: bool = False
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from aoti_lint.analysis.flow_summary import (
     Span,
     link_loads,
 )
-from aoti_lint.analysis.migration_verdicts import RANK
+from aoti_lint.analysis.migration_verdicts import NO_PRODUCER, RANK
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.records import dataclass, field, replace
 
@@ -103,6 +103,26 @@ class FileFlow:
         )
 
 
+@dataclass(frozen=True)
+class FlowMember:
+    """One member of an artifact flow as ``aoti-lint flows`` shows it."""
+
+    path: str
+    row: int
+    role: str  # "compile", "load", "constant", "argument" or "producer" (a compile no fix migrates)
+    name: str  # the constant's name; "" for the others
+    artifact: str | None  # the path it writes, holds or reads, or the `.so` file name its path ends with
+
+
+@dataclass(frozen=True)
+class FlowReport:
+    """One artifact flow: its members and the verdict its deprecated calls share."""
+
+    members: tuple[FlowMember, ...]
+    applicability: str  # an Applicability value: "display-only" when blocked
+    reason: str
+
+
 @dataclass
 class _Member:
     path: str
@@ -156,6 +176,7 @@ def plan_flows(
     foreign_loads: Callable[[str], str | None] = lambda path: None,
     enabled: Callable[[str, str], bool] = lambda path, code: True,
     consulted: set[str] | None = None,
+    reports: list[FlowReport] | None = None,
 ) -> dict[str, FileFlow]:
     """One plan per file with deprecated calls or path constants of a flow that has deprecated calls.
 
@@ -163,7 +184,7 @@ def plan_flows(
     ``foreign_loads(file name)`` where a `.so` of that name is read outside Python (a C++ runner), which the
     fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
     comment, no fix may change its calls). ``consulted`` receives every `.so` file name whose mentions the
-    plan looked at.
+    plan looked at; ``reports`` a ``FlowReport`` per flow with deprecated calls.
     """
     from aoti_lint.analysis.flow_summary import ArtifactResolver
 
@@ -304,6 +325,8 @@ def plan_flows(
         if any(member.kind != "load" for member in group_members):
             whole.add(group)
         value, reason = _decide(group_members, foreign_loads, cross_device, mentions, consulted)
+        if reports is not None:
+            reports.append(FlowReport(tuple(map(_shown, group_members)), value.value, reason))
         applicability[group] = value
         movable = value is not Applicability.DISPLAY_ONLY
         for index, member in zip(indices, group_members, strict=True):
@@ -339,11 +362,19 @@ def plan_flows(
     return plans
 
 
+def _shown(member: _Member) -> FlowMember:
+    name = member.constant.name if isinstance(member.constant, ConstantSite) else ""
+    return FlowMember(member.path, member.row, member.kind, name, member.artifact or member.so_name)
+
+
 def _tells_more(site: MigrationSite | None, decision: SiteDecision) -> bool:
     """Whether the plan tells a site something its own verdict does not (only sites get decisions)."""
     assert site is not None
+    value, reason = site.applicability, site.reason
+    if site.needs_producer and value != Applicability.DISPLAY_ONLY.value:
+        value, reason = Applicability.DISPLAY_ONLY.value, NO_PRODUCER  # what the file's own reading says alone
     return site.path_blocked or (
-        not site.suppressed and (decision.applicability.value != site.applicability or decision.reason != site.reason)
+        not site.suppressed and (decision.applicability.value != value or decision.reason != reason)
     )
 
 
@@ -372,9 +403,9 @@ def _decide(
         stray = _stray_mention(name, everyone_seen, mentions)
         if stray is not None:
             blockers.append(f"{stray} also names `{name}`, where the fix cannot follow it")
-        where = foreign_loads(name)
-        if where is not None:
-            blockers.append(where)
+    # A load reads what a compile wrote: without a compile this plan migrates, nothing proves a `.pt2` will be there.
+    migrated_compile = any(member.kind == "compile" for member in group)
+    orphans: list[str] = []  # loads whose producer no member is, said once for all of them
     for member in group:
         site = member.site
         if member.kind == "producer":
@@ -400,10 +431,23 @@ def _decide(
         if needs_constant and not _constant_in_group(member, group):
             name = f"`{site.path_name}`" if site.path_name else "its path"
             blockers.append(f"{member.where}: {name} names the `.so` where this run cannot rewrite it")
+        if member.kind == "load" and site.needs_producer and not migrated_compile:
+            orphans.append(member.where)
         if member.kind == "load" and member.link is not None:
             problem = cross_device(member.link)
             if problem is not None:
                 blockers.append(f"{member.where}: AOTI101 reports it ({problem}), and a fix would hide that")
+    if not blockers and not orphans:
+        # Files outside the run's Python (C++ runners, a Makefile, a manifest) are read only for a flow that would
+        # otherwise migrate: a run whose every flow is blocked anyway depends on its own files alone.
+        for name in sorted(names):
+            where = foreign_loads(name)
+            if where is not None:
+                blockers.append(where)
+    if orphans:
+        if not blockers and len(orphans) == len(group):
+            return Applicability.DISPLAY_ONLY, NO_PRODUCER  # loads of one artifact, all alike
+        blockers.append(f"{', '.join(orphans)}: {NO_PRODUCER}")
     if blockers:
         if len(group) == 1:
             return Applicability.DISPLAY_ONLY, blockers[0].split(": ", 1)[-1]

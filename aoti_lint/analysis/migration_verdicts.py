@@ -68,6 +68,12 @@ DEVICE_INDEX_ZERO = (
     "`device_index` needs torch 2.8 (`target-torch`); without it the package loads on the current device"
 )
 NEEDS_PACKAGE = "the loader will need a `.pt2` package where it read a `.so`: its producer must now write one"
+# A load migrated without its producer reads a `.so` with the package loader ("Failed to initialize zip archive"):
+# unknown is not proven, so such a load is migrated only with a compile of the same plan.
+NO_PRODUCER = (
+    "no compile of this run is known to write the `.pt2` package the new loader needs: run aoti-lint on the "
+    "files that write its artifact too, or migrate both by hand"
+)
 PRODUCER_BLOCKED = "the compile that writes its artifact cannot be migrated automatically"
 ESCAPES = "its artifact is now a `.pt2` package; code outside this module that reads the `.so` must change"
 

@@ -158,6 +158,7 @@ class ModuleFlow(SiteReader):
                     param=self._parameter_of(path) if site.kind == "load" else None,
                     suppressed=suppressed,
                     so_name=_so_name(path),
+                    needs_producer=site.kind == "load" and site.needs_producer,
                 )
             )
         return tuple(sites)

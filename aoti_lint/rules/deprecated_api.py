@@ -138,6 +138,10 @@ class DeprecatedReference(PythonRule):
             module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             return text  # the engine refuses to write it anyway
+        from aoti_lint.node_positions import gives_back
+
+        if not gives_back(module.code, text):
+            return text  # libcst does not give the text back: its code generation would edit lines no fix touched
         return with_last_line_end(tidy_imports(module).code, text)
 
     def leave_Module(self, node: Any) -> None:
@@ -193,10 +197,12 @@ class DeprecatedAotCompile(DeprecatedReference):
     a `.pt2` for someone else. The unit of the fix is the artifact flow: the compile, every load of its
     artifact and every constant naming its path, in every file of the run, migrate together (constants are
     rewritten where they are defined) or, when one of them cannot (a C++ runner of the run loads the `.so`,
-    a string names it where the fix cannot follow, AOTI101 reports a load), none does and each message
-    names the other sites. Calls with no faithful equivalent (`disable_constraint_solver=True`,
-    `same_signature=False`, a callable `torch.export.export` does not take) are reported with a message
-    saying what to do by hand; see `docs/migration.md`. With `target-torch` below 2.6 (torch 2.5 has neither
+    a string names it where the fix cannot follow, a file of the project that is not Python names its file:
+    a Makefile, a shell script, a YAML or JSON manifest, even in a run given only some files, AOTI101 reports
+    a load), none does and each message names the other sites; `aoti-lint flows` shows every flow and its
+    verdict. Calls with no faithful equivalent (`disable_constraint_solver=True`, `same_signature=False`, a
+    callable `torch.export.export` does not take) are reported with a message saying what to do by hand; see
+    `docs/migration.md`. With `target-torch` below 2.6 (torch 2.5 has neither
     new function) no call gets a fix.
     """
 
@@ -394,11 +400,14 @@ class DeprecatedAotLoad(DeprecatedReference):
     `aoti-lint --fix` rewrites `aot_load(path, device)` to `aoti_load_package(path)`, with
     `device_index=N` for `"cuda:N"` or `torch.device("cuda", N)` (also `f"cuda:{rank}"` and
     `torch.device("cuda", rank)`: `device_index=rank`) when `target-torch` is 2.8 or newer; below, a
-    device index other than 0 leaves the call to be migrated by hand. The fix is safe when the path comes
-    from a compile in the same module (both sides are migrated together and stay consistent), and unsafe
-    otherwise: the loader then needs a `.pt2` package where it used to read a `.so`, and a `.so` path it is
-    given (a literal, `os.path.join`, a constant of the run) is rewritten to the `.pt2` with it; a fix
-    never hands a `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
+    device index other than 0 leaves the call to be migrated by hand. A load is migrated only with the
+    compile that writes its artifact: `aoti_load_package` cannot read a `.so` ("Failed to initialize zip
+    archive"), so a load whose producer this run does not see migrating too (another repository, a file not
+    named, a path the run cannot follow) gets no fix, and its message says so; a load of a literal `.pt2` path
+    needs none. The fix is safe when the compile is in the same module (both sides are migrated together and
+    stay consistent), and unsafe when its artifact flow spans files: a `.so` path the load is given (a
+    literal, `os.path.join`, a constant of the run) is rewritten to the `.pt2` with it; a fix never hands a
+    `.so` to `aoti_load_package`. A load that AOTI101 reports gets no fix: the rewrite would
     silently move it to the compile's device. A device that is not a literal is left to the package (the
     device type always comes from the package); the fix is then unsafe too, and there is none when the
     device is computed by a call that may do more than read a value (`aot_load(path, pick_device())`, unlike
@@ -454,21 +463,34 @@ class DeprecatedAotLoad(DeprecatedReference):
     INVALID = [
         Invalid(
             """
-            from torch._export import aot_load
+            from torch._export import aot_compile, aot_load
 
-            def serve(path):
-                return aot_load(path, "cuda:1")
+            def build_and_serve(model, x):
+                so_path = aot_compile(model, (x,))
+                return aot_load(so_path, "cuda:1")
             """,
-            line=4,
+            line=5,
             column=12,
             message_contains="aoti_load_package",
             fixed="""
             import torch
 
-            def serve(path):
-                return torch._inductor.aoti_load_package(path, device_index=1)
+            def build_and_serve(model, x):
+                so_path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
+                return torch._inductor.aoti_load_package(so_path, device_index=1)
             """,
             target_torch="2.8",
+        ),
+        Invalid(
+            """
+            from torch._export import aot_load
+
+            def serve(path):
+                return aot_load(path, "cuda")
+            """,
+            line=4,
+            column=12,
+            message_contains="no compile of this run is known to write the `.pt2` package",
         ),
         Invalid(
             """

@@ -138,8 +138,8 @@ def _top_parser() -> argparse.ArgumentParser:
         formatter_class=_help_formatter(),
         prog="aoti-lint",
         description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
-        epilog="Commands: check [PATHS] (default), rule CODE, rules, validate PKG.pt2, explain [FILE|-]. "
-        "Run `aoti-lint COMMAND --help` for options.",
+        epilog="Commands: check [PATHS] (default), rule CODE, rules, flows [PATHS], validate PKG.pt2, "
+        "explain [FILE|-]. Run `aoti-lint COMMAND --help` for options.",
     )
     parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
     return parser
@@ -207,6 +207,10 @@ def _command(argv: list[str]) -> int:
         return _rule_command(argv[1:])
     if argv and argv[0] == "rules":
         return _rules_command(argv[1:])
+    if argv and argv[0] == "flows":
+        from aoti_lint.flows import flows_command
+
+        return flows_command(argv[1:], _help_formatter())
     if argv and argv[0] == "validate":
         from aoti_lint.runtime.commands import validate_command
 

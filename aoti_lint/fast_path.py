@@ -85,7 +85,7 @@ _FLAGS = {
 }
 OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 # The commands other than `check`, named first.
-_COMMANDS = ("rule", "rules", "validate", "explain")
+_COMMANDS = ("rule", "rules", "flows", "validate", "explain")
 # Opening brackets a pyproject.toml read here may hold (a few dozen in most): well below any nesting that comes
 # near the interpreter's recursion limit in either run.
 _MAX_PYPROJECT_BRACKETS = 200

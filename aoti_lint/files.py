@@ -273,8 +273,11 @@ def excluded_by(path: Path, settings: Settings, ignores: _Ignores | None = None)
     return "gitignore" if ignores.gitignored(path, is_dir, bases) else None
 
 
-def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | MissingPath]:
-    """Yield the files to lint under ``paths``, in a stable order."""
+def discover(
+    paths: list[Path], settings: Settings, kind_of: Callable[[str, str], str | None] = kind_of_name
+) -> Iterator[Candidate | MissingPath]:
+    """Yield the files to lint under ``paths``, in a stable order; ``kind_of(name, path)`` tells the walk which
+    files to yield, and of what kind (the files aoti-lint reads by default)."""
     ignores = _Ignores(settings)
     seen: set[str] = set()  # paths as strings: hashing a Path costs more than the rest of an entry
     for given in paths:
@@ -292,7 +295,7 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
             above = _gitignore_bases(path)
             base = path if ignores.excluded(path, True) else None
             bases = (path,) if ignores.gitignored(path, True, above) else (*above, path)
-            yield from _walk(path, ignores, bases, seen, base)
+            yield from _walk(path, ignores, bases, seen, base, kind_of)
             continue
         if str(path) not in seen:
             seen.add(str(path))
@@ -302,7 +305,12 @@ def discover(paths: list[Path], settings: Settings) -> Iterator[Candidate | Miss
 
 
 def _walk(
-    directory: Path, ignores: _Ignores, bases: tuple[Path, ...], seen: set[str], base: Path | None = None
+    directory: Path,
+    ignores: _Ignores,
+    bases: tuple[Path, ...],
+    seen: set[str],
+    base: Path | None = None,
+    kind_of: Callable[[str, str], str | None] = kind_of_name,
 ) -> Iterator[Candidate | MissingPath]:
     try:
         # Listing needs `r`, reaching the entries `x`: a directory with only one of them is as unreadable
@@ -323,16 +331,16 @@ def _walk(
         if skipped is not None and skipped(entry.name, is_dir):
             continue
         if is_dir and type(skipped) is _PlainNames:
-            yield from _walk_plain(entry.path, ignores, bases, seen, base, skipped)
+            yield from _walk_plain(entry.path, ignores, bases, seen, base, skipped, kind_of)
             continue
         if is_dir or skipped is None:
             path = directory / entry.name
             if skipped is None and (ignores.excluded(path, is_dir, base) or ignores.gitignored(path, is_dir, bases)):
                 continue
             if is_dir:
-                yield from _walk(path, ignores, (*bases, path), seen, base)
+                yield from _walk(path, ignores, (*bases, path), seen, base, kind_of)
                 continue
-        kind = kind_of_name(entry.name, entry.path)
+        kind = kind_of(entry.name, entry.path)
         if kind is not None and entry.path not in seen:
             seen.add(entry.path)
             yield Candidate(entry.path, kind, explicit=False, link=entry.is_symlink())
@@ -345,6 +353,7 @@ def _walk_plain(
     seen: set[str],
     base: Path | None,
     plain: _PlainNames,
+    kind_of: Callable[[str, str], str | None] = kind_of_name,
 ) -> Iterator[Candidate | MissingPath]:
     """``_walk`` of a directory under one whose entries only plain names exclude, while no ignore file is met: the
     same files, read with the path as text (a ``Path`` and the matching work for each directory were half the
@@ -358,7 +367,7 @@ def _walk_plain(
         return
     if ignores.respect_gitignore and any(entry.name in _IGNORE_SOURCES for entry in entries):
         path = Path(directory)
-        yield from _walk(path, ignores, (*bases, path), seen, base)
+        yield from _walk(path, ignores, (*bases, path), seen, base, kind_of)
         return
     for entry in entries:
         try:
@@ -368,9 +377,9 @@ def _walk_plain(
         if entry.name in plain:
             continue
         if is_dir:
-            yield from _walk_plain(entry.path, ignores, bases, seen, base, plain)
+            yield from _walk_plain(entry.path, ignores, bases, seen, base, plain, kind_of)
             continue
-        kind = kind_of_name(entry.name, entry.path)
+        kind = kind_of(entry.name, entry.path)
         if kind is not None and entry.path not in seen:
             seen.add(entry.path)
             yield Candidate(entry.path, kind, explicit=False, link=entry.is_symlink())
@@ -378,3 +387,16 @@ def _walk_plain(
 
 def _entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
+
+
+# Kinds whose mentions of an artifact the migration plan reads on its own: Python strings (``analysis.so_mentions``),
+# C/C++ runners (``project.cpp_artifact_loads``).
+_MENTIONS_READ_ELSEWHERE = frozenset({"python", "jupyter", "cpp"})
+
+
+def other_project_files(settings: Settings) -> list[Candidate]:
+    """The project's files (under ``settings.root``, its excludes and ignore files applied) of no kind whose
+    mentions the plan reads elsewhere: a Makefile, a shell script, a manifest, a Dockerfile, where a consumer may
+    name an artifact's file (``project.OutsideMentions``; ``run_memo`` stamps them)."""
+    every = discover([settings.root], settings, lambda name, path: kind_of_name(name, path) or "other")
+    return [item for item in every if isinstance(item, Candidate) and item.kind not in _MENTIONS_READ_ELSEWHERE]

@@ -38,6 +38,8 @@ class RunOutcome:
     fixed: dict[str, int] = field(default_factory=dict)
     # display path -> (before, after) for files whose text the fixes changed
     changes: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # The artifact flows the migration was planned on (``migration_flow.FlowReport``), for ``aoti-lint flows``.
+    flows: list[Any] = field(default_factory=list)
 
     def add(self, outcome: FileOutcome) -> None:
         self.files_checked += outcome.checked
@@ -87,7 +89,7 @@ def lint_paths(
             from aoti_lint import run_memo
 
             memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)
-            recalled = run_memo.recall(cache, memo) if memo is not None else None
+            recalled = run_memo.recall(cache, memo, settings) if memo is not None else None
             if recalled is not None:
                 run.findings, run.files_checked = recalled
                 return run
@@ -110,6 +112,7 @@ def _lint_files(
     workers: Workers,
 ) -> RunOutcome:
     from aoti_lint.project import (
+        OutsideMentions,
         check_project,
         complete_summaries,
         cpp_artifact_loads,
@@ -143,21 +146,29 @@ def _lint_files(
 
     complete_summaries(outcomes, summarise_in_full)
 
+    outside = OutsideMentions(ruleset.settings, cwd)
+
     def plan() -> dict[str, Any]:
         consulted: set[str] = set()
+        run.flows = []
         flows = plan_migrations(
             [outcome.project for outcome in outcomes if outcome.project is not None],
             lambda: cpp_artifact_loads(candidates, cwd),
             consulted,
+            outside,
+            run.flows,
         )
         # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
         # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
         unsure = [index for index, outcome in enumerate(outcomes) if may_mention_unplaced(outcome, consulted)]
         if unsure:
             summarise_in_full(unsure)
+            run.flows = []
             return plan_migrations(
                 [outcome.project for outcome in outcomes if outcome.project is not None],
                 lambda: cpp_artifact_loads(candidates, cwd),
+                outside=outside,
+                reports=run.flows,
             )
         return flows
 
@@ -206,9 +217,11 @@ def _lint_files(
     run.errors.extend(errors)
     run.sort()
     if cache is not None and memo is not None and not (run.errors or run.notes or run.fixed or run.changes):
-        from aoti_lint.run_memo import remember
+        from aoti_lint.run_memo import outside_digest, remember
 
-        remember(cache, memo, run.findings, run.files_checked)
+        # A run whose plan read the project's other files (``OutsideMentions``) depends on them: their stamps too.
+        outside_files = outside_digest(ruleset.settings) if outside.consulted else None
+        remember(cache, memo, run.findings, run.files_checked, outside_files)
     return run
 
 

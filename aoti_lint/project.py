@@ -50,12 +50,18 @@ def complete_summaries(outcomes: list[FileOutcome], summarise_in_full: Any) -> N
 
 
 def plan_migrations(
-    parts: Sequence[ProjectPart], cpp_loads: Any = dict, consulted: set[str] | None = None
+    parts: Sequence[ProjectPart],
+    cpp_loads: Any = dict,
+    consulted: set[str] | None = None,
+    outside: Any = lambda name: None,
+    reports: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
 
     ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed);
-    ``consulted`` receives the `.so` file names whose mentions the plan looked at.
+    ``consulted`` receives the `.so` file names whose mentions the plan looked at; ``outside(name)`` where a file
+    of the project that is not Python names that `.so` (``OutsideMentions``); ``reports`` each flow
+    (``migration_flow.FlowReport``).
     """
     summaries: list[Any] = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
@@ -68,9 +74,12 @@ def plan_migrations(
 
     def foreign(name: str) -> str | None:
         places = loaded_from_cpp.get(name)
-        if not places:
-            return None
-        return f"loaded from C++ at {places[0]}: migrate it to AOTIModelPackageLoader"
+        if places:
+            return f"loaded from C++ at {places[0]}: migrate it to AOTIModelPackageLoader"
+        place = outside(name)
+        if place is not None:
+            return f"{place} also names `{name}`, where the fix cannot follow it: update it with the flow by hand"
+        return None
 
     return plan_flows(
         summaries,
@@ -78,7 +87,66 @@ def plan_migrations(
         foreign,
         enabled=lambda path, code: code in enabled[path],
         consulted=consulted,
+        reports=reports,
     )
+
+
+# A larger file (a log, a dataset) is not a consumer anyone maintains by hand.
+MAX_MENTION_BYTES = 1_000_000
+_NAME_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+class OutsideMentions:
+    """Where a file of the project that is neither Python nor C++ (a Makefile, a shell script, a model store's YAML
+    or JSON, a CMake file, a Dockerfile) names an artifact's file: it would go on naming a `.so` nobody writes any
+    more, so the flow that makes it is not migrated. The project's files (under ``settings.root``, its excludes and
+    ignore files applied, whatever the run was given: pre-commit names only the staged ones) are read on the first
+    question, once per run."""
+
+    def __init__(self, settings: Any, cwd: Path) -> None:
+        self._settings = settings
+        self._cwd = cwd
+        self._files: list[tuple[str, bytes]] | None = None
+
+    @property
+    def consulted(self) -> bool:
+        """Whether the run read the project's files for it: its findings then depend on them too."""
+        return self._files is not None
+
+    def __call__(self, name: str) -> str | None:
+        needle = name.encode("utf-8", "surrogateescape")
+        for where, data in self._read():
+            at = data.find(needle)
+            while at != -1:
+                end = at + len(needle)
+                after = data[end : end + 2]
+                # `libencoder.so`, `old_encoder.so` and `encoder.so.1` are other files
+                versioned = after[:1] == b"." and after[1:].isdigit()
+                whole = (at == 0 or data[at - 1] not in _NAME_BYTES) and not (
+                    (after and after[0] in _NAME_BYTES) or versioned
+                )
+                if whole:
+                    row = data.count(b"\n", 0, at) + 1
+                    return f"{where}:{row}"
+                at = data.find(needle, end)
+        return None
+
+    def _read(self) -> list[tuple[str, bytes]]:
+        if self._files is None:
+            from aoti_lint.disk import read_regular_file
+            from aoti_lint.files import other_project_files
+
+            self._files = []
+            for candidate in other_project_files(self._settings):
+                try:
+                    if candidate.path.stat().st_size > MAX_MENTION_BYTES:
+                        continue
+                    data = read_regular_file(candidate.path)
+                except OSError:
+                    continue
+                if b".so" in data and b"\0" not in data[:8192]:
+                    self._files.append((display_path(candidate.path, self._cwd), data))
+        return self._files
 
 
 def cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str, list[str]]:

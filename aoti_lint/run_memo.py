@@ -86,8 +86,27 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
     return RunKey(name, digest, newest < started_ns - RACY_SECONDS * 1_000_000_000, stats)
 
 
-def recall(cache: Cache, key: RunKey) -> tuple[list[Finding], int] | None:
-    """The findings (sorted) and the number of files checked of a run with this key, or None."""
+def outside_digest(settings: Any) -> str:
+    """A digest of the stamps of the project's other files (``files.other_project_files``): a run whose migration
+    plan read them (``project.OutsideMentions``) depends on them too, and so does its memo."""
+    import marshal
+
+    from aoti_lint.blake2 import blake2b
+    from aoti_lint.files import other_project_files
+
+    stamps = []
+    for candidate in other_project_files(settings):
+        try:
+            info = os.stat(candidate.where)
+        except OSError:
+            continue
+        stamps.append((candidate.where, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
+    return blake2b(marshal.dumps(stamps, 2), digest_size=20).hexdigest()
+
+
+def recall(cache: Cache, key: RunKey, settings: Any = None) -> tuple[list[Finding], int] | None:
+    """The findings (sorted) and the number of files checked of a run with this key, or None (also where the memo
+    depends on the project's other files and they changed)."""
     import json
 
     # The digest leads the file: a memo of other files is told from its first line, not read whole.
@@ -101,22 +120,30 @@ def recall(cache: Cache, key: RunKey) -> tuple[list[Finding], int] | None:
         checked = memo["files_checked"]
         if type(checked) is not int or checked < 0 or not isinstance(memo["findings"], list):
             return None
+        outside = memo.get("outside")
+        if outside is not None and (settings is None or outside != outside_digest(settings)):
+            return None
         return [finding_from_json(item, _path(item["path"])) for item in memo["findings"]], checked
     # As for an entry (``Cache.load``): anything not as written, however deep, is a miss.
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
         return None
 
 
-def remember(cache: Cache, key: RunKey, findings: list[Finding], files_checked: int) -> None:
-    """Keep the outcome of a finished run without errors or fixes, if its stamps may be trusted."""
+def remember(
+    cache: Cache, key: RunKey, findings: list[Finding], files_checked: int, outside: str | None = None
+) -> None:
+    """Keep the outcome of a finished run without errors or fixes, if its stamps may be trusted; ``outside``: the
+    ``outside_digest`` of a run that read the project's other files."""
     import json
 
     if not key.trusted:
         return
-    memo = {
+    memo: dict[str, object] = {
         "files_checked": files_checked,
         "findings": [{**finding_to_json(finding), "path": finding.path} for finding in findings],
     }
+    if outside is not None:
+        memo["outside"] = outside
     cache.write_beside(key.name, _header(key) + json.dumps(memo, separators=(",", ":")).encode())
 
 

@@ -28,6 +28,7 @@ CORE = (
     "aoti_lint.runner",
     "aoti_lint.project",
     "aoti_lint.lint",
+    "aoti_lint.flows",
     "aoti_lint.cli",
 )
 

@@ -97,13 +97,84 @@ def test_a_half_migrating_fix_is_refused(cli, tmp_path):
 
 
 def test_a_load_whose_producer_is_not_in_the_run(cli, tmp_path):
+    """The export job is not among the files named (pre-commit's staged files): migrating the load and the paths
+    module would leave the job writing a `.so` that `aoti_load_package` cannot read (issue 42). No edit."""
     root = _copy("paths_module", tmp_path)
-    (load,) = [f for f in _findings(cli, root, "serve.py", "paths.py") if f["code"] == "AOTI002"]
-    assert load["fix"]["applicability"] == "unsafe"
-    assert "its producer must now write one" in load["fix"]["message"]
+    listed = cli("--isolated", "--no-cache", "--output-format", "json", "serve.py", "paths.py", cwd=root).stdout
+    (load,) = [f for f in json.loads(listed) if f["code"] == "AOTI002"]
+    assert load["fix"]["applicability"] == "display-only"
+    assert "no compile of this run is known to write the `.pt2` package" in load["message"]
+    before = _texts(root)
     cli(*FIX, "serve.py", "paths.py", cwd=root)
-    assert 'RANKER_PATH = os.path.join(ARTIFACT_DIR, "ranker.pt2")' in (root / "paths.py").read_text()
-    assert "aoti_load_package(RANKER_PATH)" in (root / "serve.py").read_text()
+    assert _texts(root) == before
+
+
+# Issue 42's first shape: the path is a module constant built from the environment, imported by the export job and
+# the server. Neither side's value is known, so neither is proven to be the other's artifact.
+ENV_PATHS = {
+    "paths.py": 'import os\n\nMODEL = os.path.join(os.environ.get("OUT", "/tmp"), "model.so")\n',
+    "build.py": "import torch\n\nfrom paths import MODEL\n\n"
+    'torch._export.aot_compile(model, (x,), options={"aot_inductor.output_path": MODEL})\n',
+    "serve.py": 'import torch\n\nfrom paths import MODEL\n\nrunner = torch._export.aot_load(MODEL, "cpu")\n',
+}
+
+
+@pytest.mark.parametrize("named", [(".",), ("serve.py",), ("serve.py", "paths.py")], ids=["project", "one", "two"])
+def test_a_load_of_a_path_the_run_cannot_follow_is_never_migrated(cli, tmp_path, named):
+    """Migrated alone, the load would read the `.so` the export job still writes ("Failed to initialize zip
+    archive"): whatever files are named, nothing is written, and the load says why it has no fix."""
+    for name, text in ENV_PATHS.items():
+        (tmp_path / name).write_text(text)
+    before = _texts(tmp_path)
+    result = cli(*FIX, *named, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert _texts(tmp_path) == before
+    assert "no compile of this run is known to write the `.pt2` package" in result.stdout
+
+
+# Issue 42's fifth shape: files that are not Python name the artifact's file; migrated, the flow would leave them
+# naming a `.so` that is no longer written.
+TWO_MODELS = {
+    "paths.py": 'ENCODER = "/srv/models/encoder.so"\nDECODER = "/srv/models/decoder.so"\n',
+    "build.py": "import torch\nfrom paths import DECODER, ENCODER\n\n\ndef build(enc, dec, x):\n"
+    '    torch._export.aot_compile(enc, (x,), options={"aot_inductor.output_path": ENCODER})\n'
+    '    torch._export.aot_compile(dec, (x,), options={"aot_inductor.output_path": DECODER})\n',
+    "serve.py": "import torch\nfrom paths import DECODER, ENCODER\n\n"
+    'enc = torch._export.aot_load(ENCODER, "cpu")\ndec = torch._export.aot_load(DECODER, "cpu")\n',
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("Makefile", "serve:\n\tpython serve.py --model /srv/models/encoder.so\n"),
+        ("deploy/check.sh", "#!/bin/sh\ntest -f /srv/models/encoder.so\n"),
+        ("store.yaml", "models:\n  - path: /srv/models/encoder.so\n"),
+        ("config/models.json", '{"encoder": "/srv/models/encoder.so"}\n'),
+        ("CMakeLists.txt", 'install(FILES ${OUT}/encoder.so DESTINATION "models")\n'),
+    ],
+    ids=["make", "shell", "yaml", "json", "cmake"],
+)
+@pytest.mark.parametrize("named", [(".",), ("serve.py",)], ids=["project", "staged"])
+def test_a_file_that_is_not_python_naming_the_artifact_blocks_its_flow(cli, tmp_path, name, text, named):
+    for path, content in {**TWO_MODELS, name: text}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(content)
+    cli(*FIX, *named, cwd=tmp_path)
+    after = _texts(tmp_path)
+    assert "torch._export.aot_load(ENCODER" in after["serve.py"] and "encoder.so" in after["paths.py"]
+    if named == (".",):  # the other model's flow names no such file: it migrates whole
+        assert "aoti_load_package(DECODER)" in after["serve.py"] and "decoder.pt2" in after["paths.py"]
+    listed = json.loads(cli("--isolated", "--no-cache", "--output-format", "json", ".", cwd=tmp_path).stdout)
+    (load,) = [f for f in listed if f["code"] == "AOTI002" and f["location"]["row"] == 4]
+    assert f"{name}:" in load["message"] and "also names `encoder.so`" in load["message"]
+
+
+def test_a_longer_name_that_holds_the_artifact_s_is_another_file(cli, tmp_path):
+    for path, content in {**TWO_MODELS, "Makefile": "all: libencoder.so encoder.so.1 old_encoder.so\n"}.items():
+        (tmp_path / path).write_text(content)
+    cli(*FIX, ".", cwd=tmp_path)
+    assert "aoti_load_package(ENCODER)" in (tmp_path / "serve.py").read_text()
 
 
 def test_cross_device_load_gets_no_fix(cli, tmp_path):

@@ -89,7 +89,8 @@ def lint_paths(
             from aoti_lint import run_memo
 
             memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)
-            recalled = run_memo.recall(cache, memo, settings) if memo is not None else None
+            given = {candidate.where for candidate in candidates}
+            recalled = run_memo.recall(cache, memo, settings, given) if memo is not None else None
             if recalled is not None:
                 run.findings, run.files_checked = recalled
                 return run
@@ -131,6 +132,15 @@ def _lint_files(
     outcomes = run_files(
         candidates, ruleset, cwd, check_only, first, shared_cache=cache, stats=stats, shared_workers=workers
     )
+    # A run given some of the project's files (pre-commit's staged ones, a folder) reads the others too, read-only,
+    # once one of its files takes part in a flow: each flow is planned whole, and a member in a file the run may
+    # not edit blocks its fix and is named. Their outcomes are dropped once the flows are planned.
+    named = len(candidates)
+    editable = {outcome.path for outcome in outcomes}
+    rest = _rest_of_project(candidates, outcomes, ruleset)
+    if rest:
+        candidates = [*candidates, *rest]
+        outcomes += run_files(rest, ruleset, cwd, check_only, first, shared_cache=cache, shared_workers=workers)
 
     def summarise_in_full(chosen: list[int]) -> None:
         # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
@@ -157,6 +167,7 @@ def _lint_files(
             consulted,
             outside,
             run.flows,
+            editable,
         )
         # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
         # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
@@ -169,10 +180,13 @@ def _lint_files(
                 lambda: cpp_artifact_loads(candidates, cwd),
                 outside=outside,
                 reports=run.flows,
+                editable=editable,
             )
         return flows
 
     flows = plan()
+    read_only = [outcome.project for outcome in outcomes[named:] if outcome.project is not None]
+    del outcomes[named:], candidates[named:]
     again = [
         index
         for index, outcome in enumerate(outcomes)
@@ -212,17 +226,30 @@ def _lint_files(
         run.add(outcome)
         if outcome.project is not None:
             parts.append(outcome.project)
-    findings, errors = check_project(ruleset.rules, parts)
-    run.findings.extend(findings)
+    findings, errors = check_project(ruleset.rules, [*parts, *read_only])
+    run.findings.extend(finding for finding in findings if finding.path in editable)
     run.errors.extend(errors)
     run.sort()
     if cache is not None and memo is not None and not (run.errors or run.notes or run.fixed or run.changes):
         from aoti_lint.run_memo import outside_digest, remember
 
-        # A run whose plan read the project's other files (``OutsideMentions``) depends on them: their stamps too.
-        outside_files = outside_digest(ruleset.settings) if outside.consulted else None
+        # A run that read the project's other files (``OutsideMentions``, the rest of the project) depends on them.
+        given = {candidate.where for candidate in candidates}
+        outside_files = outside_digest(ruleset.settings, given) if outside.consulted or rest else None
         remember(cache, memo, run.findings, run.files_checked, outside_files)
     return run
+
+
+def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], ruleset: RuleSet) -> list[Candidate]:
+    """The project's files (under its root, as discovery finds them) the run was not given, when one it was given
+    holds a call of the AOTI API (its flow summary): the migration plan reads them, read-only."""
+    from aoti_lint.engine import FLOW_SUMMARY
+
+    if not any(outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries for outcome in outcomes):
+        return []
+    given = {candidate.where for candidate in candidates}
+    every = discover([ruleset.settings.root], ruleset.settings)
+    return [item for item in every if isinstance(item, Candidate) and item.where not in given]
 
 
 def lint_stdin(

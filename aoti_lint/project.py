@@ -55,13 +55,15 @@ def plan_migrations(
     consulted: set[str] | None = None,
     outside: Any = lambda name: None,
     reports: list[Any] | None = None,
+    editable: set[str] | None = None,
 ) -> dict[str, Any]:
     """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
 
     ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed);
     ``consulted`` receives the `.so` file names whose mentions the plan looked at; ``outside(name)`` where a file
     of the project that is not Python names that `.so` (``OutsideMentions``); ``reports`` each flow
-    (``migration_flow.FlowReport``).
+    (``migration_flow.FlowReport``); ``editable`` the files the run may edit (None: all of them), the others read
+    only to see each flow whole.
     """
     summaries: list[Any] = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
     if not any(getattr(summary, "migrations", ()) for summary in summaries):
@@ -88,6 +90,7 @@ def plan_migrations(
         enabled=lambda path, code: code in enabled[path],
         consulted=consulted,
         reports=reports,
+        editable=editable,
     )
 
 

@@ -86,25 +86,32 @@ def run_key(cache: Cache, candidates: list[Candidate], ruleset: RuleSet, cwd: Pa
     return RunKey(name, digest, newest < started_ns - RACY_SECONDS * 1_000_000_000, stats)
 
 
-def outside_digest(settings: Any) -> str:
-    """A digest of the stamps of the project's other files (``files.other_project_files``): a run whose migration
-    plan read them (``project.OutsideMentions``) depends on them too, and so does its memo."""
+def outside_digest(settings: Any, given: set[str]) -> str:
+    """A digest of the stamps of the project's files a run was not given (``given``: their paths): a run that read
+    them too (the rest of the project for the flows of the files it was given, the files that are not Python for
+    an artifact's name: ``lint._rest_of_project``, ``project.OutsideMentions``) depends on them, and so does its
+    memo."""
     import marshal
 
     from aoti_lint.blake2 import blake2b
-    from aoti_lint.files import other_project_files
+    from aoti_lint.files import Candidate, discover
+    from aoti_lint.source import kind_of_name
 
     stamps = []
-    for candidate in other_project_files(settings):
+    for item in discover([settings.root], settings, lambda name, path: kind_of_name(name, path) or "other"):
+        if not isinstance(item, Candidate) or item.where in given:
+            continue
         try:
-            info = os.stat(candidate.where)
+            info = os.stat(item.where)
         except OSError:
             continue
-        stamps.append((candidate.where, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
+        stamps.append((item.where, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
     return blake2b(marshal.dumps(stamps, 2), digest_size=20).hexdigest()
 
 
-def recall(cache: Cache, key: RunKey, settings: Any = None) -> tuple[list[Finding], int] | None:
+def recall(
+    cache: Cache, key: RunKey, settings: Any = None, given: set[str] | None = None
+) -> tuple[list[Finding], int] | None:
     """The findings (sorted) and the number of files checked of a run with this key, or None (also where the memo
     depends on the project's other files and they changed)."""
     import json
@@ -121,7 +128,7 @@ def recall(cache: Cache, key: RunKey, settings: Any = None) -> tuple[list[Findin
         if type(checked) is not int or checked < 0 or not isinstance(memo["findings"], list):
             return None
         outside = memo.get("outside")
-        if outside is not None and (settings is None or outside != outside_digest(settings)):
+        if outside is not None and (settings is None or outside != outside_digest(settings, given or set())):
             return None
         return [finding_from_json(item, _path(item["path"])) for item in memo["findings"]], checked
     # As for an entry (``Cache.load``): anything not as written, however deep, is a miss.

@@ -11,10 +11,11 @@ default-excluded folder name, so that every tool sees the same files and no .git
 command is a fresh process, as users and pre-commit run it.
 
 Every timed aoti-lint run is checked: it must report each finding planted in its tree (one of every kind the
-product reports and fixes, each in a folder of its own: a fixable `.so` load, an `aot_compile` with an
-`output_path`, an environment debug switch, an Inductor debug config key), and say (``-v``) that it checked as many
-files as the tree holds; a run that does not is an error, not a figure. The `--fix --unsafe-fixes` row runs on a
-fresh copy of the tree each time, and must have fixed the planted load and reported or fixed every other plant.
+product reports and fixes, each in a folder of its own: a fixable `.so` load with the compile that writes it, an
+`aot_compile` with an `output_path`, an environment debug switch, an Inductor debug config key), and say (``-v``)
+that it checked as many files as the tree holds; a run that does not is an error, not a figure. The
+`--fix --unsafe-fixes` row runs on a fresh copy of the tree each time, and must have fixed the planted load and
+reported or fixed every other plant.
 Section (d) times one big file of each kind that was once quadratic, at two sizes; each run must report all of its
 findings.
 """
@@ -332,7 +333,14 @@ FIXING = "aoti-lint --fix --unsafe-fixes, cold, default jobs"
 # One finding of every kind the product reports and fixes, each in a folder of its own: the flow planner, the
 # device-flow summary and each debug-switch reading must all find theirs in every timed run.
 PLANTS = (
-    ("load/serve.py", "AOTI002", "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n", True),
+    # A load is migrated only with the compile that writes its artifact: the fixable load is planted with it.
+    (
+        "load/serve.py",
+        "AOTI002",
+        "import torch\n\n\ndef serve(model, x):\n    so_path = torch._export.aot_compile(model, (x,))\n"
+        "    return torch._export.aot_load(so_path, 'cpu')\n",
+        True,
+    ),
     (
         "export/export.py",
         "AOTI001",
@@ -995,7 +1003,8 @@ def write_results(
         "largest process of the command's tree (os.wait4). CPU is user + system time of the command and the "
         "children it waited for: on a shared machine it is steadier than the wall time, and the wall range (the "
         "fastest and the slowest run) shows how far apart the runs were. Every aoti-lint run was checked: it "
-        "reported each finding planted in its tree (a fixable `.so` load, an `aot_compile` with an `output_path`, an "
+        "reported each finding planted in its tree (a fixable `.so` load with its compile, an `aot_compile` with an "
+        "`output_path`, an "
         "environment debug switch, an Inductor debug config key, each in a folder of its own; the fixing run fixed "
         "the load) and checked every file the tree holds.",
         "",

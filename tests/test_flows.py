@@ -102,3 +102,20 @@ def test_a_file_added_beside_the_project_reaches_a_warm_run(cli, tmp_path, monke
     assert list((tmp_path / ".cache").glob("*.run"))
     (tmp_path / "Makefile").write_text("all:\n\tcp /srv/models/encoder.so /opt\n")
     assert "Makefile:2 also names `encoder.so`" in cli(*cache, ".", cwd=tmp_path).stdout
+
+
+def test_a_staged_file_names_the_files_its_flows_need_and_a_warm_run_sees_them_change(cli, tmp_path, monkeypatch):
+    from tests.test_speed import move_the_runs_clock_on
+
+    move_the_runs_clock_on(monkeypatch)
+    for path, content in TWO_MODELS.items():
+        (tmp_path / path).write_text(content)
+    cache = ("--cache-dir", str(tmp_path / ".cache"))
+    for _ in range(2):  # cold, then warm: the memo answers, the unnamed files' stamps in it
+        shown = cli(*cache, "serve.py", cwd=tmp_path).stdout
+        assert shown.count("build.py, paths.py are not among the files given: include them in the run") == 2
+    assert list((tmp_path / ".cache").glob("*.run"))
+    build = tmp_path / "build.py"
+    build.write_text(build.read_text().replace("aot_compile(dec", "other_compile(dec"))
+    shown = cli(*cache, "serve.py", cwd=tmp_path).stdout
+    assert "no compile of this run is known to write the `.pt2` package" in shown

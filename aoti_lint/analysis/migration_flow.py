@@ -177,6 +177,7 @@ def plan_flows(
     enabled: Callable[[str, str], bool] = lambda path, code: True,
     consulted: set[str] | None = None,
     reports: list[FlowReport] | None = None,
+    editable: set[str] | None = None,
 ) -> dict[str, FileFlow]:
     """One plan per file with deprecated calls or path constants of a flow that has deprecated calls.
 
@@ -184,7 +185,8 @@ def plan_flows(
     ``foreign_loads(file name)`` where a `.so` of that name is read outside Python (a C++ runner), which the
     fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
     comment, no fix may change its calls). ``consulted`` receives every `.so` file name whose mentions the
-    plan looked at; ``reports`` a ``FlowReport`` per flow with deprecated calls.
+    plan looked at; ``reports`` a ``FlowReport`` per flow with deprecated calls; ``editable`` the files the run
+    may edit (None: every file), a flow with a member elsewhere not being migrated.
     """
     from aoti_lint.analysis.flow_summary import ArtifactResolver
 
@@ -324,7 +326,7 @@ def plan_flows(
             continue
         if any(member.kind != "load" for member in group_members):
             whole.add(group)
-        value, reason = _decide(group_members, foreign_loads, cross_device, mentions, consulted)
+        value, reason = _decide(group_members, foreign_loads, cross_device, mentions, consulted, editable)
         if reports is not None:
             reports.append(FlowReport(tuple(map(_shown, group_members)), value.value, reason))
         applicability[group] = value
@@ -384,9 +386,17 @@ def _decide(
     cross_device: Callable[[Link], str | None],
     mentions: dict[str, list[tuple[str, int, int]]],
     consulted: set[str] | None = None,
+    editable: set[str] | None = None,
 ) -> tuple[Applicability, str]:
     """The applicability of one flow's fix, and why: the weakest of its members', or display-only for all."""
     blockers: list[str] = []  # "where: why"
+    outside = sorted({member.path for member in group} - editable) if editable is not None else []
+    if outside:  # pre-commit hands over the staged files: a fix must not leave the others half-migrated behind it
+        files = ", ".join(outside)
+        blockers.append(
+            f"{files} {'is' if len(outside) == 1 else 'are'} not among the files given: include "
+            f"{'it' if len(outside) == 1 else 'them'} in the run"
+        )
     if any(member.kind == "compile" and not member.site.suppressed for member in group if member.site):
         for member in group:
             if member.site is not None and member.site.suppressed:

@@ -25,6 +25,7 @@ from aoti_lint.analysis.migration_verdicts import (
     NOT_A_MODULE,
     PRODUCER_BLOCKED,
     Verdict,
+    already_exported,
     device_index_needed,
     foreign_torch,
     load_blocked,
@@ -207,6 +208,12 @@ class MigrationPlan:
                             f"`{f.value}` is a function; `torch.export.export` takes an `nn.Module`: wrap it in one",
                         )
                         return
+        if isinstance(f, cst.Name):
+            value = self.single_value(f)
+            if isinstance(value, cst.Call) and self.names(value.func) & EXPORTED_PROGRAM_FACTORIES:
+                # The old call fails on a program (torch 2.13: Dynamo's 'Unsupported'): no rewrite runs as it did.
+                site.verdict.lower(Applicability.DISPLAY_ONLY, already_exported(f.value))
+                return
         # `ep.module()` of a program exported here: compile that program instead of exporting again.
         if (
             (

@@ -807,6 +807,8 @@ class _Reader(ExampleInputs):
             return
         if type(f) is ast.Name and f.id in self.imported.functions:
             raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
+        if type(f) is ast.Name and type(self.single_value(f)) is ast.Call:
+            raise NotSettled  # maybe an exported program (``MigrationPlan._analyse_callable``)
         # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
 
     def _analyse_options(self, site: _Site, options: ast.expr) -> None:

@@ -45,6 +45,13 @@ def device_index_needed(device: str) -> str:
     return f"loading on `{device}` needs `device_index=` (torch 2.8+); raise `target-torch`"
 
 
+def already_exported(name: str) -> str:
+    return (
+        f"`{name}` is already an `ExportedProgram`, on which the old call fails (Dynamo does not trace "
+        "`ExportedProgram.__call__`): pass it to `aoti_compile_and_package` as it is"
+    )
+
+
 def load_blocked(reason: str) -> str:
     return f"the load that reads its artifact cannot be migrated: {reason}"
 

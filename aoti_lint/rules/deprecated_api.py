@@ -380,6 +380,16 @@ class DeprecatedAotCompile(DeprecatedReference):
             """,
             line=8,
         ),
+        Invalid(
+            """
+            import torch
+            ep = torch.export.export(model, (x,))
+            if not hasattr(torch._inductor, "aoti_compile_and_package"):
+                path = torch._export.aot_compile(ep, (x,))
+            """,
+            line=4,
+            message_contains="`ep` is already an `ExportedProgram`, on which the old call fails",
+        ),
     ]
 
 

@@ -7,6 +7,7 @@ after ``--fix --unsafe-fixes``, and compares the outputs.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -342,3 +343,76 @@ def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(t
         assert "cleanup.py" in read_in_full and stray == deprecated
     else:
         assert "cleanup.py" not in read_in_full and not stray
+
+
+# -- issue 42's shapes: flows the fix must not migrate, and every subset of a pipeline's files -----------------
+
+BLOCKED = FIXTURES / "pipelines_blocked"
+# What each finding of a blocked pipeline names as its blocker, by file.
+BLOCKERS = {
+    "helper_path": {"export.py": "its path names the `.so` where this run cannot rewrite it", "serve.py": "no compile"},
+    "dataclass_default": {"export.py": "its path names the `.so`", "serve.py": "no compile"},
+    "cached_property": {"export.py": "its path names the `.so`", "serve.py": "no compile"},
+    "env_constant": {"build.py": "`MODEL` names the `.so` where this run cannot rewrite it", "serve.py": "no compile"},
+    "method_parameter": {"export.py": "serve.py:5 also names `runner.so`", "runner.py": "no compile"},
+    "makefile_consumer": {"export.py": "Makefile:2 also names `scorer.so`", "serve.py": "Makefile:2 also names"},
+    "yaml_manifest": {"export.py": "model_store.yaml:3 also names `intent.so`"},
+    "suffix_dispatch": {"loader.py": "no compile of this run is known to write the `.pt2` package"},
+    "inductor_producer": {"serve.py": "export.py:6 (producer): a compile no fix migrates goes on writing this `.so`"},
+    "exported_program": {"export.py": "`ep` is already an `ExportedProgram`"},
+}
+
+
+def test_every_blocked_pipeline_is_listed():
+    assert sorted(BLOCKERS) == sorted(path.name for path in BLOCKED.iterdir() if path.is_dir())
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKERS))
+def test_a_flow_the_fix_cannot_follow_is_left_byte_identical_and_named(cli, tmp_path, name):
+    root = tmp_path / name
+    shutil.copytree(BLOCKED / name, root)
+    before = {path.name: path.read_bytes() for path in root.iterdir()}
+    result = cli(*FIX, ".", cwd=root)
+    assert result.returncode == 1, result.stderr
+    assert {path.name: path.read_bytes() for path in root.iterdir()} == before
+    findings = [f for f in _findings(cli, root) if f["code"] in ("AOTI001", "AOTI002")]
+    assert {Path(f["filename"]).name for f in findings} == set(BLOCKERS[name])
+    for finding in findings:
+        assert finding["fix"]["applicability"] == "display-only"
+        assert BLOCKERS[name][Path(finding["filename"]).name] in finding["message"], finding["message"]
+
+
+def _flow_files(cli, root: Path) -> list[set[str]]:
+    flows = json.loads(cli("flows", "--isolated", "--output-format", "json", cwd=root).stdout)
+    return [{member["filename"] for member in flow["members"]} for flow in flows]
+
+
+ALL_PIPELINES = [PIPELINES / name for name in NAMES] + [BLOCKED / name for name in sorted(BLOCKERS)]
+
+
+@pytest.mark.parametrize("source", ALL_PIPELINES, ids=[p.name for p in ALL_PIPELINES])
+def test_every_subset_of_a_pipeline_s_files_fixes_whole_flows_or_nothing(cli, tmp_path, source):
+    """pre-commit names the staged files, in any combination. For every subset of the files that hold a member of
+    some flow, `--fix --unsafe-fixes` leaves each file as it was or as the fix of the whole project writes it, and
+    each flow's files all migrated or all untouched: never half a flow (the whole project's migration is run on
+    torch by ``test_migrated_pipeline_gives_the_same_outputs``)."""
+    whole = tmp_path / "whole"
+    shutil.copytree(source, whole)
+    flows = _flow_files(cli, whole)
+    cli(*FIX, ".", cwd=whole)
+    migrated = _texts(whole)
+    original = _texts(source)
+    members = sorted(set().union(*flows))
+    disjoint = sum(map(len, flows)) == len(members)
+    for size in range(1, len(members) + 1):
+        for subset in itertools.combinations(members, size):
+            root = tmp_path / "-".join(subset).replace("/", "_")
+            shutil.copytree(source, root)
+            cli(*FIX, *subset, cwd=root)
+            after = _texts(root)
+            changed = {path for path in after if after[path] != original[path]}
+            for path in changed:
+                assert after[path] == migrated[path], (subset, path)
+            if disjoint:  # each flow's own files: all migrated, or all as they were
+                for files in flows:
+                    assert files <= changed or not files & changed, (subset, files, changed)

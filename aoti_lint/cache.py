@@ -493,7 +493,7 @@ def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
 
 def finding_from_json(item: Any, path: str) -> Finding:
     """The finding ``finding_to_json`` wrote, found in ``path``; raises on anything else."""
-    from aoti_lint.knowledge.rule_codes import RULE_CODES
+    from aoti_lint.rule_manifest import RULE_CODES
 
     fix = item["fix"]
     if _text(item["code"]) not in RULE_CODES:

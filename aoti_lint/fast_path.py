@@ -22,40 +22,13 @@ from stat import S_ISREG
 
 from aoti_lint.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, DEFAULT_EXCLUDE
 from aoti_lint.path_text import gitignore_bases, parents, relative
+from aoti_lint.rule_manifest import SCREEN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from aoti_lint.pyproject_verdicts import Verdicts
-
-# Groups of tokens, one of which every token group of every rule and project rule holds whole (each token of the
-# screen's group within some token of the rule's; ``Rule.triggers``, ``ProjectRule.summary_triggers``): bytes that
-# hold no screen group whole pass no rule's first stage, of any file kind. tests/test_fast_path.py checks every
-# group of every rule against it. Words that are common in code (`compile`, `options`) only come in pairs.
-SCREEN = (
-    (b"aot_compile",),
-    (b"aot_load",),
-    (b"aoti_compile_and_package",),
-    (b"load_package",),
-    (b".pt2",),
-    (b'.so"',),
-    (b".so'",),
-    (b"debug_intermediate_value_printer",),
-    (b"AOTIModelContainerRunner",),
-    (b"TORCH",),
-    (b"AOT_INDUCTOR_",),
-    (b"AOTI_RUNTIME_CHECK_INPUTS",),
-    (b"CUDA_LAUNCH_BLOCKING",),
-    (b"DUMP_AOTI_MINIFIER",),
-    (b"_inductor",),
-    (b"inductor_configs",),
-    (b"compile", b"options"),
-    (b"register_fake",),
-    (b"impl_abstract",),
-    (b"impl", b"Meta"),
-    (b"impl", b"meta"),
-)
 
 
 def could_hold_a_finding(data: bytes) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from aoti_lint.knowledge.rule_codes import RULE_CODES
+from aoti_lint.rule_manifest import RULE_CODES
 
 
 class SelectorError(ValueError):

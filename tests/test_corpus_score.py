@@ -11,7 +11,7 @@ from tests.conftest import REPO
 from tests.corpus import TABLE_END, TABLE_START, cases, expected, score, table
 
 # Both can only go one way: FOUND up, FALSE_POSITIVES down.
-FOUND = 35
+FOUND = 36
 FALSE_POSITIVES = 0
 
 # Cases aoti-lint does not find in full today (most wait for the semantic model of issue 41).

@@ -1,19 +1,25 @@
-"""docs/rules/ is generated from the rules; a missing or stale page fails here."""
+"""What is generated from the rule modules (docs/rules/, the README's table, aoti_lint/rule_manifest.py); a missing
+or stale file fails here."""
 
 from __future__ import annotations
 
-from aoti_lint.docs import expected_pages
+from aoti_lint.docs import discovered_rules, expected_files, expected_pages
 from tests.conftest import REPO
 
 
-def test_rule_pages_are_current():
-    directory = REPO / "docs" / "rules"
+def test_generated_files_are_current():
     stale = []
-    for name, text in expected_pages().items():
-        page = directory / name
-        if not page.exists() or page.read_text(encoding="utf-8") != text:
-            stale.append(name)
+    for path, text in expected_files(REPO / "docs" / "rules").items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            stale.append(str(path.relative_to(REPO)))
     assert not stale, f"run `python -m aoti_lint.docs` to regenerate: {stale}"
+
+
+def test_the_registry_is_every_rule_module_s_rules():
+    """A rule is registered by its module alone: the manifest lists what discovery finds, in code order."""
+    from aoti_lint.rules import ALL_RULES
+
+    assert list(ALL_RULES) == discovered_rules()
 
 
 def test_rule_pages_have_ruff_sections():

@@ -243,7 +243,7 @@ def test_show_settings_names_the_config_file_the_rules_and_the_excludes_of_a_fil
         f'Resolved settings for: "{tmp_path / "tests" / "t.py"}"',
         f'Settings path: "{tmp_path / "pyproject.toml"}"',
     ]
-    assert 'rules = ["AOTI000", "AOTI002", "AOTI003", "AOTI101", "AOTI102", "AOTI103", "AOTI202", "AOTI301", ' in (
+    assert 'rules = ["AOTI000", "AOTI002", "AOTI003", "AOTI005", "AOTI101", "AOTI102", "AOTI103", "AOTI202", ' in (
         result.stdout
     )
     assert 'per-file-ignored = ["AOTI001"]' in lines and 'target-torch = "2.8"' in lines

@@ -245,7 +245,10 @@ def test_the_command_answers_a_clean_file_without_loading_the_linter(tmp_path):
         "print(sorted(set(sys.modules) - before), code)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    loaded = "['aoti_lint', 'aoti_lint.defaults', 'aoti_lint.fast_path', 'aoti_lint.path_text', 'aoti_lint.reading'] 0"
+    loaded = (
+        "['aoti_lint', 'aoti_lint.defaults', 'aoti_lint.fast_path', 'aoti_lint.path_text', 'aoti_lint.reading', "
+        "'aoti_lint.rule_manifest'] 0"
+    )
     assert result.stdout.splitlines()[-1] == loaded
     assert result.stderr == "debug: Checked 1 file\n"
     # A file with a finding goes to the full run.

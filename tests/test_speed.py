@@ -1044,7 +1044,7 @@ def test_rules_given_instead_of_the_registrys_are_part_of_the_memo_key(tmp_path)
 
 
 def test_the_rule_codes_are_the_registrys():
-    from aoti_lint.knowledge.rule_codes import RULE_CODES
+    from aoti_lint.rule_manifest import RULE_CODES
     from aoti_lint.rules import ALL_RULES
 
     assert tuple(rule.code for rule in ALL_RULES) == RULE_CODES

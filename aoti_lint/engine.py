@@ -135,7 +135,9 @@ def internal_error(source: SourceFile, exc: Exception) -> FileError:
 
 
 def _project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:
-    return frozenset(rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES)
+    return frozenset(
+        rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES or rule.reads_flows
+    )
 
 
 def check_source(

@@ -98,7 +98,9 @@ def lint_paths(
         from aoti_lint.runner import Workers
 
         with Workers() as workers:
-            return _lint_files(run, candidates, ruleset, cwd, fix, execution, cache, memo, workers)
+            # A run given the project's root (or a folder above it) was given every file of the project.
+            whole = any(_holds(path if path.is_absolute() else cwd / path, settings.root) for path in paths)
+            return _lint_files(run, candidates, ruleset, cwd, fix, execution, cache, memo, workers, whole)
 
 
 def _lint_files(
@@ -111,6 +113,7 @@ def _lint_files(
     cache: Cache | None,
     memo: RunKey | None,
     workers: Workers,
+    whole: bool = False,
 ) -> RunOutcome:
     from aoti_lint.project import (
         OutsideMentions,
@@ -137,7 +140,7 @@ def _lint_files(
     # not edit blocks its fix and is named. Their outcomes are dropped once the flows are planned.
     named = len(candidates)
     editable = {outcome.path for outcome in outcomes}
-    rest = _rest_of_project(candidates, outcomes, ruleset)
+    rest = [] if whole else _rest_of_project(candidates, outcomes, ruleset)
     if rest:
         candidates = [*candidates, *rest]
         outcomes += run_files(rest, ruleset, cwd, check_only, first, shared_cache=cache, shared_workers=workers)
@@ -238,6 +241,14 @@ def _lint_files(
         outside_files = outside_digest(ruleset.settings, given) if outside.consulted or rest else None
         remember(cache, memo, run.findings, run.files_checked, outside_files)
     return run
+
+
+def _holds(folder: Path, root: Path) -> bool:
+    """Whether ``folder`` is ``root`` or a folder above it."""
+    try:
+        return folder.is_dir() and root.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], ruleset: RuleSet) -> list[Candidate]:

@@ -104,42 +104,27 @@ class OutsideMentions:
     or JSON, a CMake file, a Dockerfile) names an artifact's file: it would go on naming a `.so` nobody writes any
     more, so the flow that makes it is not migrated. The project's files (under ``settings.root``, its excludes and
     ignore files applied, whatever the run was given: pre-commit names only the staged ones) are read on the first
-    question, once per run."""
+    question, once per run, each for the `.so` file names it holds (its bytes are not kept)."""
 
     def __init__(self, settings: Any, cwd: Path) -> None:
         self._settings = settings
         self._cwd = cwd
-        self._files: list[tuple[str, bytes]] | None = None
+        self._places: dict[bytes, str] | None = None
 
     @property
     def consulted(self) -> bool:
         """Whether the run read the project's files for it: its findings then depend on them too."""
-        return self._files is not None
+        return self._places is not None
 
     def __call__(self, name: str) -> str | None:
-        needle = name.encode("utf-8", "surrogateescape")
-        for where, data in self._read():
-            at = data.find(needle)
-            while at != -1:
-                end = at + len(needle)
-                after = data[end : end + 2]
-                # `libencoder.so`, `old_encoder.so` and `encoder.so.1` are other files
-                versioned = after[:1] == b"." and after[1:].isdigit()
-                whole = (at == 0 or data[at - 1] not in _NAME_BYTES) and not (
-                    (after and after[0] in _NAME_BYTES) or versioned
-                )
-                if whole:
-                    row = data.count(b"\n", 0, at) + 1
-                    return f"{where}:{row}"
-                at = data.find(needle, end)
-        return None
+        return self._read().get(name.encode("utf-8", "surrogateescape"))
 
-    def _read(self) -> list[tuple[str, bytes]]:
-        if self._files is None:
+    def _read(self) -> dict[bytes, str]:
+        if self._places is None:
             from aoti_lint.disk import read_regular_file
             from aoti_lint.files import other_project_files
 
-            self._files = []
+            self._places = {}
             for candidate in other_project_files(self._settings):
                 try:
                     if candidate.path.stat().st_size > MAX_MENTION_BYTES:
@@ -147,9 +132,31 @@ class OutsideMentions:
                     data = read_regular_file(candidate.path)
                 except OSError:
                     continue
-                if b".so" in data and b"\0" not in data[:8192]:
-                    self._files.append((display_path(candidate.path, self._cwd), data))
-        return self._files
+                if b".so" not in data or b"\0" in data[:8192]:
+                    continue
+                where = display_path(candidate.path, self._cwd)
+                for name, row in _so_names(data):
+                    self._places.setdefault(name, f"{where}:{row}")
+        return self._places
+
+
+def _so_names(data: bytes) -> list[tuple[bytes, int]]:
+    """Each whole `.so` file name the bytes hold (`encoder.so` in `/srv/encoder.so`, not in `libencoder.so.1`), with
+    its row: the name runs back from `.so` over the bytes a file name holds, and no name byte or version follows."""
+    found = []
+    at = data.find(b".so")
+    while at != -1:
+        end = at + 3
+        after = data[end : end + 2]
+        versioned = after[:1] == b"." and after[1:].isdigit()
+        if not ((after and after[0] in _NAME_BYTES) or versioned):
+            start = at
+            while start > 0 and (data[start - 1] in _NAME_BYTES or data[start - 1] == 0x2E):  # `.` inside a name
+                start -= 1
+            if start < at:
+                found.append((data[start:end], data.count(b"\n", 0, at) + 1))
+        at = data.find(b".so", end)
+    return found
 
 
 def cpp_artifact_loads(candidates: Sequence[Candidate], cwd: Path) -> dict[str, list[str]]:
@@ -249,6 +256,14 @@ def check_project(rules: Sequence[type[Rule]], parts: Sequence[ProjectPart]) -> 
             )
             continue
         for finding in reported:
+            part = by_path.get(finding.path)
+            if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
+                findings.append(finding)
+    flows = [part.summaries[FLOW_SUMMARY] for part in parts if FLOW_SUMMARY in part.summaries]
+    for rule in rules:
+        if not rule.reads_flows or not flows:
+            continue
+        for finding in rule.check_flows(flows):
             part = by_path.get(finding.path)
             if part is not None and rule.code in part.codes and not part.suppressions.suppresses(finding):
                 findings.append(finding)

@@ -90,7 +90,7 @@ class RuleSet:
         from aoti_lint.rules.base import ProjectRule
 
         rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
-        migrating = any(rule.code in MIGRATION_CODES for rule in self.rules)
+        migrating = any(rule.code in MIGRATION_CODES or rule.reads_flows for rule in self.rules)
         if migrating and kind in CrossDeviceLoad.file_kinds and not any(r.summary_key == FLOW_SUMMARY for r in rules):
             rules += (CrossDeviceLoad,)
         return rules

@@ -416,3 +416,25 @@ def test_every_subset_of_a_pipeline_s_files_fixes_whole_flows_or_nothing(cli, tm
             if disjoint:  # each flow's own files: all migrated, or all as they were
                 for files in flows:
                     assert files <= changed or not files & changed, (subset, files, changed)
+
+
+def test_a_package_load_of_a_so_constant_of_another_file_is_reported(cli, tmp_path):
+    """Issue 42's third shape: a flow half-migrated by hand (the load moved, the constant and the compile did not)
+    fails at run time ('Failed to initialize zip archive'); AOTI003 says so at the load, whatever files are named."""
+    files = {
+        "paths.py": 'MODEL = "/srv/models/model.so"\n',
+        "serve.py": "import torch\nfrom paths import MODEL\n\nrunner = torch._inductor.aoti_load_package(MODEL)\n",
+        "pt2.py": 'import torch\n\nPKG = "/srv/models/model.pt2"\nrunner = torch._inductor.aoti_load_package(PKG)\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    for named in ((".",), ("serve.py",)):
+        result = cli("--isolated", "--no-cache", "--select", "AOTI003", *named, cwd=tmp_path)
+        assert result.returncode == 1
+        assert result.stdout.splitlines()[0] == (
+            "serve.py:4:10: AOTI003 `aoti_load_package` reads a `.pt2` package, not a bare `.so` (`model.so`) "
+            "(fails with 'Failed to initialize zip archive'): compile with `aoti_compile_and_package(..., "
+            "package_path=...pt2)` and load that; `MODEL` holds that path"
+        )
+    (tmp_path / "serve.py").write_text(files["serve.py"].replace("(MODEL)", "(MODEL)  # noqa: AOTI003"))
+    assert cli("--isolated", "--no-cache", "--select", "AOTI003", ".", cwd=tmp_path).returncode == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from aoti_lint.diagnostics import Finding, Position
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
     AOT_LOAD,
@@ -19,9 +20,8 @@ from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument, defi
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
-
-    from aoti_lint.diagnostics import Finding
 
 OUTPUT_PATH_KEY = "aot_inductor.output_path"
 PRINTER_KEY = "aot_inductor.debug_intermediate_value_printer"
@@ -120,8 +120,9 @@ class AotiApiMisuse(PythonRule):
     - `aot_inductor.output_path` in `inductor_configs`;
     - keyword arguments `aoti_load_package` does not take, such as `device=`;
     - a bare `.so` path handed to `aoti_load_package` or `load_package`, written as a literal, through
-      `os.path.join`, `pathlib.Path`, `/`, `+`, an f-string ending in `.so`, `.with_suffix(".so")` or a
-      constant of the same module;
+      `os.path.join`, `pathlib.Path`, `/`, `+`, an f-string ending in `.so`, `.with_suffix(".so")`, a
+      constant of the same module, or a constant imported from another file of the run (a half-migrated flow:
+      `MODEL = "model.so"` in `paths.py`, `aoti_load_package(MODEL)` in `serve.py`);
     - an integer for `aot_inductor.debug_intermediate_value_printer` (it must be a string: `"0"`..`"3"`);
     - the old `torch._export.aot_load` applied to a `.pt2` package (in the same path forms).
 
@@ -143,6 +144,8 @@ class AotiApiMisuse(PythonRule):
 
     code = "AOTI003"
     name = "aoti-api-misuse"
+    # A package load of a `.so` constant of another file is read from the run's flow summaries (``check_flows``).
+    reads_flows = True
     references = (AOTI_DOCS, MIGRATION_GUIDE)
     summary = "A call of the AOTI API that fails at run time"
     triggers = (
@@ -421,13 +424,38 @@ class AotiApiMisuse(PythonRule):
         path = call_argument(call, 0, "path")
         name = self._path_name(path) if path is not None else None
         if name is not None and name.endswith(".so"):
-            file_name = name.replace("\\", "/").rsplit("/", 1)[-1]
-            shown = f" (`{file_name}`)" if file_name != ".so" else ""
-            self.report(
-                path,
-                f"`{loader}` reads a `.pt2` package, not a bare `.so`{shown} (fails with 'Failed to initialize zip "
-                "archive'): compile with `aoti_compile_and_package(..., package_path=...pt2)` and load that",
-            )
+            self.report(path, _package_of_so(loader, name))
+
+    @classmethod
+    def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
+        """A package load of a path that is a `.so` constant of another file of the run (a half-migrated flow:
+        `MODEL = "model.so"` in paths.py, `aoti_load_package(MODEL)` in serve.py). A path written in the load's own
+        file is read by ``_check_package_path``."""
+        from aoti_lint.analysis.flow_summary import ArtifactResolver
+
+        resolve = ArtifactResolver(summaries)
+        found = []
+        for summary in summaries:
+            for load in summary.loads:
+                if load.api == "aot_load" or load.artifact is not None or load.artifact_ref is None:
+                    continue
+                path = resolve(None, load.artifact_ref)
+                if path is not None and path.endswith(".so"):
+                    name = load.artifact_ref.rpartition(".")[2]
+                    message = _package_of_so(load.api, path) + f"; `{name}` holds that path"
+                    span = load.span
+                    found.append(
+                        Finding(
+                            code=cls.code,
+                            message=message,
+                            path=summary.path,
+                            start=Position(span.row, span.column),
+                            end=Position(span.end_row, span.end_column),
+                            severity=cls.severity,
+                            url=cls.url(),
+                        )
+                    )
+        return found
 
     def _path_name(self, node: Any, depth: int = 0) -> str | None:
         """How the path ``node`` certainly ends (its last literal part), or None when that is not known.
@@ -557,3 +585,12 @@ class _AstMisuse(AstReading):
         from aoti_lint.imported_names import may_be_named
 
         return type(func) is not ast.Call and may_be_named(func, CALLEE_NAMES, self.imported.import_aliases)
+
+
+def _package_of_so(loader: str, path: str) -> str:
+    file_name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    shown = f" (`{file_name}`)" if file_name != ".so" else ""
+    return (
+        f"`{loader}` reads a `.pt2` package, not a bare `.so`{shown} (fails with 'Failed to initialize zip "
+        "archive'): compile with `aoti_compile_and_package(..., package_path=...pt2)` and load that"
+    )

@@ -205,9 +205,20 @@ class Rule:
     # The docstring holds "What it does", "Why is this bad?", optional "Known problems", "Fix safety",
     # "References" as Markdown sections; Example / Use instead come from the first INVALID example.
 
+    # Whether the rule also reads the run's artifact flows (the device-flow summaries of every file, as the migration
+    # plan does): ``check_flows`` gets them in the project pass.
+    reads_flows: ClassVar[bool] = False
+
     @classmethod
     def url(cls) -> str:
         return DOCS_URL.format(code=cls.code)
+
+    @classmethod
+    def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
+        """The findings across files of a rule that ``reads_flows``: ``summaries`` are every file's
+        ``analysis.flow_summary.FlowSummary``; each finding then passes its file's noqa comments and
+        per-file-ignores."""
+        return []
 
     @classmethod
     def could_match(cls, data: bytes) -> bool:

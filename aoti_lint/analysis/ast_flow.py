@@ -93,6 +93,7 @@ from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE_PARAMETERS,
     AOT_LOAD,
     AOT_LOAD_PARAMETERS,
+    EXPORTED_PROGRAM_FACTORIES,
     LOAD_PACKAGE_PARAMETERS_SINCE,
     NEW_COMPILE,
     NEW_LOAD,
@@ -172,6 +173,7 @@ _ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
 # program or a path, which this reading never gives, so theirs is none; and those that place a tensor.
 _RECEIVER_METHODS = frozenset({"module", "resolve", "absolute"}) | PRESERVING_METHODS
 _PLACING_METHODS = frozenset({"to"}) | MOVING_METHODS.keys()
+_PROGRAM_FACTORY_NAMES = last_parts(EXPORTED_PROGRAM_FACTORIES)
 
 
 def _names_so(value: object) -> bool:
@@ -807,7 +809,8 @@ class _Reader(ExampleInputs):
             return
         if type(f) is ast.Name and f.id in self.imported.functions:
             raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
-        if type(f) is ast.Name and type(self.single_value(f)) is ast.Call:
+        value = self.single_value(f) if type(f) is ast.Name else None
+        if type(value) is ast.Call and self.may_name(value.func, _PROGRAM_FACTORY_NAMES):
             raise NotSettled  # maybe an exported program (``MigrationPlan._analyse_callable``)
         # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 
 from aoti_lint.knowledge.deprecated_api import ABSOLUTE_PATH_FUNCTIONS, AOT_COMPILE, OUTPUT_PATH_OPTION
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 # The compiles that take `options` and link the library at `aot_inductor.output_path`: the deprecated one calls the
 # other, which is not deprecated (it takes a GraphModule).
 _COMPILES = frozenset({AOT_COMPILE.qualified_name, "torch._inductor.aot_compile"})
+# The key written as a dict's key: a finding needs one (torch's own modules read the key with `.get(...)`).
+_KEY = re.compile(r"""output_path['"]\s*:""")
 
 
 class RelativeOutputPath(PythonRule):
@@ -35,7 +38,8 @@ class RelativeOutputPath(PythonRule):
     tests on one machine through a leftover file breaks on a clean one.
 
     ## Known problems
-    A path the rule cannot read as a literal (a variable, an f-string, a function's result) is not reported.
+    A path the rule cannot read as a literal (a variable, an f-string, a function's result) is not reported, nor a
+    key written as two concatenated strings (`"aot_inductor." "output_path"`).
 
     ## Fix safety
     No automatic fix: make the path absolute (`os.path.abspath("model.so")`, `os.path.join(os.getcwd(), ...)`),
@@ -99,6 +103,16 @@ class RelativeOutputPath(PythonRule):
             line=2,
         ),
     ]
+
+    @classmethod
+    def could_match_python(cls, text: str) -> bool:
+        return _KEY.search(text) is not None
+
+    @classmethod
+    def could_match_code(cls, code: Any) -> bool:
+        # `options` is keyword-only in both compiles: a module that never passes it to a call of that name cannot
+        # hold a finding (torch's own modules define `aot_compile` and spell the key without calling it so).
+        return "aot_compile" in code.reached and "options" in code.keywords
 
     def visit_Call(self, node: Any) -> None:
         if not self.context.may_resolve_to(node.func, {"aot_compile"}):

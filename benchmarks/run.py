@@ -852,12 +852,13 @@ def edited(measures: dict[str, Measure]) -> str:
 
 # What the profiles at the end show of the targets this design misses, printed when one is missed.
 MISSED = [
-    "Why a target is missed, as the profiles at the end show: a check of tree (a) with its planted fixable load "
-    "reads the files of that load's flow with libcst (the plan changes their findings), which costs libcst's "
-    "import and parse, and every file a rule still wants after the prefilter is parsed by `ast` for AOTI000; a "
+    "Why a target is missed, as the profiles at the end show: a check of tree (a) spends most of its time in "
+    "CPython's own `compile` (the `ast` parse of each of the ~600 files a rule still wants after the byte and text "
+    "stages: torch's sources name the API and its switches everywhere) and in walking those trees, then in "
+    "libcst's import and parse of the planted export job (AOTI001's fix plan and AOTI005 read its options); a "
     "fixing run parses, rewrites and checks again with libcst each file it fixes, and removes the imports a fix "
-    "left unused with libcst's codemod framework, so its cost grows with the files fixed (tree (b) holds some 400 "
-    "files with findings), not with the tree.",
+    "left unused with libcst's codemod framework (`drop_unused`: a second of tree (a)'s fixing run), so its cost "
+    "grows with the files fixed (tree (b) holds some 400 files with findings), not with the tree.",
     "",
 ]
 

@@ -159,7 +159,7 @@ def _lint_files(
 
     complete_summaries(outcomes, summarise_in_full)
 
-    outside = OutsideMentions(ruleset.settings, cwd)
+    outside = OutsideMentions(ruleset.settings, cwd, _in_project(candidates[:named], ruleset.settings.root))
 
     def plan() -> dict[str, Any]:
         consulted: set[str] = set()
@@ -245,10 +245,21 @@ def _lint_files(
 
 def _holds(folder: Path, root: Path) -> bool:
     """Whether ``folder`` is ``root`` or a folder above it."""
-    try:
-        return folder.is_dir() and root.resolve().is_relative_to(folder.resolve())
-    except OSError:
+    import os
+
+    if not folder.is_dir():
         return False
+    return (os.path.realpath(root) + os.sep).startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+
+
+def _in_project(candidates: list[Candidate], root: Path) -> bool:
+    """Whether every file of the run lies under the project's root (the configuration's directory, else the working
+    directory): only then are the root's other files those of their project."""
+    import os
+
+    # realpath: a link loop among the files (reported as unreadable) must not stop the run here
+    inside = os.path.realpath(root) + os.sep
+    return all((os.path.realpath(candidate.where) + os.sep).startswith(inside) for candidate in candidates)
 
 
 def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], ruleset: RuleSet) -> list[Candidate]:
@@ -258,6 +269,8 @@ def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], r
 
     if not any(outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries for outcome in outcomes):
         return []
+    if not _in_project(candidates, ruleset.settings.root):
+        return []  # files of another tree than the project's: their project is not known
     given = {candidate.where for candidate in candidates}
     every = discover([ruleset.settings.root], ruleset.settings)
     return [item for item in every if isinstance(item, Candidate) and item.where not in given]

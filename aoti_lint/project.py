@@ -106,15 +106,17 @@ class OutsideMentions:
     ignore files applied, whatever the run was given: pre-commit names only the staged ones) are read on the first
     question, once per run, each for the `.so` file names it holds (its bytes are not kept)."""
 
-    def __init__(self, settings: Any, cwd: Path) -> None:
+    def __init__(self, settings: Any, cwd: Path, in_project: bool = True) -> None:
         self._settings = settings
         self._cwd = cwd
-        self._places: dict[bytes, str] | None = None
+        # A run of files outside the project's root: the root's files are not their project's, and are not read.
+        self._places: dict[bytes, str] | None = None if in_project else {}
+        self._in_project = in_project
 
     @property
     def consulted(self) -> bool:
         """Whether the run read the project's files for it: its findings then depend on them too."""
-        return self._places is not None
+        return self._in_project and self._places is not None
 
     def __call__(self, name: str) -> str | None:
         return self._read().get(name.encode("utf-8", "surrogateescape"))

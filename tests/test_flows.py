@@ -119,3 +119,17 @@ def test_a_staged_file_names_the_files_its_flows_need_and_a_warm_run_sees_them_c
     build.write_text(build.read_text().replace("aot_compile(dec", "other_compile(dec"))
     shown = cli(*cache, "serve.py", cwd=tmp_path).stdout
     assert "no compile of this run is known to write the `.pt2` package" in shown
+
+
+def test_a_file_outside_the_project_root_does_not_take_the_root_s_files_for_its_project(cli, tmp_path):
+    """Run from one project on a file of another tree: the working directory's files are not that file's project,
+    so neither its Python files nor its Makefile are read for the file's flows."""
+    here, there = tmp_path / "here", tmp_path / "there"
+    for root in (here, there):
+        root.mkdir()
+    for path, content in {**TWO_MODELS, "Makefile": "all:\n\tcp /srv/models/encoder.so /opt\n"}.items():
+        (here / path).write_text(content)
+    (there / "serve.py").write_text(TWO_MODELS["serve.py"].replace("from paths import DECODER, ENCODER\n", ""))
+    shown = cli("--isolated", "--no-cache", str(there / "serve.py"), cwd=here).stdout
+    assert "not among the files given" not in shown and "Makefile" not in shown
+    assert shown.count("no compile of this run is known to write the `.pt2` package") == 2

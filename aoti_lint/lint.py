@@ -159,7 +159,8 @@ def _lint_files(
 
     complete_summaries(outcomes, summarise_in_full)
 
-    outside = OutsideMentions(ruleset.settings, cwd, _in_project(candidates[:named], ruleset.settings.root))
+    given_files = candidates[:named]
+    outside = OutsideMentions(ruleset.settings, cwd, lambda: whole or _in_project(given_files, ruleset.settings.root))
 
     def plan() -> dict[str, Any]:
         consulted: set[str] = set()

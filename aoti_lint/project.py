@@ -106,17 +106,19 @@ class OutsideMentions:
     ignore files applied, whatever the run was given: pre-commit names only the staged ones) are read on the first
     question, once per run, each for the `.so` file names it holds (its bytes are not kept)."""
 
-    def __init__(self, settings: Any, cwd: Path, in_project: bool = True) -> None:
+    def __init__(self, settings: Any, cwd: Path, in_project: Any = lambda: True) -> None:
         self._settings = settings
         self._cwd = cwd
-        # A run of files outside the project's root: the root's files are not their project's, and are not read.
-        self._places: dict[bytes, str] | None = None if in_project else {}
+        # Asked on the first question: for a run of files outside the project's root, the root's files are not
+        # their project's, and are not read.
         self._in_project = in_project
+        self._places: dict[bytes, str] | None = None
+        self._read_files = False
 
     @property
     def consulted(self) -> bool:
         """Whether the run read the project's files for it: its findings then depend on them too."""
-        return self._in_project and self._places is not None
+        return bool(self._places is not None and self._read_files)
 
     def __call__(self, name: str) -> str | None:
         return self._read().get(name.encode("utf-8", "surrogateescape"))
@@ -127,7 +129,8 @@ class OutsideMentions:
             from aoti_lint.files import other_project_files
 
             self._places = {}
-            for candidate in other_project_files(self._settings):
+            self._read_files = self._in_project()
+            for candidate in other_project_files(self._settings) if self._read_files else ():
                 try:
                     if candidate.path.stat().st_size > MAX_MENTION_BYTES:
                         continue

@@ -987,6 +987,8 @@ class _Reader(ExampleInputs):
             else:
                 if kind in _NAME_HOLDERS and _binds_a_name(node, aliases):
                     raise NotSettled  # `global aot_load`, `except E as aot_load`: libcst may name it the API
+                if kind is ast.Call and _looks_up_the_api(node):
+                    raise NotSettled  # `getattr(torch._export, "aot_load")`: ``DeprecatedReference.visit_Call``
                 continue
             if symbols:
                 names = self.names(node)
@@ -1053,6 +1055,18 @@ _NAME_HOLDERS = frozenset(
     | {getattr(ast, name) for name in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name)}
 )
 _SHORT_NAMES = frozenset(symbol.short_name for symbol in _SYMBOLS)
+
+
+def _looks_up_the_api(call: ast.Call) -> bool:
+    """Whether ``call`` is `getattr(x, "aot_compile")` (or `"aot_load"`)."""
+    func, args = call.func, call.args
+    return (
+        type(func) is ast.Name
+        and func.id == "getattr"
+        and len(args) >= 2
+        and type(args[1]) is ast.Constant
+        and args[1].value in _SHORT_NAMES
+    )
 
 
 def _binds_a_name(node: Any, aliases: frozenset[str]) -> bool:

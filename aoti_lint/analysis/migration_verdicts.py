@@ -110,5 +110,9 @@ def not_fixed(reason: str) -> str:
     return f"; not fixed automatically: {reason}"
 
 
+def looked_up(symbol: DeprecatedSymbol) -> str:
+    return by_hand(f"the function is looked up with `getattr`; call `{symbol.replacement}` instead")
+
+
 def not_called(symbol: DeprecatedSymbol) -> str:
     return by_hand(f"the reference is not called here; its callers must switch to `{symbol.replacement}`")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import functools
 import re
 
+from aoti_lint.analysis.migration_verdicts import deprecation
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
 from aoti_lint.knowledge.references import MIGRATION_GUIDE
+from aoti_lint.lazy import cst
 from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
 TYPE_CHECKING = False
@@ -26,8 +28,17 @@ def _reference_patterns(parent: str, name: str) -> tuple[re.Pattern[str], ...]:
     either = rf"(?<!\w)(?:{parent}|{name})(?!\w)"
     return (
         re.compile(rf"{parent}{_CLOSING_GAP}\.{_GAP}{name}(?!\w)"),
+        # `getattr(torch._export, "aot_compile")`: the name as a string after the parent
+        re.compile(rf"{parent}{_CLOSING_GAP},{_GAP}[rRuU]?[\"']{name}[\"']"),
         re.compile(rf"import(?!\w)(?:(?:[^\n;#]|\\\r?\n)*?{either}|\s*\((?:[^)#]|#[^\n]*(?![^\n]))*?{either})"),
     )
+
+
+class _LookedUp:
+    """A finding's data: the `getattr(module, "name")` call that looks the function up (no fix rewrites it)."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
 
 
 class DeprecatedReference(PythonRule):
@@ -58,6 +69,7 @@ class DeprecatedReference(PythonRule):
         parent = module.rsplit(".", 1)[-1]
         return (
             (parent, name) in code.attribute_pairs
+            or ("getattr" in code.called and parent in code.identifiers)
             or any(parent in imported.split(".") for imported in code.imported_modules)
             or any(
                 imported == parent or (imported == name and parent in source.split("."))
@@ -100,6 +112,19 @@ class DeprecatedReference(PythonRule):
 
     def visit_AnnAssign(self, node: Any) -> None:
         self._bound_names.add(id(node.target))
+
+    def visit_Call(self, node: Any) -> None:
+        # `getattr(torch._export, "aot_compile")`: the function looked up by its name
+        if self._in_import or not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            return
+        if len(node.args) < 2 or any(arg.keyword is not None or arg.star for arg in node.args[:2]):
+            return
+        looked_up = node.args[1].value
+        if not isinstance(looked_up, cst.SimpleString) or looked_up.evaluated_value != self.symbol.short_name:
+            return
+        module = self.symbol.qualified_name.rsplit(".", 1)[0]
+        if "builtins.getattr" in self.qualified_names(node.func) and module in self.qualified_names(node.args[0].value):
+            self.report(node, deprecation(self.symbol), data=_LookedUp(node))
 
     def visit_Attribute(self, node: Any) -> None:
         if not self._in_import and self._resolves_to_symbol(node):
@@ -149,7 +174,7 @@ class DeprecatedReference(PythonRule):
         mine = [f for f in self.context.findings if f.code == self.code]
         if not mine:
             return
-        from aoti_lint.analysis.migration_verdicts import not_called, not_fixed
+        from aoti_lint.analysis.migration_verdicts import looked_up, not_called, not_fixed
         from aoti_lint.codemods.migration import fix_for_site
         from aoti_lint.codemods.migration_plan import MigrationPlan
         from aoti_lint.diagnostics import Applicability, Fix
@@ -160,6 +185,9 @@ class DeprecatedReference(PythonRule):
             "migration-plan", lambda: MigrationPlan(context.facts(), context.target_torch, context.flow)
         )
         for finding in mine:
+            if isinstance(finding.data, _LookedUp):
+                finding.fix = Fix(Applicability.DISPLAY_ONLY, looked_up(self.symbol))
+                continue
             site = plan.site_for_reference(finding.data)
             if site is None:
                 # A reference that is not called here (stored, passed on): its callers decide the arguments.
@@ -435,6 +463,14 @@ class DeprecatedAotLoad(DeprecatedReference):
         Valid(
             """
             import torch
+            loader = getattr(torch._inductor, "aot_load", None)
+            other = getattr(registry, "aot_load")
+            named = getattr(torch._export, name)
+            """
+        ),
+        Valid(
+            """
+            import torch
 
             model = torch._inductor.aoti_load_package("model.pt2")
             """
@@ -518,5 +554,17 @@ class DeprecatedAotLoad(DeprecatedReference):
             loader = ex.aot_load
             """,
             line=3,
+        ),
+        Invalid(
+            """
+            import torch
+
+            def load(path, device):
+                if hasattr(torch._inductor, "aoti_load_package") and path.endswith(".pt2"):
+                    return torch._inductor.aoti_load_package(path)
+                return getattr(torch._export, "aot_load")(path, device)
+            """,
+            line=6,
+            column=12,
         ),
     ]

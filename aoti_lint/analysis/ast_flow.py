@@ -977,6 +977,25 @@ class _Reader(ExampleInputs):
         }
         found: list[Finding] = []
         node: Any
+        # `name = <the function>` then `name(...)`: ``DeprecatedReference.visit_Call`` follows the name with libcst
+        called_aliases = {
+            node.targets[0].id
+            for node in self.nodes
+            if type(node) is ast.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0]) is ast.Name
+            and type(node.value) in (ast.Attribute, ast.Name, ast.Call)
+            and (
+                _looks_up_the_api(node.value)
+                if type(node.value) is ast.Call
+                else self.may_name(node.value, short_names) and bool(self.names(node.value) & _QUALIFIED)
+            )
+        }
+        if called_aliases and any(
+            type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in called_aliases
+            for node in self.nodes
+        ):
+            raise NotSettled
         for node in self.nodes:
             kind = type(node)
             if kind is ast.Attribute:
@@ -1055,6 +1074,7 @@ _NAME_HOLDERS = frozenset(
     | {getattr(ast, name) for name in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name)}
 )
 _SHORT_NAMES = frozenset(symbol.short_name for symbol in _SYMBOLS)
+_QUALIFIED = frozenset(symbol.qualified_name for symbol in _SYMBOLS)
 
 
 def _looks_up_the_api(call: ast.Call) -> bool:

@@ -110,8 +110,9 @@ def not_fixed(reason: str) -> str:
     return f"; not fixed automatically: {reason}"
 
 
-def looked_up(symbol: DeprecatedSymbol) -> str:
-    return by_hand(f"the function is looked up with `getattr`; call `{symbol.replacement}` instead")
+def looked_up(symbol: DeprecatedSymbol, alias: str | None = None) -> str:
+    how = f"called through `{alias}`, a name for it" if alias else "the function is looked up with `getattr`"
+    return by_hand(f"{how}; call `{symbol.replacement}` instead")
 
 
 def not_called(symbol: DeprecatedSymbol) -> str:

@@ -35,10 +35,12 @@ def _reference_patterns(parent: str, name: str) -> tuple[re.Pattern[str], ...]:
 
 
 class _LookedUp:
-    """A finding's data: the `getattr(module, "name")` call that looks the function up (no fix rewrites it)."""
+    """A finding's data: a call the fix cannot rewrite, the function reached by another name: `getattr(module,
+    "name")` looks it up, or ``alias`` holds it."""
 
-    def __init__(self, call: Any) -> None:
+    def __init__(self, call: Any, alias: str | None = None) -> None:
         self.call = call
+        self.alias = alias
 
 
 class DeprecatedReference(PythonRule):
@@ -82,6 +84,8 @@ class DeprecatedReference(PythonRule):
         self._in_import = 0
         self._reported_attr_names: set[int] = set()
         self._bound_names: set[int] = set()
+        # Names bound by `name = <the function>` (an attribute or a `getattr` of it), to the value they hold.
+        self._aliases: dict[str, Any] = {}
 
     def visit_Import(self, node: Any) -> None:
         self._in_import += 1
@@ -114,10 +118,18 @@ class DeprecatedReference(PythonRule):
         self._bound_names.add(id(node.target))
 
     def visit_Call(self, node: Any) -> None:
-        # `getattr(torch._export, "aot_compile")`: the function looked up by its name
-        if self._in_import or not (isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+        if self._in_import or not isinstance(node.func, cst.Name):
             return
-        if len(node.args) < 2 or any(arg.keyword is not None or arg.star for arg in node.args[:2]):
+        if node.func.value in self._aliases:
+            # `compile(...)` after `compile = torch._export.aot_compile`: the call reads the one binding of the name
+            bound = self._aliases[node.func.value]
+            if self.context.facts().single_value(node.func) is bound:
+                self.report(node.func, deprecation(self.symbol), data=_LookedUp(node, node.func.value))
+            return
+        # `getattr(torch._export, "aot_compile")`: the function looked up by its name
+        if node.func.value != "getattr" or len(node.args) < 2:
+            return
+        if any(arg.keyword is not None or arg.star for arg in node.args[:2]):
             return
         looked_up = node.args[1].value
         if not isinstance(looked_up, cst.SimpleString) or looked_up.evaluated_value != self.symbol.short_name:
@@ -125,11 +137,21 @@ class DeprecatedReference(PythonRule):
         module = self.symbol.qualified_name.rsplit(".", 1)[0]
         if "builtins.getattr" in self.qualified_names(node.func) and module in self.qualified_names(node.args[0].value):
             self.report(node, deprecation(self.symbol), data=_LookedUp(node))
+            self._remember_alias(node)
 
     def visit_Attribute(self, node: Any) -> None:
         if not self._in_import and self._resolves_to_symbol(node):
             self._reported_attr_names.add(id(node.attr))
             self._report(node)
+            self._remember_alias(node)
+
+    def _remember_alias(self, value: Any) -> None:
+        """`name = <the function>`: a later call of ``name`` that reads this binding calls the function."""
+        statement = self.context.facts().parent(value)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0].target
+            if isinstance(target, cst.Name):
+                self._aliases[target.value] = value
 
     def visit_Name(self, node: Any) -> None:
         if self._in_import or id(node) in self._reported_attr_names or id(node) in self._bound_names:
@@ -186,7 +208,7 @@ class DeprecatedReference(PythonRule):
         )
         for finding in mine:
             if isinstance(finding.data, _LookedUp):
-                finding.fix = Fix(Applicability.DISPLAY_ONLY, looked_up(self.symbol))
+                finding.fix = Fix(Applicability.DISPLAY_ONLY, looked_up(self.symbol, finding.data.alias))
                 continue
             site = plan.site_for_reference(finding.data)
             if site is None:
@@ -407,6 +429,20 @@ class DeprecatedAotCompile(DeprecatedReference):
                 path = aot_compile(model, (x,))
             """,
             line=8,
+        ),
+        Invalid(
+            """
+            import torch
+
+            compile_so = torch._export.aot_compile
+
+            def export(model, x):
+                return compile_so(model, (x,))
+            """,
+            line=3,
+            column=14,
+            count=2,
+            message_contains="aot_compile",
         ),
         Invalid(
             """

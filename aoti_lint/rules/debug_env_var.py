@@ -276,7 +276,27 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         self._named_dicts: set[int] = set()
 
     def _is_environ(self, node: Any) -> bool:
-        return ENVIRON in self.qualified_names(node)
+        if ENVIRON in self.qualified_names(node):
+            return True
+        # `env = os.environ`, then `env[K] = V`: a name whose one binding reaching the read holds `os.environ`
+        if isinstance(node, cst.Name) and node.value in self._environ_aliases():
+            value = self.context.facts().single_value(node)
+            return value is not None and ENVIRON in self.qualified_names(value)
+        return False
+
+    def _environ_aliases(self) -> frozenset[str]:
+        """The names some `name = <x>.environ` (or `= environ`) binds: the only ones ``_is_environ`` follows."""
+
+        def aliases() -> frozenset[str]:
+            found = set()
+            for assign in self.context.facts().nodes(cst.Assign):
+                value = assign.value
+                spelled = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
+                if spelled == "environ" and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
+                    found.add(assign.targets[0].target.value)
+            return frozenset(found)
+
+        return self.context.memo("environ-aliases", aliases)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -411,6 +431,15 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         return self.remove_element(call.args, arg)
 
     VALID = [
+        Valid(
+            """
+            import os
+            env = dict(os.environ)
+            env["CUDA_LAUNCH_BLOCKING"] = "1"
+            child_env = os.environ.copy()
+            child_env["CUDA_LAUNCH_BLOCKING"] = "0"
+            """
+        ),
         Valid(
             """
             import os
@@ -597,6 +626,17 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
             column=9,
         ),
         Invalid("export TORCH_LOGS=+dynamo\n", filename="app.env", line=1, column=8),
+        Invalid(
+            """
+            import os
+            env = os.environ
+            env["CUDA_LAUNCH_BLOCKING"] = "1"
+            env.setdefault("TORCH_LOGS", "+inductor")
+            """,
+            line=3,
+            count=2,
+            message_contains="CUDA_LAUNCH_BLOCKING",
+        ),
     ]
 
 
@@ -635,6 +675,8 @@ class _AstSettings(AstReading):
             return []
         if not self.read_imports():
             return None
+        if any(_binds_environ(node) for node in nodes):
+            return None  # `env = os.environ`: libcst's traversal follows the name (``DebugEnvVar._is_environ``)
         found = []
         for constant in candidates:
             verdict = self._setting(constant)
@@ -701,3 +743,15 @@ class _AstSettings(AstReading):
         return self.finding(
             key, message(switch, name), remove_fix(name, (), self.path, deferred=True) if removable else None
         )
+
+
+def _binds_environ(node: Any) -> bool:
+    """Whether ``node`` is `name = <x>.environ` (or `name = environ`)."""
+    import ast
+
+    if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Name:
+        return False
+    value = node.value
+    return (type(value) is ast.Attribute and value.attr == "environ") or (
+        type(value) is ast.Name and value.id == "environ"
+    )

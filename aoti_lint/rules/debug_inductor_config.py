@@ -176,9 +176,16 @@ class DebugInductorConfig(PythonSwitchRule):
         # `root.x.key = V` resolves to the config only when `root` is bound by an absolute import; a key in a
         # literal setting (dict entry, keyword, `patch(K, V)`, `d[K] = V`) counts when something can take it:
         # a `patch`, or a compile function given `inductor_configs=` / `options=`.
+        aliases: set[str] | None = None
         for root, attr, value in code.attribute_writes:
             switches = _SWITCHES_BY_LAST_NAME.get(attr, ())
-            if root in code.import_bound and any(switch.is_on_value(value) for switch in switches):
+            if not any(switch.is_on_value(value) for switch in switches):
+                continue
+            if root in code.import_bound:
+                return True
+            if aliases is None:  # `cfg = torch._inductor.config`, `c = cfg.trace`: names the reading follows
+                aliases = _attribute_alias_names(code.tree)
+            if root in aliases:
                 return True
         reached = code.reached
         compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
@@ -227,9 +234,43 @@ class DebugInductorConfig(PythonSwitchRule):
             fix=remove_fix(key, edits, self.context.source.display_path),
         )
 
-    def _config_key(self, node: Any) -> str | None:
+    def _config_key(self, node: Any, depth: int = 0) -> str | None:
+        """The config key ``node`` names (`trace.enabled`), or "" for the config module itself; None for anything
+        else. A name bound once to the config or a part of it (`cfg = torch._inductor.config`, then
+        `c = cfg.trace`) is followed to the value it holds where it is read."""
+        names = self.qualified_names(node)
+        if INDUCTOR_CONFIG in names:
+            return ""
         prefix = INDUCTOR_CONFIG + "."
-        return next((name[len(prefix) :] for name in self.qualified_names(node) if name.startswith(prefix)), None)
+        key = next((name[len(prefix) :] for name in names if name.startswith(prefix)), None)
+        if key is not None or depth > 4:
+            return key
+        parts: list[str] = []
+        root = node
+        while isinstance(root, cst.Attribute):
+            parts.append(root.attr.value)
+            root = root.value
+        if not isinstance(root, cst.Name) or root.value not in self._attribute_aliases():
+            return None
+        value = self.context.facts().single_value(root)
+        base = self._config_key(value, depth + 1) if value is not None else None
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)] if base else reversed(parts)) or None
+
+    def _attribute_aliases(self) -> frozenset[str]:
+        """The names some `name = a.b` binds: the only ones ``_config_key`` follows."""
+
+        def aliases() -> frozenset[str]:
+            return frozenset(
+                assign.targets[0].target.value
+                for assign in self.context.facts().nodes(cst.Assign)
+                if isinstance(assign.value, cst.Attribute)
+                and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name)
+            )
+
+        return self.context.memo("attribute-aliases", aliases)
 
     # Scopes: a dict built in a variable is reported where the variable reaches a compile call.
 
@@ -448,6 +489,15 @@ class DebugInductorConfig(PythonSwitchRule):
     VALID = [
         Valid(
             """
+            import torch
+            cfg = torch._inductor.config
+            cfg.max_autotune = True
+            tracer = profiler.trace
+            tracer.enabled = True
+            """
+        ),
+        Valid(
+            """
             from torch._inductor import config
 
             config.nan_asserts = False
@@ -568,6 +618,16 @@ class DebugInductorConfig(PythonSwitchRule):
             line=3,
             column=42,
         ),
+        Invalid(
+            """
+            import torch
+            cfg = torch._inductor.config
+            c = cfg.trace
+            c.enabled = True
+            """,
+            line=4,
+            message_contains="torch._inductor.config.trace.enabled",
+        ),
     ]
 
 
@@ -614,6 +674,16 @@ class _AstConfigWrites(AstReading):
             return []
         if not self.read_imports():
             return None
+        aliases = {
+            node.targets[0].id
+            for node in nodes
+            if type(node) is ast.Assign
+            and len(node.targets) == 1
+            and type(node.targets[0]) is ast.Name
+            and type(node.value) is ast.Attribute
+        }
+        if any(_root_name(target) in aliases for _, target in candidates):
+            return None  # `c = cfg.trace`, then `c.enabled = True`: libcst's reading follows the name
         found = []
         for statement, target in candidates:
             verdict = self._write(statement, target)
@@ -652,3 +722,28 @@ class _AstConfigWrites(AstReading):
             return False
         fix = remove_fix(key, (), self.path, deferred=True) if len(statement.targets) == 1 else None
         return self.finding(target, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix)
+
+
+def _root_name(node: Any) -> str | None:
+    """The name an attribute chain starts from (`c` in `c.trace.enabled`)."""
+    import ast
+
+    while type(node) is ast.Attribute:
+        node = node.value
+    return node.id if type(node) is ast.Name else None
+
+
+def _attribute_alias_names(tree: Any) -> set[str]:
+    """The names some `name = a.b` of the module binds."""
+    import ast
+
+    if tree is None:
+        return set()
+    return {
+        node.targets[0].id
+        for node in ast.walk(tree)
+        if type(node) is ast.Assign
+        and len(node.targets) == 1
+        and type(node.targets[0]) is ast.Name
+        and type(node.value) is ast.Attribute
+    }

@@ -176,16 +176,12 @@ class DebugInductorConfig(PythonSwitchRule):
         # `root.x.key = V` resolves to the config only when `root` is bound by an absolute import; a key in a
         # literal setting (dict entry, keyword, `patch(K, V)`, `d[K] = V`) counts when something can take it:
         # a `patch`, or a compile function given `inductor_configs=` / `options=`.
-        aliases: set[str] | None = None
         for root, attr, value in code.attribute_writes:
             switches = _SWITCHES_BY_LAST_NAME.get(attr, ())
             if not any(switch.is_on_value(value) for switch in switches):
                 continue
-            if root in code.import_bound:
-                return True
-            if aliases is None:  # `cfg = torch._inductor.config`, `c = cfg.trace`: names the reading follows
-                aliases = _attribute_alias_names(code.tree)
-            if root in aliases:
+            # `cfg = torch._inductor.config`, `c = cfg.trace`: a name bound to an attribute, which the reading follows
+            if root in code.import_bound or _binds_an_attribute(root, code.text):
                 return True
         reached = code.reached
         compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
@@ -733,17 +729,9 @@ def _root_name(node: Any) -> str | None:
     return node.id if type(node) is ast.Name else None
 
 
-def _attribute_alias_names(tree: Any) -> set[str]:
-    """The names some `name = a.b` of the module binds."""
-    import ast
+def _binds_an_attribute(name: str, text: str) -> bool:
+    """Whether a line of ``text`` is `name = a.b` (the statement the reading follows a name through)."""
+    import re
 
-    if tree is None:
-        return set()
-    return {
-        node.targets[0].id
-        for node in ast.walk(tree)
-        if type(node) is ast.Assign
-        and len(node.targets) == 1
-        and type(node.targets[0]) is ast.Name
-        and type(node.value) is ast.Attribute
-    }
+    pattern = rf"(?m)^[ \t]*{re.escape(name)}[ \t]*=[ \t]*[A-Za-z_][\w.]*\.[A-Za-z_]\w*[ \t]*(?:#.*)?$"
+    return re.search(pattern, text) is not None

@@ -244,23 +244,24 @@ def _lint_files(
     return run
 
 
-def _holds(folder: Path, root: Path) -> bool:
-    """Whether ``folder`` is ``root`` or a folder above it."""
+def _under(path: str | Path, folder: str | Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it, links resolved (``realpath``: a link loop among the files,
+    reported as unreadable, must not stop the run here)."""
     import os
 
-    if not folder.is_dir():
-        return False
-    return (os.path.realpath(root) + os.sep).startswith(os.path.realpath(folder).rstrip(os.sep) + os.sep)
+    inside = os.path.realpath(folder).rstrip(os.sep) + os.sep
+    return (os.path.realpath(path) + os.sep).startswith(inside)
+
+
+def _holds(folder: Path, root: Path) -> bool:
+    """Whether ``folder`` is ``root`` or a folder above it."""
+    return folder.is_dir() and _under(root, folder)
 
 
 def _in_project(candidates: list[Candidate], root: Path) -> bool:
     """Whether every file of the run lies under the project's root (the configuration's directory, else the working
     directory): only then are the root's other files those of their project."""
-    import os
-
-    # realpath: a link loop among the files (reported as unreadable) must not stop the run here
-    inside = os.path.realpath(root) + os.sep
-    return all((os.path.realpath(candidate.where) + os.sep).startswith(inside) for candidate in candidates)
+    return all(_under(candidate.where, root) for candidate in candidates)
 
 
 def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], ruleset: RuleSet) -> list[Candidate]:

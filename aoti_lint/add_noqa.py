@@ -9,10 +9,10 @@ Each edited file is re-parsed and must give the same syntax tree, and is written
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_lint.diagnostics import FileError, Finding
-from aoti_lint.records import dataclass, field
 
 # The kinds whose comments are `#` comments that may follow code on a line.
 _HASH_KINDS = frozenset({"python", "shell", "yaml", "env"})

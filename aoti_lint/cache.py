@@ -350,13 +350,12 @@ def open_cache(execution: Execution, settings: Settings) -> Cache | None:
 
 
 def _run_fingerprint(settings: Settings) -> bytes:
+    import dataclasses
     import json
-
-    from aoti_lint import records
 
     relevant = {
         field.name: getattr(settings, field.name)
-        for field in records.fields(settings)
+        for field in dataclasses.fields(settings)
         if field.name not in SETTINGS_NOT_IN_KEY
     }
     parts = [

@@ -5,11 +5,11 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from aoti_lint import __version__
 from aoti_lint.defaults import CACHE_DIR_ENV
-from aoti_lint.records import replace
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
 TYPE_CHECKING = False

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import ast
 import functools
+from dataclasses import dataclass, field
 
 from aoti_lint.pyast import walk
-from aoti_lint.records import dataclass, field
 
 _UNKNOWN = object()
 NOT_A_LITERAL = _UNKNOWN  # what ``literal`` gives for anything else than a literal

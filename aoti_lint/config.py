@@ -6,11 +6,11 @@ Errors name the file, the key and what was expected, so ``aoti-lint`` can exit 2
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aoti_lint import selection
 from aoti_lint.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
-from aoti_lint.records import dataclass, field, replace
 from aoti_lint.report import FORMATS
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-
-from aoti_lint.records import dataclass, field, replace
+from dataclasses import dataclass, field, replace
 
 
 class Severity(enum.Enum):

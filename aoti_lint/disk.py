@@ -6,6 +6,7 @@ were read.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from aoti_lint.diagnostics import FileError
@@ -14,7 +15,6 @@ from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted
 from aoti_lint.reading import NotRegularFile, read_regular_file_stat
-from aoti_lint.records import replace
 from aoti_lint.source import SourceFile, display_path
 
 

@@ -9,6 +9,7 @@ in ``aoti_lint.project``. libcst is imported only once some file passes the pref
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aoti_lint.diagnostics import Edit, FileError, Finding, Fix
@@ -16,7 +17,6 @@ from aoti_lint.file_context import FileContext
 from aoti_lint.node_positions import NotReproduced
 from aoti_lint.parse import MAX_LIBCST_BYTES
 from aoti_lint.prefilter import Wanted, by_bytes, by_code
-from aoti_lint.records import dataclass, field, replace
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.run_options import FixOptions

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -26,7 +27,6 @@ from aoti_lint.knowledge.custom_ops import (
     TENSOR_ANNOTATION,
     TENSOR_METHODS,
 )
-from aoti_lint.records import dataclass, field
 from aoti_lint.rules.base import call_argument
 
 TYPE_CHECKING = False

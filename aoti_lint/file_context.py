@@ -6,8 +6,8 @@ import bisect
 import functools
 import itertools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from aoti_lint.records import dataclass
 from aoti_lint.rules.base import (
     SCREEN_ANCHORS,
     ProjectRule,

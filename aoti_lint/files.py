@@ -6,12 +6,12 @@ import contextlib
 import os
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from aoti_lint.config import Settings
 from aoti_lint.lazy import LazyPattern
 from aoti_lint.path_text import gitignore_bases, relative
-from aoti_lint.records import dataclass
 from aoti_lint.source import file_kind, kind_of_name
 
 TYPE_CHECKING = False

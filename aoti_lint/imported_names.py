@@ -24,9 +24,9 @@ import builtins
 import functools
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from aoti_lint.pyast import child_fields, children, walk
-from aoti_lint.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

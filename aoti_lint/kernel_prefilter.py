@@ -15,6 +15,7 @@ import ast
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from aoti_lint.knowledge.custom_ops import (
     CUSTOM_OP_METHOD,
@@ -26,7 +27,6 @@ from aoti_lint.knowledge.custom_ops import (
     TENSOR_METHODS,
 )
 from aoti_lint.pyast import walk
-from aoti_lint.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,12 +6,12 @@ planned and settled across them and the project rules run (``aoti_lint.project``
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from aoti_lint.config import Settings
 from aoti_lint.diagnostics import FileError, Finding
 from aoti_lint.files import Candidate, MissingPath, discover
-from aoti_lint.records import dataclass, field, replace
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.run_options import Execution, FixOptions
 from aoti_lint.source import display_path, file_kind

@@ -34,9 +34,9 @@ import functools
 import keyword
 import re
 import unicodedata
+from dataclasses import dataclass, field
 
 from aoti_lint.pyast import child_fields, walk
-from aoti_lint.records import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

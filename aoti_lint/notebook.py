@@ -12,10 +12,10 @@ import bisect
 import functools
 import json
 import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aoti_lint.diagnostics import Edit, Finding, Position
-from aoti_lint.records import dataclass, replace
 from aoti_lint.source import SourceFile
 
 CELL_MARKER = "# aoti-lint{tag}: notebook cell {index}"

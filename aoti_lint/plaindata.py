@@ -5,10 +5,9 @@ Only dataclasses from an allow-list are rebuilt: a tampered cache entry can prod
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
-
-from aoti_lint import records
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,9 +22,9 @@ class DecodeError(ValueError):
 
 
 def encode(value: Any) -> Any:
-    if records.is_dataclass(value) and not isinstance(value, type):
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
         cls = type(value)
-        fields = {field.name: encode(getattr(value, field.name)) for field in records.fields(value)}
+        fields = {field.name: encode(getattr(value, field.name)) for field in dataclasses.fields(value)}
         return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}", "fields": fields}
     if isinstance(value, tuple):
         return {"__tuple__": [encode(item) for item in value]}
@@ -73,6 +72,6 @@ def _dataclass_named(name: str) -> type:
     if module_name not in ALLOWED_MODULES or not qualname.isidentifier():
         raise DecodeError(f"type not allowed: {name}")
     cls = getattr(importlib.import_module(module_name), qualname, None)
-    if not (isinstance(cls, type) and records.is_dataclass(cls)):
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
         raise DecodeError(f"not a dataclass: {name}")
     return cls

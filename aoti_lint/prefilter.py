@@ -18,9 +18,9 @@ runs each fixture and rule example through each stage and compares with the unfi
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aoti_lint.file_context import FileContext
-from aoti_lint.records import dataclass
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, rule_matches, summary_wanted
 from aoti_lint.source import PYTHON_KINDS, DecodeError, SourceFile
 

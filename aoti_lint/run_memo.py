@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_lint.cache import MEMO_SUFFIX, finding_from_json, finding_to_json
-from aoti_lint.records import dataclass, field
 from aoti_lint.stamps import RACY_SECONDS
 
 TYPE_CHECKING = False

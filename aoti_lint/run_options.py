@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
-from aoti_lint.records import dataclass
 
 # Below this much estimated work, starting workers (each imports libcst: half a second) costs more than it saves.
 POOL_MIN_SECONDS = 1.0

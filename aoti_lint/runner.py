@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter
 
@@ -26,7 +27,6 @@ from aoti_lint.engine import FileOutcome, needs_libcst, over_limits
 from aoti_lint.file_context import FileContext
 from aoti_lint.files import Candidate
 from aoti_lint.prefilter import Wanted, by_bytes, prefiltered
-from aoti_lint.records import dataclass
 from aoti_lint.ruleset import RuleSet
 from aoti_lint.run_options import Execution, FixOptions
 from aoti_lint.source import PYTHON_KINDS, SourceFile, display_path, screen_data

@@ -8,13 +8,13 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aoti_lint.cpp import CPP_SUFFIXES
 from aoti_lint.defaults import PYTHON_SUFFIXES
 from aoti_lint.diagnostics import Finding
 from aoti_lint.lazy import LazyPattern
-from aoti_lint.records import dataclass, field
 
 SHELL_SUFFIXES = (".sh", ".bash")
 YAML_SUFFIXES = (".yml", ".yaml")

@@ -8,9 +8,9 @@ import io
 import itertools
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Finding
-from aoti_lint.records import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -6,10 +6,11 @@ about a call (device, artifact, inputs) that cross processes; these hold libcst 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import libcst as cst
 
 from aoti_lint.analysis.migration_verdicts import Verdict
-from aoti_lint.records import dataclass, field
 
 
 @dataclass

@@ -301,7 +301,7 @@ def test_any_other_command_line_is_argparses(argv):
 
 
 def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_without_argparse(tmp_path):
-    """Nor ``typing``: the package names it under ``if TYPE_CHECKING:`` alone (``aoti_lint.records``)."""
+    """Nor ``typing``: the package names it under ``if TYPE_CHECKING:`` alone."""
     (tmp_path / "hit.py").write_text(HIT)
     (tmp_path / "clean.py").write_text(CLEAN)
     probe = (

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,6 @@ from aoti_lint.diagnostics import Applicability
 from aoti_lint.engine import FixOptions
 from aoti_lint.file_context import FileContext
 from aoti_lint.lint import lint_paths
-from aoti_lint.records import replace
 from aoti_lint.runner import Execution
 from tests.conftest import REPO
 from tests.helpers import lint_text

@@ -26,6 +26,7 @@ summary with libcst's on every fixture and rule example and on generated modules
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 from pathlib import Path
 
 from aoti_lint.analysis.example_inputs import ExampleInputs
@@ -126,7 +127,6 @@ from aoti_lint.knowledge.device_flow import (
 )
 from aoti_lint.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
 from aoti_lint.pyast import children, source_lines
-from aoti_lint.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

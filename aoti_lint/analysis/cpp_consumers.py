@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Position
 from aoti_lint.knowledge.cpp_runners import PACKAGE_LOADER, RUNNER_CLASSES
-from aoti_lint.records import dataclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

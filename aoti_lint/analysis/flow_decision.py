@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from aoti_lint.analysis.flow_summary import ConstantSite, Link, MigrationSite, PathArgument, Span
 from aoti_lint.analysis.migration_verdicts import NO_PRODUCER, RANK
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.records import dataclass
 
 
 @dataclass

@@ -7,9 +7,8 @@ project pass of the device-flow rules links loads to compiles across the files o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-
-from aoti_lint.records import dataclass, field
 
 
 @dataclass(frozen=True)

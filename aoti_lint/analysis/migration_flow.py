@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from aoti_lint.analysis.flow_decision import Member, decide
 from aoti_lint.analysis.flow_summary import (
@@ -22,7 +23,6 @@ from aoti_lint.analysis.flow_summary import (
 )
 from aoti_lint.analysis.migration_verdicts import NO_PRODUCER
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.records import dataclass, field, replace
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,10 @@ codemod's plan over libcst (``codemods.migration_plan``, ``codemods.options``) a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import DeprecatedSymbol
-from aoti_lint.records import dataclass
 
 RANK = {Applicability.SAFE: 2, Applicability.UNSAFE: 1, Applicability.DISPLAY_ONLY: 0}
 

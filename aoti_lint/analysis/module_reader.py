@@ -8,6 +8,7 @@ assignments, ``with`` blocks and names changed in place. The layers above it (``
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from aoti_lint.analysis.flow_summary import (
     Device,
@@ -24,7 +25,6 @@ from aoti_lint.knowledge.device_flow import (
     SET_DEFAULT_DEVICE,
     TORCH_DEVICE,
 )
-from aoti_lint.records import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -27,12 +27,12 @@ import posixpath
 import re
 import tokenize
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 from aoti_lint.analysis.flow_summary import FlowSummary
 from aoti_lint.knowledge.device_flow import ARTIFACT_SUFFIXES, SUMMARY_IDENTIFIERS
 from aoti_lint.pyast import source_lines, source_segment, walk
-from aoti_lint.records import dataclass
 from aoti_lint.text_layout import Places, string_prefix
 
 

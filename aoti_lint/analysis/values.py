@@ -6,10 +6,10 @@ Each is plain data. ``None`` stands for an unknown value everywhere and never le
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 
 from aoti_lint.analysis.flow_summary import Device, DynamicDim, ExampleInput
 from aoti_lint.knowledge.device_flow import DEVICE_TYPES, DIM_STATIC
-from aoti_lint.records import dataclass
 
 
 @dataclass(frozen=True)

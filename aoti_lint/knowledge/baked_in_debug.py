@@ -8,7 +8,7 @@ commands as comments (``// Compile cmd`` / ``// Link cmd``). Codegen: ``torch/_i
 
 from __future__ import annotations
 
-from aoti_lint.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ debugging (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR``, ``TORCHINDUCTOR_CO
 from __future__ import annotations
 
 import enum
-
-from aoti_lint.records import dataclass
+from dataclasses import dataclass
 
 
 class Phase(enum.Enum):

@@ -6,8 +6,9 @@ Facts come from the torch wheels 2.5.1 / 2.6.0 / 2.13.0 / 2.14.1 (see ``shared/r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from aoti_lint.knowledge.references import AOTI_DOCS, PR_AOT_COMPILE_DEPRECATED, PR_AOT_LOAD_DEPRECATED, Reference
-from aoti_lint.records import dataclass
 
 
 @dataclass(frozen=True)

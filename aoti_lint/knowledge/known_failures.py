@@ -9,8 +9,7 @@ hold one real text per entry, taken from torch's sources or from a run. Facts an
 from __future__ import annotations
 
 import re
-
-from aoti_lint.records import dataclass
+from dataclasses import dataclass
 
 # The guide's fixed first step for any AOTI error, reused by entries whose cause is not pinned down by the text.
 FIRST_CHECKS = (

@@ -3,7 +3,7 @@ deprecated-API table) that cite it. ``Rule.explanation`` renders a rule's list a
 
 from __future__ import annotations
 
-from aoti_lint.records import dataclass
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

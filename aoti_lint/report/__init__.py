@@ -5,12 +5,12 @@ from __future__ import annotations
 import importlib
 import os
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.lazy import LazyPattern
-from aoti_lint.records import dataclass, field
 
 # Format name -> module (imported only when chosen).
 FORMATS = {

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 from aoti_lint.knowledge.references import Reference
-from aoti_lint.records import dataclass
 from aoti_lint.source import PYTHON_KINDS
 from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
 

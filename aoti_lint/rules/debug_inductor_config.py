@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit, Finding, Position
 from aoti_lint.knowledge.debug_switches import (
@@ -16,7 +17,6 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import cst
-from aoti_lint.records import dataclass, field
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, Valid, holds, tokens_match
 from aoti_lint.rules.debug_switches import (

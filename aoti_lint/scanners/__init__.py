@@ -8,10 +8,10 @@ with certainty (an expansion, a flow mapping, a multi-line value) they leave out
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Edit, Position
 from aoti_lint.edits import line_starts, position
-from aoti_lint.records import dataclass
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

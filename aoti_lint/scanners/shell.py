@@ -13,9 +13,9 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit
-from aoti_lint.records import dataclass, field
 from aoti_lint.scanners import EnvSetting, Locator, mentions_debug
 
 

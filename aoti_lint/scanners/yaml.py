@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit
 from aoti_lint.edits import split_lines
-from aoti_lint.records import dataclass, field
 from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, mentions_debug, shell
 from aoti_lint.scanners.shell import CommandRemoval
 

@@ -1,6 +1,6 @@
 """BLAKE2b, the digest of the cache's keys, stamps and memos, without loading OpenSSL.
 
-``hashlib`` loads OpenSSL's ``_hashlib`` on import (2 ms of every run: a tenth of a run on one clean file), and
+``hashlib`` loads OpenSSL's ``_hashlib`` on import, which every run would pay for, and
 its ``blake2b`` is the builtin ``_blake2`` module's anyway.
 """
 

@@ -132,8 +132,8 @@ class Cache:
         ``link``: whether the file is a symlink, when the caller knows."""
         if os.path.islink(where) if link is None else link:
             return os.path.dirname(os.path.realpath(where))
-        # Keyed by the text up to the last separator, which alone makes the directory's name: a warm run over 20,000
-        # files asks for each, and `os.path.dirname` cost a tenth of such a run. (Windows: two separators.)
+        # Keyed by the text up to the last separator, which alone makes the directory's name: a warm run over a large
+        # tree asks for each, and `os.path.dirname` would show in its time. (Windows: two separators.)
         head = where[: where.rfind(os.sep) + 1] if os.altsep is None else os.path.dirname(where)
         resolved = self._directories.get(head)
         if resolved is None:

@@ -41,7 +41,7 @@ def _positive_int(value: str) -> int:
 @functools.cache
 def _help_formatter() -> type[argparse.HelpFormatter]:
     """argparse's own, told the terminal's width: argparse asks ``shutil`` for it, and importing ``shutil`` (with
-    ``bz2`` and ``lzma``) costs some 2 ms of every run, as the parser makes a formatter for each option."""
+    ``bz2`` and ``lzma``) would be paid by every run, as the parser makes a formatter for each option."""
     import argparse
 
     class HelpFormatter(argparse.HelpFormatter):
@@ -382,8 +382,8 @@ class _StdinEcho:
 
 # The cyclic garbage collector's first threshold (CPython's default: 700 allocations). A run allocates
 # millions of short-lived syntax-tree nodes, freed by reference counting, and the default makes the collector
-# scan the young objects every 700 of them: 35 -> 29 s of CPU for a cold run on torch's sources. mypy raises it
-# to the same figure for the same reason. Peak memory moved from 62 to 81 MB on the 20,000-file monorepo.
+# scan the young objects every 700 of them, for nothing. mypy raises it to the same figure for the same reason; the
+# price is a higher peak of memory (benchmarks/RESULTS.md).
 GC_THRESHOLD = (200_000, 30, 30)
 
 

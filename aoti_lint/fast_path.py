@@ -1,11 +1,11 @@
 """The command's entry point, and the run it answers without loading the linter: files that cannot hold a finding.
 
-Pre-commit hands the hook a commit's files, and most hold none of the words any rule needs (``SCREEN``). The
-full command imports some 35 ms of modules (argparse, dataclasses, pathlib, re, the rules...) before it reads a
-byte, four times what the interpreter's start costs. This module uses only ``os`` and ``sys``, which the
-interpreter has loaded before it runs a line, and answers such a run exactly as the full command would: the same
-output, the same exit code. Whatever it cannot settle that way goes to ``aoti_lint.cli``, unchanged: any other
-option or argument, a directory, a link, a notebook, a file holding a group of the words, a Python file that does not
+Pre-commit hands the hook a commit's files, and most hold none of the words any rule needs (``SCREEN``). The full
+command imports its modules (argparse, dataclasses, pathlib, re, the rules...) before it reads a byte, several times
+what the interpreter's start costs (benchmarks/RESULTS.md). This module uses only ``os`` and ``sys``, which the
+interpreter has loaded before it runs a line, and answers such a run exactly as the full command would: the same output,
+the same exit code. Whatever it cannot settle that way goes to ``aoti_lint.cli``, unchanged: any other option or
+argument, a directory, a link, a notebook, a file holding a group of the words, a Python file that does not
 parse (``compile`` to the tree only: the full run reports it, AOTI000), an output format from
 the environment, a configuration file with aoti-lint settings or one that does not parse (a pyproject.toml is
 parsed with ``tomllib``, imported only then, unless an earlier run kept its verdict: ``pyproject_verdicts``), an

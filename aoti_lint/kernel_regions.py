@@ -2,7 +2,7 @@
 
 A kernel is registered where a registering name is written: ``register_fake``, ``impl_abstract``, an ``impl``
 call, or a name one of them is imported under (``kernel_prefilter``). torch's sources hold 47 modules that
-define one to eighteen kernels each among 1.4 MB of other code, and parsing them whole was a third of a cold run.
+define one to eighteen kernels each among much more code, and parsing them whole was a large share of a cold run.
 Here only the top-level statements that hold such a site are parsed, with those that define a function passed
 to a registering call, and those holding the imports the kernels' reading depends on (``math`` and ``builtins``,
 a name imported as ``range`` or as a registering name); ``kernel_prefilter`` then judges the kernels found there
@@ -30,7 +30,7 @@ from aoti_lint.text_layout import Places, statement_starts
 # brackets).
 _GAP = r"(?:\s|\\|#[^\n]*(?![^\n]))*"
 # Each starts with its own literal, which ``re`` skips to at C speed: a look-behind first, or an alternation,
-# tries every position (a tenth of the speed). That a match starts a word is tested apart (``_starting_words``).
+# tries every position. That a match starts a word is tested apart (``_starting_words``).
 _SITES = (
     re.compile(r"register_fake(?!\w)"),
     re.compile(r"impl_abstract(?!\w)"),
@@ -41,7 +41,7 @@ _SITES = (
 )
 _WORD = re.compile(r"\w")
 # A function's definition and its name: one pattern for every name a registering call is given (a pattern per name
-# was compiled per module, a tenth of this stage's time).
+# would be compiled per module).
 _DEFINITION = re.compile(rf"def{_GAP}(\w+)")
 
 

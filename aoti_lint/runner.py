@@ -41,27 +41,26 @@ if TYPE_CHECKING:
     from aoti_lint.cache import Cache
     from aoti_lint.stamps import Stamps
 
-# Measured cost of linting a file with libcst on one core: parse, scope and qualified-name resolution, rules.
-# Most of it is per node, but even a 1 kB module costs tens of milliseconds.
+# The cost of linting a file with libcst on one core (parse, scope and qualified-name resolution, rules), as
+# measured for the pool's threshold: most of it is per node, with a floor per module.
 SECONDS_PER_FILE = 0.03
 SECONDS_PER_BYTE = 10e-6
-# Measured cost of the later prefilter stages (text, one `ast` parse and index) per byte of a file that passed the
-# first: 15.7 MB of torch's sources took 4.4 s. Past the pool's threshold they run in the workers as well.
+# The cost of the later prefilter stages (text, one `ast` parse and index) per byte of a file that passed the
+# first, as measured on torch's sources. Past the pool's threshold they run in the workers as well.
 STAGE_SECONDS_PER_BYTE = 0.3e-6
 # A file past stage one this small has its later stages run here as soon as it is read, until workers run: they
 # cost less than sending it to a worker (a few milliseconds), and a file they settle never goes to one.
 INLINE_STAGE_BYTES = 32_000
 # Once such work here adds up to this share of the pool's threshold, the tree holds enough files past stage one for
 # workers to take the rest while this process reads on: their start is a fork, their imports this process's, and a
-# file read from ``ast`` alone needs no libcst (20,000 files with 2% of hits: a third less time on 2 cores).
+# file read from ``ast`` alone needs no libcst.
 INLINE_SHARE = 0.25
 # Past that share, the files still to read go to the workers in chunks of this many: each worker reads its files, runs
 # stage one on them and every later stage on the few that pass it, and sends back their outcomes (``_Chunks``).
-# Reading a large tree is most of its cost (20,000 files, 2% of them past stage one: two thirds of the run in this
-# process).
+# Reading a large tree is most of its cost, and this spreads the reading itself over the workers.
 CHUNK_FILES = 128
 # How many files this process reads before it judges the pace of the rest by them (and again after each such batch
-# until it chunks): few, since the workers start only once it has judged (on torch's sources, 32 held them back 20 ms).
+# until it chunks): few, since the workers start only once it has judged.
 PACE_FILES = 8
 # Files read here go through stage one this many at a time (``FileContext.reads_many``); the pace is judged after each
 # such batch.
@@ -69,8 +68,7 @@ BATCH_FILES = PACE_FILES
 # A file larger than this goes through stage one alone: a batch's files are held until it is screened.
 BATCH_FILE_BYTES = 32_000
 # The modules of the later prefilter stages and of the readings from ``ast`` (libcst aside): imported here before the
-# workers start, so that each forked worker has them instead of importing them again (a tenth of the CPU time of the
-# workers on torch's sources, and a tenth less wall time there and on 20,000 files).
+# workers start, so that each forked worker has them instead of importing them again.
 LATER_STAGE_MODULES = (
     "aoti_lint.code_index",
     "aoti_lint.kernel_prefilter",
@@ -1030,7 +1028,7 @@ def _screened(
     later: _Later | None,
 ) -> _Screened:
     if not reads:
-        # The stat travels only when the run keeps stamps: 20,000 of them are a tenth of the chunks' bytes.
+        # The stat travels only when the run keeps stamps: on a large tree they weigh on the chunks' bytes.
         return (None, info if stamped else None, None, _rules_named(context) if stamped else "", None, None, "")
     first = _first_stage(candidate.kind, prefilter_data, context)
     if later is None or candidate.kind == "jupyter":

@@ -210,10 +210,10 @@ def display_path(path: Path | str, root: Path) -> str:
         return text[len(prefix) :]
     if not os.path.isabs(text):
         return text
-    # Outside the root (a tree named by an absolute path elsewhere): relpath costs a tenth of a millisecond, paid
-    # once per directory, the file's name joined to its directory's. It runs on the whole path where a relative root
-    # makes it read the working directory, or where it would fold the name away (the path is the root or one of its
-    # parents, or is not in normal form).
+    # Outside the root (a tree named by an absolute path elsewhere): relpath is paid once per directory, the file's
+    # name joined to its directory's. It runs on the whole path where a relative root makes it read the working
+    # directory, or where it would fold the name away (the path is the root or one of its parents, or is not in
+    # normal form).
     directory, _, name = text.rpartition(os.sep)
     if (
         not os.path.isabs(root_text)

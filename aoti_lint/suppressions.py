@@ -131,8 +131,8 @@ def _laid_out_suppressions(text: str) -> Suppressions | None:
     """``python_suppressions`` of a text ``ast`` has parsed, read from where its string literals lie
     (``text_layout.string_spans``): on a row holding a `noqa`, the first `#` outside them opens the row's comment.
     None where the strings cannot be told, or a lone carriage return ends a line (the lexer knows line feeds
-    alone). torch's C++ builder holds a `# noqa` in a docstring that also holds a `#`: tokenizing its 100 kB
-    cost more than the file's `ast` parse."""
+    alone). torch's C++ builder holds a `# noqa` in a docstring that also holds a `#`: tokenizing such a module
+    costs more than its `ast` parse."""
     if text.count("\r") != text.count("\r\n"):
         return None
     from aoti_lint.text_layout import string_spans

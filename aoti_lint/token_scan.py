@@ -1,12 +1,11 @@
 """The compiled scanners, where the C extension ``aoti_lint._token_scan`` was built (at install time where a compiler
 is found; ``setup.py``), each with the same answers as its Python equivalent:
 
-- stage one's: which of a few dozen tokens some bytes hold, in one pass over them. The pure-Python first stage
-  runs one ``bytes.find`` per anchor over each file (``file_context._Screen``): on torch's 46 MB of sources, 14
-  passes and about half of a cold run's CPU. Here each token is keyed by both pairs of its rarest three bytes (by
-  its one pair if it has two), a buffer's pairs are looked up every other byte (every byte where some token has only
-  two), and a token is compared only where a pair of its occurs; the answer is exactly
-  ``[token in data for token in tokens]``, as a bit mask.
+- stage one's: which of a few dozen tokens some bytes hold, in one pass over them. The pure-Python first stage runs
+  one ``bytes.find`` per anchor over each file (``file_context._Screen``): a pass over the bytes per anchor. Here each
+  token is keyed by both pairs of its rarest three bytes (by its one pair if it has two), a buffer's pairs are looked up
+  every other byte (every byte where some token has only two), and a token is compared only where a pair of its occurs;
+  the answer is exactly ``[token in data for token in tokens]``, as a bit mask.
 - ``text_layout``'s readings: the string literals of a Python text and their prefixes, as its pattern reads
   them, and where its top-level statements may start, as its Python reads them, at three to seven times their
   speed.

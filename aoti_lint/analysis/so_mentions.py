@@ -13,8 +13,8 @@ the names the file calls, and the run summarises it in full when one of them is 
 
 Most such files need no parse at all (``text_mentions``): their strings are found by a small lexer
 (``text_layout``), and each one naming a `.so` is read as ``light_summary`` reads it, when the text names no AOTI API
-and no `.pt2` and no such string can lie in a module-level assignment. On torch's sources that settles ten of the
-twelve files read here, each for a tenth of the cost of its parse.
+and no `.pt2` and no such string can lie in a module-level assignment. On torch's sources that settles most of the
+files read here, without their parse.
 """
 
 from __future__ import annotations

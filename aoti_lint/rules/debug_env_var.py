@@ -70,7 +70,7 @@ _ENV_SETTING = (
 
 # What every match of _ENV_SETTING holds from a name on: its closing quote and what sets it (`] =`, or `:`/`,` and
 # a string: a key), or `=` and a string (a keyword). _ENV_SETTING starts with an optional group and a class of
-# quotes, which `re` tries at every position of a text (10 MB/s); ``_settings`` tries it only where a match may start
+# quotes, which `re` tries at every position of a text; ``_settings`` tries it only where a match may start
 # before a name that one of these follows (the names found at C speed).
 _AFTER_KEY = LazyPattern((rb"[\"']" + GAP + rb"(?:\]" + GAP + rb"=(?!=)|[:,]" + GAP + STRING_VALUE + rb")").decode())
 _AFTER_NAME = LazyPattern((GAP + rb"=" + GAP + STRING_VALUE).decode())

@@ -70,7 +70,7 @@ class _KeyForms:
         if not tokens_match((self.parts,), data):
             return False
         # One pass over the occurrences of the key's last name (a `find` each, at C speed) for both forms; `re`
-        # would search each on its own, at a third of the speed. The quoted key's pattern starts with a quote, which
+        # would search each on its own. The quoted key's pattern starts with a quote, which
         # `re` would try at every quote of the file.
         key, name = self.key, self.parts[-1]
         ahead = len(key) - len(name)  # the bytes of a dotted key before its last name

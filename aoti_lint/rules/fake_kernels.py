@@ -55,10 +55,10 @@ def _holds_kernel_word(data: bytes) -> bool:
     return False
 
 
-# The same names as words of the text: `impl` also occurs inside `simple` or `impl_`, and a torch file of 1.4 MB
-# whose bytes hold `impl` and a "meta" string that way cost an `ast` tree of 110 MB. One pattern per name, each
-# starting with the name itself: `re` then skips to each occurrence of it, where `\b(?:a|b|c)\b` tries every
-# position (60 MB/s against 1 GB/s on torch's sources). The word's start is tested apart (`_WORD`, as `\b`).
+# The same names as words of the text: `impl` also occurs inside `simple` or `impl_`, and a large torch file whose
+# bytes hold `impl` and a "meta" string that way cost a whole `ast` tree. One pattern per name, each starting with
+# the name itself: `re` then skips to each occurrence of it, where `\b(?:a|b|c)\b` tries every position. The word's
+# start is tested apart (`_WORD`, as `\b`).
 _KERNEL_WORDS = tuple(re.compile(name + r"(?!\w)") for name in ("register_fake", "impl_abstract", "impl"))
 _WORD = re.compile(r"\w")
 

@@ -1,4 +1,4 @@
-from aoti_lint.fast_path import entry
+from aoti_lint.entry_point import entry
 
 if __name__ == "__main__":
     entry()

@@ -9,8 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from aoti_lint import __version__
-from aoti_lint.defaults import CACHE_DIR_ENV
-from aoti_lint.target_torch import DEFAULT_TARGET_TORCH_TEXT
+from aoti_lint.settings.defaults import CACHE_DIR_ENV
+from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH_TEXT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def _command(argv: list[str]) -> int:
     if argv and argv[0] == "rules":
         return _rules_command(argv[1:])
     if argv and argv[0] == "flows":
-        from aoti_lint.flows import flows_command
+        from aoti_lint.flows.command import flows_command
 
         return flows_command(argv[1:], _help_formatter())
     if argv and argv[0] == "validate":
@@ -317,7 +317,7 @@ def _rules_command(argv: list[str]) -> int:
 
 
 def _apply_cli_settings(settings, args):
-    from aoti_lint.config import ConfigError, target_torch_setting
+    from aoti_lint.settings.config import ConfigError, target_torch_setting
 
     changes: dict[str, object] = {}
     if args.select:
@@ -353,7 +353,7 @@ def _apply_cli_settings(settings, args):
         changes["output_format"] = value
     settings = replace(settings, **changes)
     for pattern, codes in settings.per_file_ignores:
-        from aoti_lint import selection
+        from aoti_lint.settings import selection
 
         try:
             selection.validate(codes)
@@ -419,8 +419,8 @@ def _check_command(argv: list[str]) -> int:
 
 def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho | None) -> int:
     """``parser``: the one that parsed ``args``; None when ``check_parsed`` did, and built only to say an error."""
-    from aoti_lint.config import ConfigError
     from aoti_lint.report import ReportContext, render
+    from aoti_lint.settings.config import ConfigError
 
     if args.watch:
         return _watch(parser, args)
@@ -446,9 +446,9 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
             (parser or _check_parser()).error("--add-noqa cannot be used with --fix, --diff or stdin")
         return _add_noqa(args, settings, cwd)
 
-    from aoti_lint.lint import lint_paths
     from aoti_lint.report import FORMATS_WITH_EDITS
-    from aoti_lint.run_options import FixOptions
+    from aoti_lint.run.lint import lint_paths
+    from aoti_lint.settings.run_options import FixOptions
 
     fix = FixOptions(
         apply=bool(args.fix) or args.fix_only or args.diff,
@@ -459,8 +459,8 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
     stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
     stdin_code = b""
     if stdin:
-        from aoti_lint.files import force_excluded
-        from aoti_lint.lint import lint_stdin
+        from aoti_lint.read.files import force_excluded
+        from aoti_lint.run.lint import lint_stdin
 
         if len(args.paths) > 1:
             (parser or _check_parser()).error("`-` (stdin) cannot be combined with other paths")
@@ -472,11 +472,11 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
             return EXIT_CLEAN
         run, stdin_code = lint_stdin(stdin_code, args.stdin_filename, settings, cwd, fix)
     else:
-        from aoti_lint.run_options import Execution
+        from aoti_lint.settings.run_options import Execution
 
         cache_dir = None
         if not args.no_cache:
-            from aoti_lint.cache import default_cache_dir
+            from aoti_lint.run.cache import default_cache_dir
 
             cache_dir = args.cache_dir or default_cache_dir(settings)
         paths = args.paths or [Path(".")]
@@ -554,7 +554,7 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
 
 def _watch(parser: argparse.ArgumentParser | None, args: Any) -> int:
     """``--watch``: the same check, again after each change of the files it reads or of the configuration."""
-    from aoti_lint.config import ConfigError, load_settings
+    from aoti_lint.settings.config import ConfigError, load_settings
     from aoti_lint.watch import watch
 
     stdin = Path("-") in args.paths or args.stdin_filename is not None
@@ -574,8 +574,8 @@ def _watch(parser: argparse.ArgumentParser | None, args: Any) -> int:
 
 def _settings(args: Any, cwd: Path) -> Any:
     """The run's settings: the configuration file found from ``cwd`` (or named), then the command line's."""
-    from aoti_lint.config import load_settings
     from aoti_lint.report import FORMATS
+    from aoti_lint.settings.config import load_settings
 
     return _apply_cli_settings(load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated), args)
 
@@ -588,13 +588,13 @@ def _args_with(args: Any, **changes: object) -> Any:
 
 def _add_noqa(args: Any, settings: Any, cwd: Path) -> int:
     """``--add-noqa``: lint, then a directive on the line of each finding; what was done on stderr, as ruff says it."""
-    from aoti_lint.add_noqa import add_noqa
-    from aoti_lint.lint import lint_paths
-    from aoti_lint.run_options import Execution
+    from aoti_lint.fixes.add_noqa import add_noqa
+    from aoti_lint.run.lint import lint_paths
+    from aoti_lint.settings.run_options import Execution
 
     cache_dir = None
     if not args.no_cache:
-        from aoti_lint.cache import default_cache_dir
+        from aoti_lint.run.cache import default_cache_dir
 
         cache_dir = args.cache_dir or default_cache_dir(settings)
     run = lint_paths(args.paths or [Path(".")], settings, cwd, None, Execution(jobs=args.jobs, cache_dir=cache_dir))
@@ -616,7 +616,7 @@ def _write_output(text: str, output_file: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return
-    from aoti_lint.fsutil import write_report
+    from aoti_lint.fixes.safe_write import write_report
 
     try:
         write_report(output_file, text.encode("utf-8", "backslashreplace"))

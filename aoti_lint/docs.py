@@ -14,8 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+from aoti_lint.read.source import file_kind
 from aoti_lint.rules.base import ProjectRule, Rule
-from aoti_lint.source import file_kind
 
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = Path(__file__).resolve().parent / "rule_manifest.py"
@@ -72,7 +72,7 @@ def manifest_source(rules: list[type[Rule]]) -> str:
         ")",
         "RULE_CODES: tuple[str, ...] = tuple(rule[0] for rule in RULES)",
         "# Groups of tokens, one of which every token group of every rule's first stage holds whole: bytes",
-        "# holding none pass no rule (the entry point's screen, ``aoti_lint.fast_path``).",
+        "# holding none pass no rule (the entry point's screen, ``aoti_lint.entry_point``).",
         "SCREEN: tuple[tuple[bytes, ...], ...] = (",
         *(f"    {_tuple([_quoted(token) for token in group])}," for group in screen(rules)),
         ")",

@@ -22,7 +22,7 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
 )
 RULE_CODES: tuple[str, ...] = tuple(rule[0] for rule in RULES)
 # Groups of tokens, one of which every token group of every rule's first stage holds whole: bytes
-# holding none pass no rule (the entry point's screen, ``aoti_lint.fast_path``).
+# holding none pass no rule (the entry point's screen, ``aoti_lint.entry_point``).
 SCREEN: tuple[tuple[bytes, ...], ...] = (
     (b".pt2",),
     (b'.so"',),

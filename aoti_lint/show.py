@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from aoti_lint.config import Settings
-from aoti_lint.files import Candidate, MissingPath, discover, excluded_by
+from aoti_lint.read.files import Candidate, MissingPath, discover, excluded_by
 from aoti_lint.report import printable
-from aoti_lint.target_torch import format_target_torch
+from aoti_lint.settings.config import Settings
+from aoti_lint.settings.target_torch import format_target_torch
 
 EXIT_CLEAN, EXIT_ERROR = 0, 2
 
@@ -35,7 +35,7 @@ def show_files(paths: list[Path], settings: Settings) -> int:
 def show_settings(paths: list[Path], settings: Settings) -> int:
     """The settings the first file of the run is read with (ruff's ``--show-settings``): the configuration file they
     come from, the rules enabled for that file, what excludes it, then every setting."""
-    from aoti_lint.ruleset import RuleSet
+    from aoti_lint.run.ruleset import RuleSet
 
     first: Candidate | None = None
     for item in discover(paths, settings):

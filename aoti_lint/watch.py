@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from aoti_lint.config import Settings
+from aoti_lint.settings.config import Settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ _CLEAR = "\x1b[2J\x1b[H"
 
 def snapshot(paths: list[Path], settings: Settings) -> dict[str, tuple[int, int]]:
     """Each file a run reads (``files.discover``), and the configuration file, with its size and modification time."""
-    from aoti_lint.files import Candidate, discover
+    from aoti_lint.read.files import Candidate, discover
 
     seen: dict[str, tuple[int, int]] = {}
     watched = [item.where for item in discover(paths, settings) if isinstance(item, Candidate)]

@@ -366,7 +366,7 @@ def plant(root: Path, folder: str) -> tuple[Plant, ...]:
 
 def tree_stats(path: Path) -> tuple[int, float]:
     """The files aoti-lint reads in the tree (by its own file kinds) and their size."""
-    from aoti_lint.source import file_kind
+    from aoti_lint.read.source import file_kind
 
     count = size = 0
     for directory, _, names in os.walk(path):
@@ -379,9 +379,9 @@ def tree_stats(path: Path) -> tuple[int, float]:
 
 def out_of_racy_window(root: Path) -> None:
     """Wait until every file of the tree (or the file) ``root`` is older than the cache's racy window
-    (``aoti_lint.stamps``), as the files of a checkout are: a run that fills the cache stamps only those, and a
+    (``aoti_lint.run.file_stats``), as the files of a checkout are: a run that fills the cache stamps only those, and a
     warm run reads the others."""
-    from aoti_lint.stamps import RACY_SECONDS
+    from aoti_lint.run.file_stats import RACY_SECONDS
 
     files = [root] if root.is_file() else (Path(d, n) for d, _, names in os.walk(root) for n in names)
     newest = max((os.stat(path).st_ctime for path in files), default=0)
@@ -390,7 +390,7 @@ def out_of_racy_window(root: Path) -> None:
 
 def compiled_scanner(python: str) -> bool:
     """Whether the aoti-lint of that interpreter has its C extension (for ``token_scan``)."""
-    probe = "import aoti_lint._token_scan"
+    probe = "import aoti_lint.screen._token_scan"
     found = subprocess.run([python, "-c", probe], capture_output=True, check=False)
     return found.returncode == 0
 
@@ -555,7 +555,7 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool, regular
             ),
         )
         # The hook runs on every commit of a repository whose pyproject.toml is not new: the first run keeps its
-        # verdict (``aoti_lint.pyproject_verdicts``), and the timed runs are the later ones.
+        # verdict (``aoti_lint.settings.pyproject_verdicts``), and the timed runs are the later ones.
         out_of_racy_window(hook_repo / "pyproject.toml")
         timed_run([*lint, "--force-exclude", "src/clean.py"], hook_repo, bound, env, clean)
         add(
@@ -780,7 +780,11 @@ def machine(versions: dict[str, str]) -> list[str]:
         f"Fixit {versions.get('fixit', '?')} (libcst {versions.get('libcst', '?')} in their environment)",
         f"- aoti-lint runs from {versions.get('install', '?')} in every row but the one-file rows marked as in the "
         "development venv; stage one's scanner and the lexer of the text stages: "
-        + ("the C extension `aoti_lint._token_scan`" if versions.get("scanner") else "Python (no C extension built)"),
+        + (
+            "the C extension `aoti_lint.screen._token_scan`"
+            if versions.get("scanner")
+            else "Python (no C extension built)"
+        ),
         f"- load average at start / end: {' / '.join(versions.get('load', []))}",
     ]
 
@@ -938,14 +942,14 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
     stages; then those of them that pay for libcst in a run that shows no fix edits (as the timed runs): not the
     files summarised only for `.so` mentions (``analysis/so_mentions.py``), nor those whose rules and summary all
     answer from ast (``PythonRule.check_ast``, ``analysis/ast_flow.py``)."""
-    from aoti_lint.config import Settings
-    from aoti_lint.disk import read_source
-    from aoti_lint.engine import needs_libcst
-    from aoti_lint.files import Candidate, discover
-    from aoti_lint.prefilter import prefiltered, refine, refine_summaries
+    from aoti_lint.read.files import Candidate, discover
+    from aoti_lint.read.source import PYTHON_KINDS
     from aoti_lint.rules.base import PythonRule
-    from aoti_lint.ruleset import RuleSet
-    from aoti_lint.source import PYTHON_KINDS
+    from aoti_lint.run.disk import read_source
+    from aoti_lint.run.engine import needs_libcst
+    from aoti_lint.run.ruleset import RuleSet
+    from aoti_lint.screen.prefilter import prefiltered, refine, refine_summaries
+    from aoti_lint.settings.config import Settings
 
     ruleset = RuleSet(Settings(root=tree.path).with_enabled())
     counts = {"read": [0, 0], "bytes (stage one)": [0, 0], "text": [0, 0], "ast": [0, 0], "libcst": [0, 0]}
@@ -1036,29 +1040,30 @@ def write_results(
         "",
         "A file pays for libcst only once it passes every prefilter stage: its bytes (`Rule.could_match`), "
         "for Python its text (`could_match_python`), then one `ast` parse (`could_match_code`); see "
-        "`aoti_lint/prefilter.py`. The text stage of the fake-kernel rules (AOTI301/AOTI302) parses only the "
+        "`aoti_lint/screen/prefilter.py`. The text stage of the fake-kernel rules (AOTI301/AOTI302) parses only the "
         "top-level statements that can hold a kernel, told apart by a lexer of the strings "
-        "(`aoti_lint/kernel_regions.py`): torch's kernel modules are large and hold few kernels. Once parsed, "
+        "(`aoti_lint/screen/kernel_regions.py`): torch's kernel modules are large and hold few kernels. Once parsed, "
         "a rule's question of what a name resolves to is answered from "
-        "the module's own imports and definitions, read from `ast` (`aoti_lint/imported_names.py`), and what "
+        "the module's own imports and definitions, read from `ast` (`aoti_lint/model/imported_names.py`), and what "
         "value a name holds from the function's own parameters and single assignments, and where libcst would "
         "find none (a name no plain assignment binds, a `for` target or a tuple's part read after it) "
-        "(`aoti_lint/local_bindings.py`); libcst analyses the scopes of the module only for a name bound "
+        "(`aoti_lint/model/local_bindings.py`); libcst analyses the scopes of the module only for a name bound "
         "otherwise. Node positions come from one code generation that counts characters "
-        "(`aoti_lint/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
+        "(`aoti_lint/model/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
         "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`, AOTI202's `config.debug = True`), "
         "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
-        "(`aoti_lint/analysis/ast_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
+        "(`aoti_lint/flows/ast_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
         "whose rules all answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. "
         "A warm run opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its "
-        "verdict (`aoti_lint/stamps.py`, as ruff does): it stats the files, "
+        "verdict (`aoti_lint/run/file_stats.py`, as ruff does): it stats the files, "
         "loads the entries of those with findings or project data, and counts every file as checked. When "
         "every file's stamp is the one an earlier run over the same files recorded, that run's memo answers "
-        "alone (`aoti_lint/run_memo.py`), without importing the rules, the engine or the worker pool: the "
+        "alone (`aoti_lint/run/unchanged_run.py`), without importing the rules, the engine or the worker pool: the "
         "unchanged warm rows; the rows with one file edited go file by file. The one clean file is answered "
-        "before any of that, by the entry point (`aoti_lint/fast_path.py`): named files that hold none of the "
+        "before any of that, by the entry point (`aoti_lint/entry_point.py`): named files that hold none of the "
         "words any rule needs, with the default settings (a pyproject.toml without aoti-lint settings is parsed "
-        "once, its verdict then kept in the cache directory while its stat holds, `aoti_lint/pyproject_verdicts.py`; "
+        "once, its verdict then kept in the cache directory while its stat holds, "
+        "`aoti_lint/settings/pyproject_verdicts.py`; "
         "the ignore files `--force-exclude` reads are read), are read with `os` and `sys` alone and get the output "
         "the full run would print; a file with findings goes to the full run, which takes the arguments the entry "
         "point read instead of importing argparse, and no module imports `typing` at run time. A fix shown or "
@@ -1067,7 +1072,7 @@ def write_results(
         "linear in its calls: section (d). With more "
         "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
-        "(`aoti_lint/runner.py`); they are forked with the modules of the later stages imported. A run ends "
+        "(`aoti_lint/run/runner.py`); they are forked with the modules of the later stages imported. A run ends "
         "without the interpreter's teardown once its output is flushed (`fast_path.entry`). The classes "
         "are made by `aoti_lint/records.py`, whose `dataclass` compiles no method at import (the standard one "
         "took half of a one-file run).",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from aoti_lint.analysis.values import parse_device
+from aoti_lint.flows.values import parse_device
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from libcst.metadata import MetadataWrapper
 
 from aoti_lint.codemods.migration import migrate, selected_sites
 from aoti_lint.codemods.migration_plan import MigrationPlan
-from aoti_lint.dataflow import ModuleFacts
-from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
+from aoti_lint.model.module_facts import ModuleFacts
+from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 
 
 class MigrateAotiCommand(CodemodCommand):

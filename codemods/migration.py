@@ -17,9 +17,9 @@ from aoti_lint.codemods.aot_compile import MigrateAotCompile
 from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.codemods.expressions import bound_as, torch_binding
 from aoti_lint.codemods.migration_plan import MigrationPlan
-from aoti_lint.dataflow import ModuleFacts
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.unused_imports import without_blank_openings
+from aoti_lint.fixes.unused_imports import without_blank_openings
+from aoti_lint.model.module_facts import ModuleFacts
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
 TIDY_PER_SITE_UP_TO = 8
@@ -208,9 +208,9 @@ def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
 def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: bool = True):
     """The lint fix of one site: its applicability, a title, and the edits that migrate its flow in this module
     (``whole_flow``), or the site alone where edits cannot reach past it (a notebook's fix stays in its cell)."""
-    from aoti_lint.analysis.migration_verdicts import by_hand, fix_title, unsafe_reason
     from aoti_lint.diagnostics import Fix
-    from aoti_lint.edits import edits_between, with_last_line_end
+    from aoti_lint.fixes.edits import edits_between, with_last_line_end
+    from aoti_lint.flows.migration_verdicts import by_hand, fix_title, unsafe_reason
 
     site = plan.compiles.get(key) or plan.loads.get(key)
     verdict = site.verdict
@@ -297,12 +297,12 @@ def _linked_sites(plan: MigrationPlan, key: int) -> set[int]:
 def migrate_flows(
     text: str, flow, groups: frozenset[int], target_torch: tuple[int, int], tidy: bool = True
 ) -> tuple[str, int]:
-    """One file's part of whole flows (``aoti_lint.analysis.migration_flow``): its deprecated calls and path
+    """One file's part of whole flows (``aoti_lint.flows.migration_flow``): its deprecated calls and path
     constants of ``groups`` migrated in one pass, imports tidied once (unless not ``tidy``). Returns the text and
     the calls migrated.
     """
     from aoti_lint.diagnostics import Edit, Position
-    from aoti_lint.edits import apply_edits, with_last_line_end
+    from aoti_lint.fixes.edits import apply_edits, with_last_line_end
 
     edits = [
         Edit(
@@ -317,7 +317,7 @@ def migrate_flows(
     # (named by their order) are where the plan saw them.
     text = apply_edits(text, edits) if edits else text
     module = cst.parse_module(text)
-    from aoti_lint.node_positions import NotReproduced, gives_back
+    from aoti_lint.model.node_positions import NotReproduced, gives_back
 
     if not gives_back(module.code, text):  # its code generation would rewrite lines no fix touches
         raise NotReproduced("libcst does not give this file back as written")

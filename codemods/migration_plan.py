@@ -12,7 +12,21 @@ import re
 
 import libcst as cst
 
-from aoti_lint.analysis.migration_verdicts import (
+from aoti_lint.codemods.expressions import (
+    bind,
+    device_index_expression,
+    is_false,
+    is_true,
+    literal_device,
+    replace_suffix,
+    string_value,
+    suffix_literal,
+    torch_binding,
+)
+from aoti_lint.codemods.options import analyse_options
+from aoti_lint.codemods.rewrites import CompileRewrite, LoadRewrite
+from aoti_lint.diagnostics import Applicability
+from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
     DEVICE_EFFECTS,
     DEVICE_INDEX_ZERO,
@@ -31,21 +45,6 @@ from aoti_lint.analysis.migration_verdicts import (
     load_blocked,
     needs_torch,
 )
-from aoti_lint.codemods.expressions import (
-    bind,
-    device_index_expression,
-    is_false,
-    is_true,
-    literal_device,
-    replace_suffix,
-    string_value,
-    suffix_literal,
-    torch_binding,
-)
-from aoti_lint.codemods.options import analyse_options
-from aoti_lint.codemods.rewrites import CompileRewrite, LoadRewrite
-from aoti_lint.dataflow import ModuleFacts
-from aoti_lint.diagnostics import Applicability
 from aoti_lint.knowledge.deprecated_api import (
     ABSOLUTE_PATH_FUNCTIONS,
     AOT_COMPILE,
@@ -60,6 +59,7 @@ from aoti_lint.knowledge.deprecated_api import (
     PACKAGE_AOTI,
     PACKAGE_OPTION,
 )
+from aoti_lint.model.module_facts import ModuleFacts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class MigrationPlan:
         self.sites: list[CompileRewrite | LoadRewrite] = []
         self._strings: list[str] | None = None
         self._collect()
-        # The project plan's part for this file (``aoti_lint.analysis.migration_flow.FileFlow``), if any.
+        # The project plan's part for this file (``aoti_lint.flows.migration_flow.FileFlow``), if any.
         self.flow = flow
         # The edits that migrate one flow (its sites, and whether its path constants are rewritten too), shared by
         # every site's fix (``migration.fix_for_site``); each site's flow group, read once from the decisions.

@@ -1,6 +1,6 @@
 """The planned rewrite of one deprecated call: its libcst nodes, what the fix will write, and how safe it is.
 
-Not to be confused with ``aoti_lint.analysis.flow_summary.CompileSite``/``LoadSite``: those are plain facts
+Not to be confused with ``aoti_lint.flows.flow_summary.CompileSite``/``LoadSite``: those are plain facts
 about a call (device, artifact, inputs) that cross processes; these hold libcst nodes and live in one module.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from aoti_lint.analysis.migration_verdicts import Verdict
+from aoti_lint.flows.migration_verdicts import Verdict
 
 
 @dataclass

@@ -18,7 +18,7 @@ from __future__ import annotations
 import libcst as cst
 from libcst._nodes.internal import CodegenState  # the private base libcst's own code generation uses
 
-from aoti_lint.edits import edits_between, line_starts, offset, position
+from aoti_lint.fixes.edits import edits_between, line_starts, offset, position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

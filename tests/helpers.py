@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from aoti_lint.cli import main
-from aoti_lint.config import Settings
-from aoti_lint.engine import check_source
-from aoti_lint.file_context import FileContext
-from aoti_lint.project import check_project
+from aoti_lint.flows.project_pass import check_project
+from aoti_lint.read.source import SourceFile, file_kind
 from aoti_lint.rules import ALL_RULES
-from aoti_lint.source import SourceFile, file_kind
+from aoti_lint.run.engine import check_source
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.settings.config import Settings
 
 
 def lint_text(
@@ -135,7 +135,7 @@ def _clear_memos() -> None:
 def run_fixing_main(*args: str, cwd: Path, stdin: str | None = None):
     """``python -m tests.reliability_cli ARGS`` (the command with the test-only fixing rule), in this process and
     with the environment that command gets: no shared cache."""
-    from aoti_lint import lint
+    from aoti_lint.run import lint
     from tests.reliability_cli import FixingRuleSet
 
     original = lint.RuleSet

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import sys
 
-from aoti_lint import cli, lint, ruleset
+from aoti_lint import cli
 from aoti_lint.rules import ALL_RULES
+from aoti_lint.run import lint, ruleset
 from tests.reliability_sources import RenameDeprecatedLoad
 
 SEGFAULT_MARKER = "# aoti-lint test: segfault here"

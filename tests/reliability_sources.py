@@ -139,7 +139,7 @@ _LINE_END = re.compile(r"\r\n?|\n")
 def offset_of(text: str, position: Position) -> int:
     """A 1-based (row, column) as a string index, counting line ends as Python's tokenizer does.
 
-    Written apart from ``aoti_lint.edits`` on purpose: it is the oracle the fix pipeline is checked against.
+    Written apart from ``aoti_lint.fixes.edits`` on purpose: it is the oracle the fix pipeline is checked against.
     """
     starts = [0, *(match.end() for match in _LINE_END.finditer(text))]
     return starts[position.row - 1] + position.column - 1

@@ -1,4 +1,4 @@
-"""AOTI001/AOTI002 and the device-flow summary read from ``ast`` (``aoti_lint.analysis.ast_flow``): where the reading
+"""AOTI001/AOTI002 and the device-flow summary read from ``ast`` (``aoti_lint.flows.ast_flow``): where the reading
 answers, a run without fix edits gives what libcst's analysis gives (findings, fixes' verdicts, the summary and the
 noqa comments the project pass reads), on every fixture and rule example and on generated modules; where it does not
 answer, libcst reads the file."""
@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint import engine, parse
-from aoti_lint.engine import check_source
-from aoti_lint.file_context import FileContext
-from aoti_lint.prefilter import prefiltered
+from aoti_lint.model import parse
+from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import ALL_RULES, DeprecatedAotCompile, DeprecatedAotLoad
-from aoti_lint.source import SourceFile
-from aoti_lint.target_torch import parse_target_torch
+from aoti_lint.run import engine
+from aoti_lint.run.engine import check_source
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.screen.prefilter import prefiltered
+from aoti_lint.settings.target_torch import parse_target_torch
 from benchmarks.run import AOTI_FORMS, PLAIN
 from tests.conftest import FIXTURES, REPO
 

@@ -15,7 +15,7 @@ import libcst as cst
 import pytest
 
 from aoti_lint.diagnostics import Edit, Position
-from aoti_lint.edits import apply_edits
+from aoti_lint.fixes.edits import apply_edits
 from tests.conftest import FIXTURES
 
 PAIRS = sorted((FIXTURES / "codemod").glob("*.in.py"))
@@ -185,11 +185,11 @@ def test_a_call_of_the_loaded_model_is_no_load_site():
     loaded model and must not count as a load (found in review), in the plan nor in the flow summary."""
     from libcst.metadata import MetadataWrapper
 
-    from aoti_lint.analysis.module_reader import ModuleReader
     from aoti_lint.codemods.migration_plan import MigrationPlan
-    from aoti_lint.dataflow import ModuleFacts
+    from aoti_lint.flows.module_reader import ModuleReader
+    from aoti_lint.model.module_facts import ModuleFacts
+    from aoti_lint.read.source import SourceFile
     from aoti_lint.rules.base import PythonContext
-    from aoti_lint.source import SourceFile
 
     text = 'from torch._export import aot_compile, aot_load\n\nout = aot_load(aot_compile(m, (x,)), "cpu")(x)\n'
     module = cst.parse_module(text)

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from aoti_lint.analysis.cpp_consumers import CppArtifactLoad, find_artifact_loads
 from aoti_lint.diagnostics import Position
+from aoti_lint.flows.cpp_consumers import CppArtifactLoad, find_artifact_loads
 
 
 def loads(code: str) -> list[tuple[str, str, int]]:
@@ -142,7 +142,7 @@ def test_broken_code_still_reads_the_rest():
 def test_files_without_the_names_do_not_load_tree_sitter():
     script = (
         "import sys\n"
-        "from aoti_lint.analysis.cpp_consumers import find_artifact_loads\n"
+        "from aoti_lint.flows.cpp_consumers import find_artifact_loads\n"
         "assert find_artifact_loads(b'int main() { return 0; }') == []\n"
         "assert 'tree_sitter' not in sys.modules\n"
     )

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.file_context import FileContext
-from aoti_lint.prefilter import needs_parsing
+from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import RULES_BY_CODE
 from aoti_lint.rules.fake_kernels import could_hold_kernel_text
-from aoti_lint.source import SourceFile
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.screen.prefilter import needs_parsing
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import lint_text
 
@@ -305,8 +305,8 @@ def test_prefilter_skips_files_that_only_mention_the_words():
 _PROBE = """
 import sys
 from pathlib import Path
-from aoti_lint.config import Settings
-from aoti_lint.lint import lint_paths
+from aoti_lint.settings.config import Settings
+from aoti_lint.run.lint import lint_paths
 root = Path(sys.argv[1])
 run = lint_paths([root], Settings(root=root).with_enabled(), root)
 print(len(run.findings), len(run.errors), "tree_sitter" in sys.modules)
@@ -398,7 +398,7 @@ def test_kernel_stage_sees_impl_imported_under_another_name():
 def test_kernel_words_are_words():
     """The bytes `impl` and `"meta"` inside other words (torch's common_methods_invocations.py, 1.4 MB, whose
     `ast` tree was the run's peak memory): no `ast` parse at all."""
-    from aoti_lint import code_index
+    from aoti_lint.screen import name_index as code_index
 
     text = 'def simple_impl_(x):\n    # the lambda impl\n    return {"device": "meta", "simple": x}\n'
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())

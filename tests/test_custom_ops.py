@@ -15,7 +15,7 @@ import warnings
 
 import pytest
 
-from aoti_lint.edits import apply_edits
+from aoti_lint.fixes.edits import apply_edits
 from aoti_lint.knowledge.custom_ops import CONSTRAINTS_VIOLATED, IMPL_ABSTRACT_WARNING
 from tests.helpers import lint_text
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
-from aoti_lint.engine import FixOptions, check_source, fix_source, process_source
-from aoti_lint.file_context import FileContext
 from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFIG_KEY, SWITCHES_BY_ENV_VAR
+from aoti_lint.read.source import SourceFile, file_kind
 from aoti_lint.rules.debug_env_var import DebugEnvVar
 from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
+from aoti_lint.run.engine import FixOptions, check_source, fix_source, process_source
 from aoti_lint.scanners import yaml as yaml_scanner
-from aoti_lint.source import SourceFile, file_kind
+from aoti_lint.screen.file_context import FileContext
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import by_code, expected_by_code, lint_text
 
@@ -436,7 +436,7 @@ AST_ANSWERED = [
     '        os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"\n',
     'import os\n\nasync def f():\n    s = "ünïcödé"; os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\ndef f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = (\n        "1"\n    )\n',
-    # The module's own bindings, as aoti_lint.imported_names reads them: an import in a `try` binds at module
+    # The module's own bindings, as aoti_lint.model.imported_names reads them: an import in a `try` binds at module
     # level; a dict of the module is no environ, so its settings are none.
     'try:\n    import os\nexcept ImportError:\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
@@ -535,8 +535,9 @@ def _reading(rule, text: str, edits: bool) -> list[tuple]:
     ("rule", "text", "answers"), READINGS, ids=[f"{r.code}-{i}" for i, (r, *_) in enumerate(READINGS)]
 )
 def test_the_ast_reading_gives_libcsts_findings_or_none(rule, text, answers, monkeypatch):
-    from aoti_lint import engine, parse
-    from aoti_lint.prefilter import prefiltered
+    from aoti_lint.model import parse
+    from aoti_lint.run import engine
+    from aoti_lint.screen.prefilter import prefiltered
 
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
     context = FileContext.of([rule])
@@ -575,9 +576,9 @@ def test_a_cached_ast_answer_is_read_again_by_libcst_for_a_format_that_shows_edi
 def test_the_two_readings_agree_on_generated_settings(rule, count, seed):
     """A differential sweep: for every generated text, what a run without fix edits reports (the ast reading
     where it answers) is what libcst's traversal reports, with the rule alone and with every rule."""
-    from aoti_lint import engine
-    from aoti_lint.prefilter import prefiltered
     from aoti_lint.rules import ALL_RULES
+    from aoti_lint.run import engine
+    from aoti_lint.screen.prefilter import prefiltered
     from tests.ast_reading_texts import config_texts, texts
 
     generated = texts(count, seed) if rule is DebugEnvVar else config_texts(count, seed)

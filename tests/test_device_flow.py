@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.config import Settings
-from aoti_lint.files import Candidate
-from aoti_lint.project import check_project
-from aoti_lint.ruleset import RuleSet
-from aoti_lint.runner import Execution, run_files
+from aoti_lint.flows.project_pass import check_project
+from aoti_lint.read.files import Candidate
+from aoti_lint.run.ruleset import RuleSet
+from aoti_lint.run.runner import Execution, run_files
+from aoti_lint.settings.config import Settings
 from tests.conftest import FIXTURES
 from tests.helpers import by_code, expected_by_code, reported
 
@@ -107,7 +107,7 @@ def test_project_parts_are_plain_data(tmp_path):
 
 
 def _no_fix():
-    from aoti_lint.engine import FixOptions
+    from aoti_lint.run.engine import FixOptions
 
     return FixOptions()
 
@@ -219,11 +219,11 @@ SO_MENTION_FORMS = {
 
 @pytest.mark.parametrize("name", sorted(SO_MENTION_FORMS))
 def test_so_mentions_read_from_ast_are_libcst_s(name):
-    from aoti_lint.analysis.migration_flow import FileFlow
-    from aoti_lint.engine import FLOW_SUMMARY, check_source
-    from aoti_lint.file_context import FileContext
+    from aoti_lint.flows.migration_flow import FileFlow
+    from aoti_lint.read.source import SourceFile
     from aoti_lint.rules import ALL_RULES
-    from aoti_lint.source import SourceFile
+    from aoti_lint.run.engine import FLOW_SUMMARY, check_source
+    from aoti_lint.screen.file_context import FileContext
 
     text = SO_MENTION_FORMS[name]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
@@ -237,7 +237,7 @@ def test_so_mentions_read_from_ast_are_libcst_s(name):
     assert not light.parsed and read.callees is not None
     # libcst reads f-strings' raw text, where ast cannot place it: those mentions are kept by name only (or by
     # texts holding a name ast cannot tell), for the plan to have the file read in full when it asks about it.
-    from aoti_lint.analysis.so_mentions import may_mention
+    from aoti_lint.flows.so_mentions import may_mention
 
     placed = set(read.so_mentions)
     assert placed <= set(summary.so_mentions)
@@ -307,8 +307,8 @@ WANTED_BY_TEXT = {
 
 @pytest.mark.parametrize("name", sorted(WANTED_BY_TEXT))
 def test_the_text_stage_wants_the_summary_of_code_not_of_its_docs(name):
-    from aoti_lint.code_index import code_index
     from aoti_lint.rules.device_flow import DeviceFlowRule
+    from aoti_lint.screen.name_index import code_index
 
     text, wanted = WANTED_BY_TEXT[name]
     assert DeviceFlowRule.wants_summary_python(text) == wanted
@@ -318,9 +318,9 @@ def test_the_text_stage_wants_the_summary_of_code_not_of_its_docs(name):
 
 def _text_and_tree_agree(text: str, where: object) -> bool:
     """Whether ``text_mentions`` reads the text as ``light_summary`` reads its tree; False where it gives way."""
-    from aoti_lint.analysis.so_mentions import light_summary, text_mentions
-    from aoti_lint.code_index import code_index
+    from aoti_lint.flows.so_mentions import light_summary, text_mentions
     from aoti_lint.rules.device_flow import DeviceFlowRule
+    from aoti_lint.screen.name_index import code_index
 
     read = text_mentions(text)
     index = code_index(text)
@@ -332,7 +332,7 @@ def _text_and_tree_agree(text: str, where: object) -> bool:
     tree = light_summary(Path("m.py"), "m.py", text, index.tree, frozenset(index.reached))
     assert tree is not None, where
     assert read.callees >= tree.callees, where
-    from aoti_lint.suppressions import indexed_suppressions, python_suppressions
+    from aoti_lint.model.suppressions import indexed_suppressions, python_suppressions
 
     assert indexed_suppressions(text, read.hash_strings) == python_suppressions(text), where
     if read.unplaced != tree.unplaced_mentions:

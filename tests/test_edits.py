@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aoti_lint.diagnostics import Edit, Position
-from aoti_lint.edits import apply_edits, edits_between, overlaps
+from aoti_lint.fixes.edits import apply_edits, edits_between, overlaps
 
 LINES = st.lists(st.sampled_from(["a\n", "bb\n", "x = 1\r\n", "\n", "ccc", "\x0cform feed\n", "é\n"]), max_size=12)
 

@@ -85,7 +85,7 @@ def test_the_entry_point_checks_syntax_without_loading_the_linter(tmp_path):
     probe = (
         "import sys; sys.argv = ['aoti-lint', 'clean.py']\n"
         "before = set(sys.modules)\n"
-        "from aoti_lint.fast_path import main\n"
+        "from aoti_lint.entry_point import main\n"
         "code = main()\n"
         "print(sorted(m for m in set(sys.modules) - before if not m.startswith('aoti_lint')), code)\n"
     )

@@ -1,4 +1,4 @@
-"""The entry point's answer for files that cannot hold a finding (``aoti_lint.fast_path``): it must print and exit
+"""The entry point's answer for files that cannot hold a finding (``aoti_lint.entry_point``): it must print and exit
 exactly as the full command does, settle the cases it claims, and hand the rest over."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.fast_path import _FLAGS, SCREEN, _IgnorePattern, settle
+from aoti_lint.entry_point import _FLAGS, SCREEN, _IgnorePattern, settle
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.base import ProjectRule, Rule, tokens_match
 from tests.helpers import run_main
@@ -203,7 +203,7 @@ def _patterns(rng: random.Random) -> str:
 @pytest.mark.parametrize("seed", range(4))
 def test_ignore_patterns_match_as_pathspec_matches(seed):
     """Each line the fast path reads must match exactly the paths pathspec's GitIgnoreSpec matches."""
-    from aoti_lint.files import gitignore_spec
+    from aoti_lint.read.files import gitignore_spec
 
     rng = random.Random(seed)
     paths = ["/".join(p) for n in (1, 2, 3) for p in itertools.product(_PATH_NAMES, repeat=n)]
@@ -240,14 +240,14 @@ def test_the_command_answers_a_clean_file_without_loading_the_linter(tmp_path):
     probe = (
         "import sys; sys.argv = ['aoti-lint', '-v', 'clean.py']\n"
         "before = set(sys.modules)\n"
-        "from aoti_lint.fast_path import main\n"
+        "from aoti_lint.entry_point import main\n"
         "code = main()\n"
         "print(sorted(set(sys.modules) - before), code)\n"
     )
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     loaded = (
-        "['aoti_lint', 'aoti_lint.defaults', 'aoti_lint.fast_path', 'aoti_lint.path_text', 'aoti_lint.reading', "
-        "'aoti_lint.rule_manifest'] 0"
+        "['aoti_lint', 'aoti_lint.entry_point', 'aoti_lint.read', 'aoti_lint.read.file_bytes', "
+        "'aoti_lint.read.path_text', 'aoti_lint.rule_manifest', 'aoti_lint.settings', 'aoti_lint.settings.defaults'] 0"
     )
     assert result.stdout.splitlines()[-1] == loaded
     assert result.stderr == "debug: Checked 1 file\n"
@@ -278,7 +278,7 @@ PLAIN_COMMAND_LINES = [
 def test_a_plain_check_gets_the_arguments_argparse_gives(argv):
     """``check_parsed`` runs `_check` on what ``plain_check`` read and ``CHECK_DEFAULTS``: argparse's own parse."""
     from aoti_lint.cli import CHECK_DEFAULTS, _check_parser
-    from aoti_lint.fast_path import plain_check
+    from aoti_lint.entry_point import plain_check
 
     parsed = plain_check(argv)
     assert parsed is not None
@@ -295,7 +295,7 @@ def test_a_plain_check_gets_the_arguments_argparse_gives(argv):
 def test_any_other_command_line_is_argparses(argv):
     """An abbreviation, combined short flags, a path after a flag that follows paths, stdin, an option with a
     value: argparse's to parse (or refuse)."""
-    from aoti_lint.fast_path import plain_check
+    from aoti_lint.entry_point import plain_check
 
     assert plain_check(argv) is None
 
@@ -306,7 +306,7 @@ def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_w
     (tmp_path / "clean.py").write_text(CLEAN)
     probe = (
         "import sys; sys.argv = ['aoti-lint', *sys.argv[1:]]\n"
-        "from aoti_lint.fast_path import main\n"
+        "from aoti_lint.entry_point import main\n"
         "code = main()\n"
         "sys.stdout.flush()\n"
         "print('argparse' in sys.modules or 'typing' in sys.modules, code, file=sys.stderr)\n"
@@ -328,7 +328,7 @@ def test_a_plain_check_of_a_file_with_findings_prints_what_the_full_run_prints_w
 
 _VERDICT_PROBE = (
     "import sys; sys.argv = ['aoti-lint', *sys.argv[1:]]\n"
-    "from aoti_lint.fast_path import main\n"
+    "from aoti_lint.entry_point import main\n"
     "code = main()\n"
     "sys.stdout.flush()\n"
     "print('tomllib' in sys.modules or 'tomli' in sys.modules, 'aoti_lint.cli' in sys.modules, code, file=sys.stderr)\n"
@@ -362,7 +362,7 @@ def _out_of_racy_window(path: Path) -> None:
     """Until the file's mtime and ctime are older than the racy window, as a checkout's files are."""
     import time
 
-    from aoti_lint.defaults import RACY_SECONDS
+    from aoti_lint.settings.defaults import RACY_SECONDS
 
     info = os.stat(path)
     time.sleep(max(0.0, max(info.st_mtime, info.st_ctime) + RACY_SECONDS + 0.1 - time.time()))
@@ -415,7 +415,7 @@ def test_a_run_on_one_file_imports_pathlib_without_urllib_parse(tmp_path):
     probe = (
         "import sys; sys.argv = ['aoti-lint', '--no-cache', 'hit.py']\n"
         "assert 'pathlib' not in sys.modules\n"
-        "from aoti_lint.fast_path import main\n"
+        "from aoti_lint.entry_point import main\n"
         "code = main()\n"
         "print('urllib.parse' in sys.modules, 'ipaddress' in sys.modules, code)\n"
         "import pathlib\n"

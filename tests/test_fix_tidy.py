@@ -280,7 +280,7 @@ def test_an_import_the_fixed_code_still_spells_stays_without_a_scope_analysis(mo
     code no longer spells; a name still spelled keeps its import, even where only a local of that name reads it."""
     from libcst.codemod.visitors import RemoveImportsVisitor
 
-    from aoti_lint.unused_imports import drop_unused
+    from aoti_lint.fixes.unused_imports import drop_unused
 
     analysed = []
     original = RemoveImportsVisitor.transform_module

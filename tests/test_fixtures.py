@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.code_index import code_index
-from aoti_lint.fast_path import could_hold_a_finding
+from aoti_lint.entry_point import could_hold_a_finding
+from aoti_lint.read.source import PYTHON_KINDS, file_kind
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE, PythonRule
 from aoti_lint.rules.base import ProjectRule, tokens_match
-from aoti_lint.source import PYTHON_KINDS, file_kind
+from aoti_lint.screen.name_index import code_index
 from tests.conftest import FIXTURES
 from tests.helpers import by_code, expected_by_code, lint_text, reported
 
@@ -223,7 +223,7 @@ def _passes_every_stage(rule, filename: str, text: str) -> bool:
     data = text.encode("utf-8")
     if not rule.could_match(data):
         return False
-    # What the entry point's screen needs (aoti_lint.fast_path): a whole group of the rule's, one of its own.
+    # What the entry point's screen needs (aoti_lint.entry_point): a whole group of the rule's, one of its own.
     assert tokens_match(rule.triggers, data), (rule.code, filename)
     assert could_hold_a_finding(data), (rule.code, filename)
     kind = file_kind(Path(filename)) or "python"

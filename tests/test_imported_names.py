@@ -1,4 +1,4 @@
-"""The qualified names read from imports (``aoti_lint.imported_names``) are libcst's own, node for node.
+"""The qualified names read from imports (``aoti_lint.model.imported_names``) are libcst's own, node for node.
 
 Rules ask ``PythonContext.qualified_names``; it answers from the module's imports without libcst's scope
 analysis wherever it can. Each case compares that answer with libcst's ``QualifiedNameProvider`` on every
@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
-from aoti_lint.imported_names import QualifiedNames
+from aoti_lint.model.imported_names import QualifiedNames
 from aoti_lint.rules import ALL_RULES
 
 FIXTURES = Path(__file__).parent / "fixtures"

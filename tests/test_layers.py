@@ -12,23 +12,23 @@ PACKAGES = {"aoti_lint": ROOT / "aoti_lint", "aoti_lint.codemods": ROOT / "codem
 
 # The lint core as data flows through it, bottom first: a module may import those before it, never one after.
 CORE = (
-    "aoti_lint.run_options",
+    "aoti_lint.settings.run_options",
     "aoti_lint.diagnostics",
-    "aoti_lint.source",
-    "aoti_lint.code_index",
+    "aoti_lint.read.source",
+    "aoti_lint.screen.name_index",
     "aoti_lint.rules.base",
-    "aoti_lint.file_context",
-    "aoti_lint.prefilter",
-    "aoti_lint.parse",
-    "aoti_lint.suppressions",
-    "aoti_lint.engine",
-    "aoti_lint.disk",
-    "aoti_lint.ruleset",
-    "aoti_lint.cache",
-    "aoti_lint.runner",
-    "aoti_lint.project",
-    "aoti_lint.lint",
-    "aoti_lint.flows",
+    "aoti_lint.screen.file_context",
+    "aoti_lint.screen.prefilter",
+    "aoti_lint.model.parse",
+    "aoti_lint.model.suppressions",
+    "aoti_lint.run.engine",
+    "aoti_lint.run.disk",
+    "aoti_lint.run.ruleset",
+    "aoti_lint.run.cache",
+    "aoti_lint.run.runner",
+    "aoti_lint.flows.project_pass",
+    "aoti_lint.run.lint",
+    "aoti_lint.flows.command",
     "aoti_lint.cli",
 )
 
@@ -140,11 +140,11 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_graph_sees_lazy_imports_and_skips_type_checking_ones():
     graph = import_graph()
     # Function-level imports are edges: the runner imports the cache only when a run has one.
-    assert "aoti_lint.cache" in graph["aoti_lint.runner"]
+    assert "aoti_lint.run.cache" in graph["aoti_lint.run.runner"]
     # The cycle finder finds a cycle when there is one.
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     # `if TYPE_CHECKING:` imports never run: rules/base names CodeIndex only for the type checker.
-    assert "aoti_lint.code_index" not in graph["aoti_lint.rules.base"]
+    assert "aoti_lint.screen.name_index" not in graph["aoti_lint.rules.base"]
     # migrate_aoti.MigrateAotiCommand, the documented libcst.tool path, is the command over the migration, which
     # never imports it back.
     assert "aoti_lint.codemods.migrate_aoti" not in graph["aoti_lint.codemods.migration"]

@@ -1,4 +1,4 @@
-"""What ``aoti_lint.local_bindings`` reads from ``ast`` is libcst's own answer, name for name.
+"""What ``aoti_lint.model.local_bindings`` reads from ``ast`` is libcst's own answer, name for name.
 
 Each case asks ``single_value``, ``lone_parameter`` and ``references`` both ways for every name of the module:
 where the ``ast`` reading answers, the answer must be the nodes libcst's scope analysis gives (or None where
@@ -16,8 +16,8 @@ import pytest
 from libcst.metadata import MetadataWrapper
 from libcst.metadata.scope_provider import ImportAssignment
 
-from aoti_lint.dataflow import ModuleFacts
-from aoti_lint.local_bindings import NOT_KNOWN
+from aoti_lint.model.local_bindings import NOT_KNOWN
+from aoti_lint.model.module_facts import ModuleFacts
 from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.notebook import NotebookSource, python_text
+from aoti_lint.read.notebook import NotebookSource, python_text
 
 COMPILE_CALL = "so = torch._export.aot_compile(m, (x,))"
 

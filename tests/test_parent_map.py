@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from aoti_lint.dataflow import ModuleFacts, parent_map
+from aoti_lint.model.module_facts import ModuleFacts, parent_map
 from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -156,10 +156,10 @@ def test_whitespace_among_the_visited_kinds_leaves_the_order_to_libcst():
 
 
 def test_a_rule_visiting_an_empty_node_or_an_attribute_gets_the_events_of_libcst_traversal():
-    from aoti_lint.engine import check_source
-    from aoti_lint.file_context import FileContext
+    from aoti_lint.read.source import SourceFile
     from aoti_lint.rules.base import PythonRule
-    from aoti_lint.source import SourceFile
+    from aoti_lint.run.engine import check_source
+    from aoti_lint.screen.file_context import FileContext
 
     text = "@d\ndef f():\n    return g(x)\n"
     module = cst.parse_module(text)

@@ -273,11 +273,11 @@ def test_migrated_pipeline_gives_the_same_outputs(pipeline_runs, name):
 @pytest.mark.parametrize("sites", [10, pytest.param(100, marks=pytest.mark.slow)])
 def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     """One tidying pass and a fixed number of lint passes per file, however many calls it migrates."""
-    from aoti_lint import engine
     from aoti_lint.codemods import migration
-    from aoti_lint.config import Settings
-    from aoti_lint.engine import FixOptions
-    from aoti_lint.lint import lint_paths
+    from aoti_lint.run import engine
+    from aoti_lint.run.engine import FixOptions
+    from aoti_lint.run.lint import lint_paths
+    from aoti_lint.settings.config import Settings
 
     body = "".join(f'r{i} = aot_load("/srv/m{i}.pt2", "cpu")\n' for i in range(sites))
     target = tmp_path / "many.py"
@@ -322,9 +322,9 @@ def test_a_cpp_consumer_keeps_the_flow_display_only(cli, tmp_path):
 def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(tmp_path, monkeypatch, named):
     """``ast`` cannot place a mention inside an f-string as libcst does: the file is read in full only when the
     plan asks about the name it holds, and then the mention keeps the flow whole as a plain string would."""
-    from aoti_lint import engine
-    from aoti_lint.config import Settings
-    from aoti_lint.lint import lint_paths
+    from aoti_lint.run import engine
+    from aoti_lint.run.lint import lint_paths
+    from aoti_lint.settings.config import Settings
 
     root = _copy("paths_module", tmp_path)
     so_name = "ranker.so"

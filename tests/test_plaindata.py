@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint import plaindata
-from aoti_lint.config import Settings
-from aoti_lint.engine import check_source
-from aoti_lint.ruleset import RuleSet
-from aoti_lint.source import SourceFile
+from aoti_lint.read.source import SourceFile
+from aoti_lint.run import cache_encoding as plaindata
+from aoti_lint.run.engine import check_source
+from aoti_lint.run.ruleset import RuleSet
+from aoti_lint.settings.config import Settings
 
 EXPORT = """
 import torch
@@ -32,4 +32,4 @@ def test_types_outside_the_allow_list_are_refused():
     with pytest.raises(plaindata.DecodeError):
         plaindata.decode({"__dataclass__": "subprocess:Popen", "fields": {"args": ["true"]}})
     with pytest.raises(plaindata.DecodeError):
-        plaindata.decode({"__dataclass__": "aoti_lint.engine:os.system", "fields": {}})
+        plaindata.decode({"__dataclass__": "aoti_lint.run.engine:os.system", "fields": {}})

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from aoti_lint.pyast import _deeper_than, parse, source_lines, source_segment, walk
+from aoti_lint.model.syntax_tree import _deeper_than, parse, source_lines, source_segment, walk
 
 TEXTS = [
     "a = 'x'\r\nb = 'é.so'\rc = f'{a}.so'\n\x0cd = ('a'\n 'b.so')",

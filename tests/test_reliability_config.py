@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.config import Settings
-from aoti_lint.ruleset import RuleSet
+from aoti_lint.run.ruleset import RuleSet
+from aoti_lint.settings.config import Settings
 
 OLD_LOAD = "import torch\n\nrunner = torch._export.aot_load('m.so', 'cpu')\n"
 

@@ -249,7 +249,7 @@ def test_file_name_that_is_not_utf8(cli, tmp_path, output_format, process):
 def test_internal_error_exits_2_not_1(tmp_path):
     """A bug of ours anywhere (here: a rule set that cannot be built) is an error, never "findings"."""
     code = (
-        "import sys\nfrom aoti_lint import cli, lint\n"
+        "import sys\nfrom aoti_lint import cli\nfrom aoti_lint.run import lint\n"
         "def broken(*args, **kwargs):\n    raise RuntimeError('boom')\n"
         "lint.lint_paths = broken\nsys.exit(cli.main(sys.argv[1:]))\n"
     )
@@ -359,7 +359,7 @@ def test_first_interrupt_stops_handing_out_work(tmp_path):
 def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
     """The pool's handler only notes Ctrl-C (the parent raises at its next check); one noted after the last
     check must not be lost when the pool is done."""
-    from aoti_lint.runner import _InterruptScope
+    from aoti_lint.run.runner import _InterruptScope
 
     with pytest.raises(KeyboardInterrupt), _InterruptScope():
         signal.raise_signal(signal.SIGINT)
@@ -367,9 +367,9 @@ def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
 
 def test_a_pool_that_cannot_start_leaves_ctrl_c_as_it_was(tmp_path, monkeypatch):
     """No semaphores (no /dev/shm) or no descriptors left: the run fails, and Ctrl-C is not left merely noted."""
-    from aoti_lint import runner
-    from aoti_lint.config import Settings
-    from aoti_lint.lint import lint_paths
+    from aoti_lint.run import runner
+    from aoti_lint.run.lint import lint_paths
+    from aoti_lint.settings.config import Settings
 
     (tmp_path / "a.py").write_text(OLD_LOAD)
 
@@ -393,10 +393,10 @@ def test_a_pool_that_cannot_start_leaves_ctrl_c_as_it_was(tmp_path, monkeypatch)
 def test_a_worker_killed_between_passes_costs_one_fresh_pool_not_one_per_file(tmp_path, monkeypatch):
     """A worker that dies idle is only seen by the next pass, with no file in flight: its files go to one fresh
     pool, not each to a pool of its own (a libcst import each)."""
-    from aoti_lint import runner
-    from aoti_lint.config import Settings
-    from aoti_lint.files import Candidate
-    from aoti_lint.ruleset import RuleSet
+    from aoti_lint.read.files import Candidate
+    from aoti_lint.run import runner
+    from aoti_lint.run.ruleset import RuleSet
+    from aoti_lint.settings.config import Settings
 
     paths = _tree(tmp_path, 6)
     settings = Settings(root=tmp_path).with_enabled()
@@ -426,7 +426,7 @@ def test_stopping_the_pool_leaves_no_manager_thread_for_the_exit_hook_to_race():
     descriptor" became the run's last line (once in a full suite under load). ``_stop`` now waits for it."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from aoti_lint.runner import _stop
+    from aoti_lint.run.runner import _stop
 
     pool = ProcessPoolExecutor(max_workers=1)
     future = pool.submit(time.sleep, 60)
@@ -620,7 +620,7 @@ def test_fix_writes_a_hard_linked_file_in_place(tmp_path):
 def test_writer_that_rewrites_the_file_before_the_rename_wins(tmp_path):
     """The guard right before the rename: another writer truncated and rewrote the file after it was re-read
     (size, mtime or inode moved): nothing is written over its data."""
-    from aoti_lint.fsutil import ChangedOnDisk, atomic_write_bytes, identity
+    from aoti_lint.fixes.safe_write import ChangedOnDisk, atomic_write_bytes, identity
 
     path = tmp_path / "a.py"
     path.write_bytes(b"x" * 2830)
@@ -648,7 +648,7 @@ def test_signal_right_after_the_temporary_file_is_created_leaves_no_temporary_fi
     `.m032.py.<random>.aoti-lint.tmp` left behind after Ctrl-C of a --fix --jobs 2 run)."""
     import tempfile
 
-    from aoti_lint.fsutil import atomic_write_bytes
+    from aoti_lint.fixes.safe_write import atomic_write_bytes
 
     real_mkstemp = tempfile.mkstemp
 
@@ -726,8 +726,8 @@ def test_shell_scanner_is_linear_on_a_long_line():
 def test_notebook_snippets_parse_the_notebook_once_not_per_finding(tmp_path):
     """The `full` format shows each finding's cell: 500 cells with a finding each used to parse the whole
     notebook 500 times (quadratic in cells). Counted: parses do not grow with the cells."""
-    from aoti_lint import notebook
     from aoti_lint.diagnostics import Finding, Position, Severity
+    from aoti_lint.read import notebook
     from aoti_lint.report import ReportContext, render
 
     counts = {}
@@ -807,7 +807,7 @@ def test_the_long_line_test_agrees_with_splitlines():
     at, just under and just over the limit, it says what the longest of ``splitlines`` says."""
     import random
 
-    from aoti_lint.engine import has_line_over
+    from aoti_lint.run.engine import has_line_over
 
     rng = random.Random(13)
     limit = 50
@@ -862,7 +862,7 @@ def test_bad_cache_entry_is_a_miss(cli, tmp_path, corrupt):
 
 
 def test_cache_is_pruned_by_age_and_count(tmp_path, monkeypatch):
-    from aoti_lint import cache
+    from aoti_lint.run import cache
 
     directory = tmp_path / "cache"
     directory.mkdir()
@@ -909,10 +909,10 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
     import ast
     import tempfile
 
-    from aoti_lint.config import Settings
-    from aoti_lint.engine import FixOptions
-    from aoti_lint.lint import lint_paths
-    from aoti_lint.runner import Execution
+    from aoti_lint.run.engine import FixOptions
+    from aoti_lint.run.lint import lint_paths
+    from aoti_lint.run.runner import Execution
+    from aoti_lint.settings.config import Settings
     from tests.reliability_cli import FixingRuleSet
 
     with tempfile.TemporaryDirectory() as name:
@@ -924,7 +924,7 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
             paths.append(path)
         before = {path: path.read_bytes() for path in paths}
         # Accounting, in process with a forced pool: every file is checked or an error, none vanishes.
-        from aoti_lint import lint
+        from aoti_lint.run import lint
 
         original = lint.RuleSet
         lint.RuleSet = FixingRuleSet

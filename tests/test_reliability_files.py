@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.config import Settings
-from aoti_lint.disk import lint_file, read_source
-from aoti_lint.engine import FixOptions
-from aoti_lint.file_context import FileContext
-from aoti_lint.files import Candidate
-from aoti_lint.ruleset import RuleSet
-from aoti_lint.runner import Execution, run_files
+from aoti_lint.read.files import Candidate
+from aoti_lint.run.disk import lint_file, read_source
+from aoti_lint.run.engine import FixOptions
+from aoti_lint.run.ruleset import RuleSet
+from aoti_lint.run.runner import Execution, run_files
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.settings.config import Settings
 from tests.conftest import REPO
 from tests.helpers import run_fixing_main
 from tests.reliability_cli import FIXING_RULES
@@ -157,14 +157,14 @@ def test_ten_megabyte_file(tmp_path):
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
 def test_a_file_whose_stat_has_no_size_is_read_to_its_end():
     """/proc files stat as regular files of size 0: the read goes on to the end, not to the stat's size."""
-    from aoti_lint.disk import read_regular_file_stat
+    from aoti_lint.run.disk import read_regular_file_stat
 
     data, info = read_regular_file_stat("/proc/self/status")
     assert info.st_size == 0 and b"Name:" in data and data.endswith(b"\n")
 
 
 def test_files_bigger_than_a_read_are_read_whole(tmp_path):
-    from aoti_lint.disk import read_regular_file_stat
+    from aoti_lint.run.disk import read_regular_file_stat
 
     data = os.urandom(3 * (1 << 20) + 7)
     (tmp_path / "big.py").write_bytes(data)
@@ -452,7 +452,7 @@ def test_decode_python_settles_the_encoding_as_tokenize_does(data):
     encoding or error as with it."""
     import tokenize
 
-    from aoti_lint.source import DecodeError, decode_python
+    from aoti_lint.read.source import DecodeError, decode_python
 
     def with_tokenize() -> object:
         try:
@@ -492,7 +492,7 @@ def test_decode_python_settles_the_encoding_as_tokenize_does(data):
     ],
 )
 def test_a_files_kind_is_told_by_its_suffix_then_its_name_then_its_shebang(tmp_path, name, kind):
-    from aoti_lint.source import kind_of_name
+    from aoti_lint.read.source import kind_of_name
 
     path = tmp_path / name
     path.write_text("#!/usr/bin/env bash\necho hi\n")

@@ -22,15 +22,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aoti_lint.cli import main
-from aoti_lint.config import Settings
-from aoti_lint.disk import lint_file, read_source
-from aoti_lint.engine import FixOptions, check_source, process_source
-from aoti_lint.file_context import FileContext
-from aoti_lint.files import Candidate
-from aoti_lint.lint import lint_paths
+from aoti_lint.read.files import Candidate
+from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
-from aoti_lint.source import SourceFile
+from aoti_lint.run.disk import lint_file, read_source
+from aoti_lint.run.engine import FixOptions, check_source, process_source
+from aoti_lint.run.lint import lint_paths
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.settings.config import Settings
 from tests.conftest import FIXTURES
 from tests.reliability_sources import RenameDeprecatedLoad, aoti_sources, offset_of
 

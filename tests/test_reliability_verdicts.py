@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint import parse
+from aoti_lint.model import parse
 from aoti_lint.report import FORMATS
 from tests.helpers import run_main
 
@@ -158,8 +158,8 @@ UTF7 = b"# -*- coding: utf-7 -*-\nimport torch\ntorch.+AF8-export.aot+AF8-compil
 def test_names_as_cpython_reads_them_are_screened_and_reported(tmp_path, data, row):
     """`aot_` and a fullwidth `c` (U+FF43) is `aot_compile` to CPython, which NFKC-normalises identifiers; a utf-7
     cookie makes `+AF8-` an underscore. The screen used to read the bytes and say "All checks passed!"."""
-    from aoti_lint.fast_path import _cannot_hold_a_finding
-    from aoti_lint.source import screen_data
+    from aoti_lint.entry_point import _cannot_hold_a_finding
+    from aoti_lint.read.source import screen_data
 
     assert b"aot_compile" in screen_data(data) and b"_export" in screen_data(data)
     (tmp_path / "m.py").write_bytes(data)
@@ -170,7 +170,7 @@ def test_names_as_cpython_reads_them_are_screened_and_reported(tmp_path, data, r
 
 def test_the_screen_reads_ascii_without_a_cookie_as_it_is():
     """The common path: ASCII bytes naming no coding in their first two lines are what the screen reads."""
-    from aoti_lint.source import screen_data
+    from aoti_lint.read.source import screen_data
 
     data = b"import torch\n# encoding is mentioned later\n# coding: none here\n"
     assert screen_data(data) is data

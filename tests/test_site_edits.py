@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.codemods import site_edits
-from aoti_lint.config import Settings
-from aoti_lint.edits import apply_edits
-from aoti_lint.engine import FixOptions
-from aoti_lint.lint import lint_paths
-from aoti_lint.runner import Execution
+from aoti_lint.fixes.edits import apply_edits
+from aoti_lint.run.engine import FixOptions
+from aoti_lint.run.lint import lint_paths
+from aoti_lint.run.runner import Execution
+from aoti_lint.settings.config import Settings
 from tests.helpers import lint_text
 
 HEADERS = [
@@ -168,7 +168,7 @@ def test_the_fixes_of_a_module_are_built_in_work_linear_in_its_calls(monkeypatch
     diffing it) was quadratic. Counted as calls of ``_code`` (a node's code generation) and of ``edits_between``
     on the whole text."""
     from aoti_lint.codemods import site_edits as module
-    from aoti_lint.edits import edits_between
+    from aoti_lint.fixes.edits import edits_between
 
     generated: list[int] = []
     whole: list[int] = []
@@ -181,10 +181,10 @@ def test_the_fixes_of_a_module_are_built_in_work_linear_in_its_calls(monkeypatch
         whole.append(len(before))
         return edits_between(before, after)
 
-    import aoti_lint.edits
+    import aoti_lint.fixes.edits
 
     # What fix_for_site diffs (it imports the function when a fix is built); site_edits keeps its own reference.
-    monkeypatch.setattr(aoti_lint.edits, "edits_between", counting_edits_between)
+    monkeypatch.setattr(aoti_lint.fixes.edits, "edits_between", counting_edits_between)
     body = "    so = torch._export.aot_compile(model, (x,))\n    return torch._export.aot_load(so, 'cpu')\n"
     counts = []
     for functions in (20, 40):

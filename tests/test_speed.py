@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint import cache as cache_module
-from aoti_lint.config import Settings
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.engine import FixOptions
-from aoti_lint.file_context import FileContext
-from aoti_lint.lint import lint_paths
-from aoti_lint.runner import Execution
+from aoti_lint.run import cache as cache_module
+from aoti_lint.run.engine import FixOptions
+from aoti_lint.run.lint import lint_paths
+from aoti_lint.run.runner import Execution
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.settings.config import Settings
 from tests.conftest import REPO
 from tests.helpers import lint_text
 
@@ -187,7 +187,7 @@ def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
 
 
 def test_a_pooled_run_leaves_the_later_prefilter_stages_to_the_workers(tmp_path):
-    from aoti_lint.code_index import code_index
+    from aoti_lint.screen.name_index import code_index
 
     files = {"hit.py": OLD_COMPILE, "mentions.py": MENTIONS_ONLY, "prose.py": '"""aot_compile, _export."""\n'}
     tree = project(tmp_path, files)
@@ -208,7 +208,7 @@ def test_workers_start_with_the_later_stages_modules_imported(tmp_path):
     script = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
         "import probe\n"
-        "from aoti_lint import runner\n"
+        "from aoti_lint.run import runner\n"
         "names = runner.LATER_STAGE_MODULES\n"
         "print(all(name in sys.modules for name in names))\n"
         "pool = runner._Pool(1, runner._Interrupts())\n"
@@ -224,7 +224,7 @@ def test_workers_start_with_the_later_stages_modules_imported(tmp_path):
 def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
     """The plan re-does files in a second pass: its files go to the workers the first pass started (any pass
     does, whatever its own work, once workers run)."""
-    from aoti_lint import runner
+    from aoti_lint.run import runner
 
     tree = tmp_path / "pipeline"
     shutil.copytree(PIPELINE, tree)
@@ -247,7 +247,7 @@ def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
 def test_big_files_held_back_go_first_to_workers_that_small_files_started(tmp_path, monkeypatch):
     """A big file's later stages wait for the workers; when small files start them, it goes to them at once,
     largest first, not after the whole tree is read."""
-    from aoti_lint import runner
+    from aoti_lint.run import runner
 
     files = {"a_big.py": OLD_COMPILE + "# padding\n" * 3_500, **{f"b{i}.py": OLD_LOAD for i in range(10)}}
     tree = project(tmp_path, files)
@@ -268,7 +268,7 @@ def test_big_files_held_back_go_first_to_workers_that_small_files_started(tmp_pa
 def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(tmp_path, monkeypatch):
     """Files read from ast alone bring no libcst work to start the workers with: once this process has spent its
     share of the threshold on them, the workers start and take the files still to come."""
-    from aoti_lint import runner
+    from aoti_lint.run import runner
     from benchmarks.run import AOTI_FORMS, PLAIN
 
     helper = PLAIN.format(doc="x", cls="Block", func="run", width=64) + "\n\n" + AOTI_FORMS[0]
@@ -293,7 +293,7 @@ def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(
 def chunked_tree(root: Path) -> Path:
     """Enough files for the workers to read them in chunks, with every kind of outcome among them: findings, a mention
     only, an undecodable file and a syntax error (both AOTI000), a notebook, and a FIFO named like a module."""
-    from aoti_lint.runner import CHUNK_FILES, PACE_FILES
+    from aoti_lint.run.runner import CHUNK_FILES, PACE_FILES
 
     files = {f"pkg{i // 50}/m{i:04d}.py": "import torch\nprint(torch.ones(1))\n" for i in range(CHUNK_FILES * 3)}
     files.update({"pkg0/hit.py": OLD_COMPILE, "pkg5/load.py": OLD_LOAD, "pkg6/mentions.py": MENTIONS_ONLY})
@@ -310,7 +310,7 @@ def chunked_tree(root: Path) -> Path:
 def pool_traffic(monkeypatch) -> tuple[list[list[str]], list[str]]:
     """What the run sends to its workers, as it sends it: the paths of each chunk, and the name of each file sent
     alone (its later stages left to a worker)."""
-    from aoti_lint import runner
+    from aoti_lint.run import runner
 
     chunks: list[list[str]] = []
     alone: list[str] = []
@@ -331,8 +331,8 @@ def pool_traffic(monkeypatch) -> tuple[list[list[str]], list[str]]:
 def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_job(tmp_path, reads, monkeypatch):
     from collections import Counter
 
-    from aoti_lint import runner
-    from aoti_lint.file_context import FileContext
+    from aoti_lint.run import runner
+    from aoti_lint.screen.file_context import FileContext
 
     tree = chunked_tree(tmp_path / "tree")
     # Stage one's answer travels with a file: this process asks about no passing file's bytes twice (their texts
@@ -384,7 +384,7 @@ def crashing_screen(chunk, ruleset, cwd, stamped, later=None):
     reads such a chunk unharmed."""
     import multiprocessing
 
-    from aoti_lint import runner
+    from aoti_lint.run import runner
 
     if multiprocessing.parent_process() is not None and any(c.where.endswith("load.py") for _, c in chunk):
         os._exit(1)
@@ -392,7 +392,7 @@ def crashing_screen(chunk, ruleset, cwd, stamped, later=None):
 
 
 def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
-    from aoti_lint import runner
+    from aoti_lint.run import runner
 
     tree = chunked_tree(tmp_path / "tree")
     monkeypatch.setattr(runner, "_screen_chunk_for_test", runner._screen_chunk, raising=False)
@@ -489,8 +489,8 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
 
     import pathspec
 
-    from aoti_lint.config import DEFAULT_EXCLUDE
-    from aoti_lint.files import fast_matcher
+    from aoti_lint.read.files import fast_matcher
+    from aoti_lint.settings.config import DEFAULT_EXCLUDE
 
     spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *extra])
     matches = fast_matcher(spec)
@@ -508,8 +508,8 @@ def test_plain_name_excludes_match_as_pathspec_matches_them(tmp_path):
 
     import pathspec
 
-    from aoti_lint.config import DEFAULT_EXCLUDE
-    from aoti_lint.files import _Ignores
+    from aoti_lint.read.files import _Ignores
+    from aoti_lint.settings.config import DEFAULT_EXCLUDE
 
     spec = pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDE)
     ignores = _Ignores(Settings(root=tmp_path))
@@ -525,7 +525,8 @@ def test_plain_name_excludes_match_as_pathspec_matches_them(tmp_path):
 def test_a_walk_with_the_default_excludes_imports_no_pathspec(tmp_path):
     project(tmp_path, {"a/x.py": "x = 1\n", "build/y.py": "y = 1\n", "a/.venv/z.py": "z = 1\n"})
     script = (
-        "import sys; from pathlib import Path; from aoti_lint.config import Settings; from aoti_lint.files import "
+        "import sys; from pathlib import Path; from aoti_lint.settings.config import Settings; "
+        "from aoti_lint.read.files import "
         f"discover; root = Path({str(tmp_path)!r}); found = [c.path.name for c in discover([root], "
         "Settings(root=root))]; print(found, 'pathspec' in sys.modules)"
     )
@@ -542,7 +543,7 @@ def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkey
     names exclude (``_walk_plain``), against the per-entry matcher they stand for."""
     import random
 
-    from aoti_lint import files
+    from aoti_lint.read import files
 
     rng = random.Random(f"{exclude}{gitignore}")
     names = ["a", "b", "build", ".venv", "sub", "deep", "keep", "top.py", "gen.py", "x.py", "y.pyi", "keep.pyi"]
@@ -599,7 +600,7 @@ PIPELINE = REPO / "tests" / "fixtures" / "pipelines" / "paths_module"
 
 
 def test_a_warm_run_reads_no_file_again_not_even_those_the_plan_changes(tmp_path, monkeypatch):
-    from aoti_lint import runner
+    from aoti_lint.run import runner
 
     tree = tmp_path / "src"
     shutil.copytree(PIPELINE, tree)
@@ -624,7 +625,8 @@ def move_the_runs_clock_on(monkeypatch) -> None:
     checkout does: ctime cannot be set back, so the runs' clock is moved on instead."""
     from types import SimpleNamespace
 
-    from aoti_lint import run_memo, runner
+    from aoti_lint.run import runner
+    from aoti_lint.run import unchanged_run as run_memo
 
     clock = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
     monkeypatch.setattr(runner, "time", clock)
@@ -640,7 +642,8 @@ def later(monkeypatch):
 def reads(monkeypatch):
     """The names of the files the runner opens in this process: a file read whole (``read_stamped``), or only for
     stage one as a chunk of files is read (``_screen_chunk``)."""
-    from aoti_lint import reading, runner
+    from aoti_lint.read import file_bytes as reading
+    from aoti_lint.run import runner
 
     opened: list[str] = []
     original = runner.read_stamped
@@ -655,7 +658,7 @@ def reads(monkeypatch):
 
 
 def forget_the_runs(cache_dir: Path) -> None:
-    """Remove the memos of whole runs (``aoti_lint.run_memo``): the next run recalls file by file."""
+    """Remove the memos of whole runs (``aoti_lint.run.unchanged_run``): the next run recalls file by file."""
     for memo in cache_dir.glob(f"*{cache_module.MEMO_SUFFIX}"):
         memo.unlink()
 
@@ -913,7 +916,7 @@ def test_a_files_resolved_directory_is_its_resolved_parent(tmp_path, monkeypatch
     """``Cache.resolved_directory`` (each directory resolved once, keyed by the text up to the last separator) gives
     ``Path(where).resolve().parent`` for every spelling of a path: relative, at the root of the working directory,
     with `.`, `..` or a doubled separator, through a directory symlink, and a file symlink (its target's)."""
-    from aoti_lint.cache import Cache
+    from aoti_lint.run.cache import Cache
 
     (tmp_path / "pkg" / "sub").mkdir(parents=True)
     for name in ("pkg/a.py", "pkg/sub/b.py", "top.py"):
@@ -933,10 +936,10 @@ def test_a_files_resolved_directory_is_its_resolved_parent(tmp_path, monkeypatch
 def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
     """A link re-pointed at hard links of the same files leaves every stat as it was; each file's resolved
     directory, which its summary holds (flows link a load to the compiles of its directory), is another."""
-    from aoti_lint import run_memo
-    from aoti_lint.cache import Cache
-    from aoti_lint.files import Candidate, discover
-    from aoti_lint.ruleset import RuleSet
+    from aoti_lint.read.files import Candidate, discover
+    from aoti_lint.run import unchanged_run as run_memo
+    from aoti_lint.run.cache import Cache
+    from aoti_lint.run.ruleset import RuleSet
 
     releases = tmp_path / "releases"
     project(releases / "v1", {"a.py": OLD_COMPILE, "b.py": OLD_LOAD})
@@ -966,9 +969,9 @@ def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
 def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
     """The first look at the bytes scans for a few anchors, then for the tokens under the anchor found: a file
     passes if and only if it holds one of the tokens, each alone, next to its anchor's other tokens or not."""
-    from aoti_lint.file_context import _screen, anchored_tokens
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule
+    from aoti_lint.screen.file_context import _screen, anchored_tokens
 
     context = FileContext.of(ALL_RULES)
     screen = _screen(context.rules, context.project_rules)
@@ -1036,7 +1039,7 @@ def test_the_memo_key_covers_what_the_per_file_ignores_switch_off(tmp_path, late
 
 def test_rules_given_instead_of_the_registrys_are_part_of_the_memo_key(tmp_path):
     from aoti_lint.rules import ALL_RULES
-    from aoti_lint.ruleset import RuleSet
+    from aoti_lint.run.ruleset import RuleSet
 
     settings = Settings(root=tmp_path).with_enabled()
     keys = {RuleSet(settings, rules).rules_key("a.py", "python") for rules in (None, ALL_RULES, ALL_RULES[:3])}
@@ -1054,7 +1057,7 @@ RULE_MODULES_PROBE = """
 import sys, time
 from types import SimpleNamespace
 
-from aoti_lint import run_memo
+from aoti_lint.run import unchanged_run as run_memo
 
 # Past the racy window of the files just written, as a run on a checkout is (see move_the_runs_clock_on): the
 # first run keeps its memo.
@@ -1062,7 +1065,7 @@ run_memo.time = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
 from aoti_lint.cli import main
 
 code = main(["--isolated", "--cache-dir", "cache", "-q", "--exit-zero", "src"])
-heavy = ("aoti_lint.rules.deprecated_api", "aoti_lint.engine", "aoti_lint.runner", "libcst")
+heavy = ("aoti_lint.rules.deprecated_api", "aoti_lint.run.engine", "aoti_lint.run.runner", "libcst")
 print(code, *(name in sys.modules for name in heavy))
 """
 
@@ -1096,8 +1099,8 @@ def test_noqa_comments_read_from_libcst_are_the_tokenizers():
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
-    from aoti_lint.dataflow import ModuleFacts
-    from aoti_lint.suppressions import module_suppressions, python_suppressions
+    from aoti_lint.model.module_facts import ModuleFacts
+    from aoti_lint.model.suppressions import module_suppressions, python_suppressions
     from tests.helpers import libcst_modules
 
     texts = [textwrap.dedent(text) for text in NOQA_TEXTS]
@@ -1118,9 +1121,9 @@ def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
     import random
     import textwrap
 
-    from aoti_lint import suppressions
-    from aoti_lint.code_index import code_index
-    from aoti_lint.suppressions import indexed_suppressions, python_suppressions
+    from aoti_lint.model import suppressions
+    from aoti_lint.model.suppressions import indexed_suppressions, python_suppressions
+    from aoti_lint.screen.name_index import code_index
 
     texts = [textwrap.dedent(text) for text in NOQA_TEXTS]
     texts += [path.read_text() for path in sorted((REPO / "tests" / "fixtures").rglob("*.py"))]
@@ -1160,7 +1163,7 @@ def test_noqa_comments_read_from_the_strings_places_are_the_tokenizers_on_torchs
     import ast
     import importlib.util
 
-    from aoti_lint.suppressions import _laid_out_suppressions, python_suppressions
+    from aoti_lint.model.suppressions import _laid_out_suppressions, python_suppressions
 
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
@@ -1184,7 +1187,7 @@ def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):
     """A file's comments are read (with the tokenizer, or from libcst's comment nodes where it parsed the file: a
     `# noqa` in a string is none) only when a noqa may suppress a finding: on its row, or file-level; torch's
     sources hold `# noqa` in most large files."""
-    from aoti_lint import suppressions
+    from aoti_lint.model import suppressions
 
     calls: list[int] = []
     original, from_module = suppressions.python_suppressions, suppressions.module_suppressions
@@ -1312,8 +1315,8 @@ def test_aoti003s_text_stage_leaves_mentions_definitions_and_reads_of_the_api():
 def test_aoti003s_code_stage_leaves_a_relative_import_of_an_api_name():
     """torch's `_inductor/package/__init__.py` re-exports `load_package` by a relative import, which never names
     the API; the same import with a call still reaches libcst (the call may be of an absolute name too)."""
-    from aoti_lint.code_index import code_index
     from aoti_lint.rules.aoti_api_misuse import AotiApiMisuse
+    from aoti_lint.screen.name_index import code_index
     from tests.helpers import lint_text
 
     text = "from .package import AOTICompiledModel, load_package, package_aoti\n"
@@ -1411,7 +1414,7 @@ def test_a_path_outside_the_working_directory_is_shown_as_relpath_shows_it():
     `..`, `.`, empty parts and a root's own parents among them."""
     import random
 
-    from aoti_lint.source import display_path
+    from aoti_lint.read.source import display_path
 
     parts = ["a", "b", "c.py", "..", ".", "", "x"]
     generated = random.Random(1)
@@ -1433,9 +1436,9 @@ def test_stage_one_over_many_files_at_once_answers_as_over_each():
     edges, a NUL byte in a file, an empty file and a word split across two files must not change any answer."""
     import random
 
-    from aoti_lint.file_context import FileContext
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.rules.base import ProjectRule
+    from aoti_lint.screen.file_context import FileContext
 
     python = [rule for rule in ALL_RULES if "python" in rule.file_kinds]
     context = FileContext(
@@ -1455,7 +1458,7 @@ def test_stage_one_over_many_files_at_once_answers_as_over_each():
 
 
 def test_a_relative_root_is_read_from_the_working_directory_of_each_call(tmp_path, monkeypatch):
-    from aoti_lint.source import display_path
+    from aoti_lint.read.source import display_path
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b" / "c").mkdir(parents=True)
@@ -1480,7 +1483,7 @@ UNRELATED_SO_MENTIONS = {
 
 @pytest.mark.parametrize("fix", [FixOptions(), FixOptions(apply=True, unsafe=True, write=False)], ids=["check", "diff"])
 def test_one_planted_fixable_load_parses_no_module_outside_its_flow(tmp_path, monkeypatch, fix):
-    from aoti_lint import parse
+    from aoti_lint.model import parse
 
     parsed: list[str] = []
     original = parse.parse_module
@@ -1496,7 +1499,7 @@ def test_one_planted_fixable_load_parses_no_module_outside_its_flow(tmp_path, mo
 def test_a_large_module_the_ast_readings_settle_is_checked_like_a_small_one(tmp_path, monkeypatch):
     """Past libcst's size limit only what libcst must read is focused or refused: a large module naming a `.so`
     only in strings (torch's codecache.py) is summarised from `ast`, with no error and no libcst parse."""
-    from aoti_lint import parse
+    from aoti_lint.model import parse
 
     parsed: list[str] = []
     original = parse.parse_module

@@ -1,6 +1,6 @@
-"""The compiled scanners (``aoti_lint.token_scan``, ``aoti_lint/_token_scan.c``) answer exactly what their Python
-equivalents answer: stage one's, what ``token in data`` answers, and stage one gives the same verdicts with it and
-without it; the lexer of ``text_layout``, the strings and prefixes its pattern reads."""
+"""The compiled scanners (``aoti_lint.screen.token_scan``, ``aoti_lint/screen/_token_scan.c``) answer exactly what
+their Python equivalents answer: stage one's, what ``token in data`` answers, and stage one gives the same verdicts
+with it and without it; the lexer of ``text_layout``, the strings and prefixes its pattern reads."""
 
 from __future__ import annotations
 
@@ -12,14 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aoti_lint import text_layout, token_scan
-from aoti_lint.file_context import FileContext, _screen
-from aoti_lint.prefilter import by_bytes
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.base import PythonRule
+from aoti_lint.screen import text_layout, token_scan
+from aoti_lint.screen.file_context import FileContext, _screen
+from aoti_lint.screen.prefilter import by_bytes
 from tests.conftest import REPO
 
-compiled = pytest.importorskip("aoti_lint._token_scan", reason="the extension is not built here (.ci/run builds it)")
+compiled = pytest.importorskip(
+    "aoti_lint.screen._token_scan", reason="the extension is not built here (.ci/run builds it)"
+)
 
 
 @pytest.fixture(autouse=True)

@@ -55,7 +55,7 @@ class ReportContext:
         if path in self.texts:
             text = self.texts[path]
             if cell is not None:
-                from aoti_lint.notebook import cell_source
+                from aoti_lint.read.notebook import cell_source
 
                 text = cell_source(text.encode("utf-8"), cell)
             return text.splitlines()
@@ -70,7 +70,7 @@ def _read_lines(path: str, cell: int | None) -> list[str]:
     except OSError:
         return []
     if cell is not None:
-        from aoti_lint.notebook import cell_source
+        from aoti_lint.read.notebook import cell_source
 
         return cell_source(data, cell).splitlines()
     return data.decode("utf-8", errors="replace").splitlines()

@@ -11,7 +11,7 @@ from aoti_lint.diagnostics import Finding
 def unified_diffs(changes: dict[str, tuple[str, str]]) -> str:
     import difflib
 
-    from aoti_lint.edits import split_lines
+    from aoti_lint.fixes.edits import split_lines
 
     chunks: list[str] = []
     for path, (before, after) in sorted(changes.items()):

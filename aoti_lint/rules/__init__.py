@@ -1,7 +1,7 @@
 """The registry: every rule aoti-lint knows, in code order.
 
 The rule modules are imported on first use of the registry (``ALL_RULES``, ``RULES_BY_CODE``, a rule's class):
-a run that reports from its memo (``aoti_lint.run_memo``) never loads them, which is a sixth of the start-up of
+a run that reports from its memo (``aoti_lint.run.unchanged_run``) never loads them, which is a sixth of the start-up of
 a pre-commit hook on one clean file. What is known of them without importing them (codes, names, modules, the entry
 point's screen) is generated from the modules into ``aoti_lint.rule_manifest`` by ``python -m aoti_lint.docs``.
 """

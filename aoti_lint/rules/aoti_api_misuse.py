@@ -431,7 +431,7 @@ class AotiApiMisuse(PythonRule):
         """A package load of a path that is a `.so` constant of another file of the run (a half-migrated flow:
         `MODEL = "model.so"` in paths.py, `aoti_load_package(MODEL)` in serve.py). A path written in the load's own
         file is read by ``_check_package_path``."""
-        from aoti_lint.analysis.flow_summary import ArtifactResolver
+        from aoti_lint.flows.flow_summary import ArtifactResolver
 
         resolve = ArtifactResolver(summaries)
         found = []
@@ -582,7 +582,7 @@ class _AstMisuse(AstReading):
         """``visit_Call``'s first test: the callee is no call, and its names may end in one of ``CALLEE_NAMES``."""
         import ast
 
-        from aoti_lint.imported_names import may_be_named
+        from aoti_lint.model.imported_names import may_be_named
 
         return type(func) is not ast.Call and may_be_named(func, CALLEE_NAMES, self.imported.import_aliases)
 

@@ -23,7 +23,7 @@ _MISREAD_BY_LIBCST = re.compile(r"(?:^|[\r\n])[ \t\f]*\\(?:\r\n|\r|\n)|\\(?:\r\n
 
 
 class AstReading:
-    """One rule's reading of one module's ``ast`` tree (``code``: its ``aoti_lint.code_index.CodeIndex``)."""
+    """One rule's reading of one module's ``ast`` tree (``code``: its ``aoti_lint.screen.name_index.CodeIndex``)."""
 
     # Statements in these bodies, each directly in the one before, are outside any `if` (whose condition may
     # make a setting deliberate) and any other compound statement whose bodies libcst's removal treats apart.
@@ -46,7 +46,7 @@ class AstReading:
         (``(x): int``) and ``\\N{...}`` in an f-string, which libcst 1.9 cannot parse."""
         import ast
 
-        from aoti_lint.pyast import children
+        from aoti_lint.model.syntax_tree import children
 
         tree, text = self.code.tree, self.code.text
         if tree is None or _MISREAD_BY_LIBCST.search(text):
@@ -73,9 +73,9 @@ class AstReading:
         return found
 
     def read_imports(self) -> bool:
-        """The module's bindings (``aoti_lint.imported_names``); False after a star import: any name may be
+        """The module's bindings (``aoti_lint.model.imported_names``); False after a star import: any name may be
         bound by it."""
-        from aoti_lint.imported_names import read
+        from aoti_lint.model.imported_names import read
 
         self.imported = read(self.code.tree)
         return self.imported is not None
@@ -85,7 +85,7 @@ class AstReading:
         (the answer the rule's ``qualified_names`` gives libcst's traversal); None where ``ast`` cannot tell."""
         import ast
 
-        from aoti_lint.imported_names import function_import_names
+        from aoti_lint.model.imported_names import function_import_names
 
         if not self.ascii(node):
             return None
@@ -104,7 +104,7 @@ class AstReading:
     @functools.cached_property
     def function_imports(self) -> list[Any]:
         """The module's functions' own imports (``imported_names.FunctionImports``), for the names read after them."""
-        from aoti_lint.imported_names import function_imports
+        from aoti_lint.model.imported_names import function_imports
 
         return function_imports(self.code.tree)
 
@@ -113,7 +113,7 @@ class AstReading:
         `os`), libcst as written, and the names the readings follow are ASCII in their NFKC form."""
         if self.code.text.isascii():
             return True
-        from aoti_lint.pyast import source_segment
+        from aoti_lint.model.syntax_tree import source_segment
 
         return source_segment(self.lines, node).isascii()
 
@@ -158,6 +158,6 @@ class AstReading:
 
     @functools.cached_property
     def lines(self) -> list[str]:
-        from aoti_lint.pyast import source_lines
+        from aoti_lint.model.syntax_tree import source_lines
 
         return source_lines(self.code.text)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Finding, Fix, Position, Severity
 from aoti_lint.knowledge.references import Reference
-from aoti_lint.source import PYTHON_KINDS
-from aoti_lint.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
+from aoti_lint.read.source import PYTHON_KINDS
+from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,11 +25,11 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import CodeRange, MetadataWrapper
 
-    from aoti_lint.analysis.migration_flow import FileFlow
-    from aoti_lint.code_index import CodeIndex
-    from aoti_lint.dataflow import ModuleFacts
-    from aoti_lint.imported_names import QualifiedNames
-    from aoti_lint.source import SourceFile
+    from aoti_lint.flows.migration_flow import FileFlow
+    from aoti_lint.model.imported_names import QualifiedNames
+    from aoti_lint.model.module_facts import ModuleFacts
+    from aoti_lint.read.source import SourceFile
+    from aoti_lint.screen.name_index import CodeIndex
 
 if TYPE_CHECKING:
     _T = TypeVar("_T")
@@ -189,7 +189,7 @@ class Rule:
     severity: ClassVar[Severity] = Severity.WARNING
     # "never", "sometimes" or "always", as ruff's `rule` command prints it.
     fix_availability: ClassVar[str] = "never"
-    # File kinds the rule reads (see aoti_lint.source.FileKind).
+    # File kinds the rule reads (see aoti_lint.read.source.FileKind).
     file_kinds: ClassVar[frozenset[str]] = frozenset({"python"})
     # Prefilter: the file can only trigger the rule if, for at least one group, every token of the group
     # occurs in its bytes. Must be sound: a test runs every example and fixture through it.
@@ -239,7 +239,7 @@ class Rule:
     @classmethod
     def could_match_code(cls, code: CodeIndex) -> bool:
         """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
-        ``aoti_lint.code_index.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        ``aoti_lint.screen.name_index.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
         return True
 
     @classmethod
@@ -383,7 +383,7 @@ class PythonContext:
         self.wrapper = wrapper
         self.target_torch = target_torch
         self.findings: list[Finding] = []
-        # The project's migration plan for this file (aoti_lint.analysis.migration_flow.FileFlow), if any.
+        # The project's migration plan for this file (aoti_lint.flows.migration_flow.FileFlow), if any.
         self.flow: FileFlow | None = None
         self._memo: dict[str, Any] = {}
 
@@ -395,18 +395,18 @@ class PythonContext:
         return value
 
     def facts(self) -> ModuleFacts:
-        """Names, parents and single assignments of this module (aoti_lint.dataflow.ModuleFacts)."""
-        from aoti_lint.dataflow import ModuleFacts
+        """Names, parents and single assignments of this module (aoti_lint.model.module_facts.ModuleFacts)."""
+        from aoti_lint.model.module_facts import ModuleFacts
 
         return self.memo("module-facts", lambda: ModuleFacts(self.wrapper, self.names()))
 
     def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        # libcst's PositionProvider's answers without its cost (aoti_lint.node_positions), shared with the facts
+        # libcst's PositionProvider's answers without its cost (aoti_lint.model.node_positions), shared with the facts
         return self.facts().positions
 
     def names(self) -> QualifiedNames:
-        """The module's qualified names (``aoti_lint.imported_names``), shared by the rules and the facts."""
-        from aoti_lint.imported_names import QualifiedNames
+        """The module's qualified names (``aoti_lint.model.imported_names``), shared by the rules and the facts."""
+        from aoti_lint.model.imported_names import QualifiedNames
 
         return self.memo("qualified-names", lambda: QualifiedNames(self.wrapper, self.source.text))
 

@@ -16,8 +16,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from aoti_lint import cpp
-    from aoti_lint.source import SourceFile
+    from aoti_lint.read import cpp
+    from aoti_lint.read.source import SourceFile
 
 # Validation macros: a size read inside one is a check the author wants, not a size that flows on.
 CHECK_MACROS = ("TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "TORCH_SYM_CHECK", "AT_ASSERT", "assert")
@@ -56,7 +56,7 @@ def _function_name(function: Node) -> str | None:
     name = declarator.child_by_field_name("declarator")
     if name is None:
         return None
-    from aoti_lint.cpp import last_name
+    from aoti_lint.read.cpp import last_name
 
     return last_name(name)
 
@@ -77,7 +77,7 @@ def _parameters(function: Node) -> list[Node]:
 def _macro(function: Node) -> tuple[str, list[str]] | None:
     """``TORCH_LIBRARY_IMPL(ns, Meta, m) {...}``, which tree-sitter reads as a function definition: the macro
     name and its arguments."""
-    from aoti_lint.cpp import text
+    from aoti_lint.read.cpp import text
 
     declarator = function.child_by_field_name("declarator")
     if function.type != "function_definition" or declarator is None or declarator.type != "function_declarator":
@@ -118,7 +118,7 @@ def _schema_arguments(schema: str) -> tuple[str, list[str]] | None:
 def _op_name(node: Node | None) -> str | None:
     """The op a registration names: a string literal's op, or the expression as written (a constant or a
     macro), which then only names the op in messages."""
-    from aoti_lint.cpp import string_value, text
+    from aoti_lint.read.cpp import string_value, text
 
     if node is None:
         return None
@@ -131,7 +131,7 @@ def _op_name(node: Node | None) -> str | None:
 def _in_check(node: Node, body: Node) -> bool:
     """Inside ``TORCH_CHECK(...)``, ``TORCH_INTERNAL_ASSERT(...)`` or ``assert(...)``: a validation, whose
     guard is what the author wants (like a Python ``if ...: raise``)."""
-    from aoti_lint.cpp import text
+    from aoti_lint.read.cpp import text
 
     parent = node.parent
     while parent is not None and parent != body:
@@ -288,7 +288,7 @@ class CppMetaKernelConcreteSize(TextRule):
 
     @classmethod
     def check(cls, source: SourceFile) -> list[Finding]:
-        from aoti_lint import cpp
+        from aoti_lint.read import cpp
 
         data = source.text.encode("utf-8")
         tree = cpp.parse(data)
@@ -326,7 +326,7 @@ class CppMetaKernelConcreteSize(TextRule):
     @staticmethod
     def _impl_calls(scope: Node, receiver: str | None = None) -> Iterator[Node]:
         """``X.impl(...)`` calls under ``scope`` (with ``X`` the given name when one is given)."""
-        from aoti_lint.cpp import text, walk
+        from aoti_lint.read.cpp import text, walk
 
         for call in walk(scope, ("call_expression",)):
             function = call.child_by_field_name("function")
@@ -354,7 +354,7 @@ class CppMetaKernelConcreteSize(TextRule):
     @classmethod
     def _keyed_registration(cls, call: Node) -> list[_Kernel]:
         """``m.impl("op", c10::DispatchKey::Meta, f)`` and ``m.impl("op", torch::dispatch(DispatchKey::Meta, f))``."""
-        from aoti_lint.cpp import last_name, text
+        from aoti_lint.read.cpp import last_name, text
 
         if next(cls._impl_calls(call), None) is not call:
             return []
@@ -381,7 +381,7 @@ class CppMetaKernelConcreteSize(TextRule):
 
     @staticmethod
     def _schema(call: Node) -> tuple[str, list[str]] | None:
-        from aoti_lint.cpp import string_value, text
+        from aoti_lint.read.cpp import string_value, text
 
         function = call.child_by_field_name("function")
         if function is None or function.type != "field_expression":
@@ -397,7 +397,7 @@ class CppMetaKernelConcreteSize(TextRule):
     @staticmethod
     def _resolve(node: Node, definitions: dict[str, list[Node]]) -> list[Node]:
         """The kernel a registration names: a lambda, or ``f`` / ``&f`` / ``TORCH_FN(f)`` defined once here."""
-        from aoti_lint.cpp import last_name, text
+        from aoti_lint.read.cpp import last_name, text
 
         while True:
             if node.type in ("pointer_expression", "parenthesized_expression"):
@@ -426,7 +426,7 @@ class CppMetaKernelConcreteSize(TextRule):
     def _check_kernel(
         cls, source: SourceFile, locator: cpp.Locator, function: Node, op: str, schema: list[str] | None
     ) -> list[Finding]:
-        from aoti_lint.cpp import last_name, text, walk
+        from aoti_lint.read.cpp import last_name, text, walk
 
         body = function.child_by_field_name("body")
         if body is None:
@@ -494,8 +494,8 @@ class CppMetaKernelConcreteSize(TextRule):
     def _suppress(root: Node, findings: list[Finding]) -> list[Finding]:
         """``// noqa: AOTI304`` on the finding's line, ``// aoti-lint: noqa`` anywhere: C++ comments read as
         the ``#`` comments the engine understands elsewhere."""
-        from aoti_lint.cpp import text, walk
-        from aoti_lint.suppressions import Suppressions
+        from aoti_lint.model.suppressions import Suppressions
+        from aoti_lint.read.cpp import text, walk
 
         suppressions = Suppressions()
         for comment in walk(root, ("comment",)):

@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
     from typing import ClassVar
 
-    from aoti_lint.analysis.flow_summary import Link
+    from aoti_lint.flows.flow_summary import Link
 
 
 class CrossDeviceLoad(DeviceFlowRule):

@@ -15,6 +15,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import LazyPattern, cst
+from aoti_lint.read.source import PYTHON_KINDS
 from aoti_lint.rules.ast_reading import AstReading
 from aoti_lint.rules.base import Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
@@ -28,14 +29,13 @@ from aoti_lint.rules.debug_switches import (
     sets_one_key,
     string_literal,
 )
-from aoti_lint.source import PYTHON_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from aoti_lint.read.source import SourceFile
     from aoti_lint.scanners import EnvSetting
-    from aoti_lint.source import SourceFile
 
 ENVIRON = "os.environ"
 _IMPORTS_OS = LazyPattern(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
@@ -223,7 +223,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         """`import os` / `from os import environ` that the removed settings were the last users of."""
         if not _IMPORTS_OS.search(text):  # also keeps shell, YAML and .env files away from the Python parser
             return text
-        from aoti_lint.unused_imports import drop_unused
+        from aoti_lint.fixes.unused_imports import drop_unused
 
         return drop_unused(text, lambda module, name, _: module == "os" and name in (None, "environ", "putenv"))
 
@@ -645,7 +645,7 @@ class _AstSettings(AstReading):
     switch's name as the key of ``environ[K] = V`` (one target: the statement goes; more: no fix) or of
     ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), in a module, class
     or function body outside any ``if`` (whose condition may make it deliberate). What ``environ`` is comes from
-    the module's own bindings as ``aoti_lint.imported_names`` reads them from ``ast``, the very answer the rule's
+    the module's own bindings as ``aoti_lint.model.imported_names`` reads them from ``ast``, the very answer the rule's
     ``qualified_names`` gives libcst's traversal. A switch's name read (``environ[K]`` loaded, ``x.get(K)``) is
     passed over as libcst passes over it. Any other place a switch's name takes (a dict key, a keyword, another
     call) leaves the file to libcst: ``findings`` is then None. So do what the two readings would tell apart: a

@@ -204,7 +204,7 @@ class DebugInductorConfig(PythonSwitchRule):
     def tidy_after_fix(cls, text: str) -> str:
         """`torch._inductor.config` imported under a name of its own that the removed keys were the last users
         of (a bare `import torch._inductor.config` also binds `torch`, and stays)."""
-        from aoti_lint.unused_imports import drop_unused
+        from aoti_lint.fixes.unused_imports import drop_unused
 
         return drop_unused(
             text,
@@ -691,8 +691,8 @@ class _AstConfigWrites(AstReading):
 
     def _write(self, statement: Any, target: Any) -> Finding | bool | None:
         """The finding at an assigned key; False where libcst reports none; None where it is not known here."""
-        from aoti_lint.code_index import NOT_A_LITERAL, literal
-        from aoti_lint.pyast import source_segment
+        from aoti_lint.model.syntax_tree import source_segment
+        from aoti_lint.screen.name_index import NOT_A_LITERAL, literal
 
         names = self.qualified_names(target)
         if names is None:

@@ -232,7 +232,7 @@ class PythonSwitchRule(PythonRule):
         return (Edit("pass", self._position(statement), self._position(statement, end=True)),)
 
     def _lines(self) -> list[str]:
-        # Rows as the edits count them (a lone "\r" ends a line too, see aoti_lint.edits).
+        # Rows as the edits count them (a lone "\r" ends a line too, see aoti_lint.fixes.edits).
         return self.context.memo("debug-switch-lines", lambda: _LINE_END.split(self.context.text))
 
     def _with_blank_lines(self, first: int, last: int, opens_block: bool) -> tuple[int, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
-from aoti_lint.analysis.migration_verdicts import deprecation
+from aoti_lint.flows.migration_verdicts import deprecation
 from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, DeprecatedSymbol
 from aoti_lint.knowledge.references import MIGRATION_GUIDE
 from aoti_lint.lazy import cst
@@ -169,7 +169,7 @@ class DeprecatedReference(PythonRule):
         return self.symbol.qualified_name in self.qualified_names(node)
 
     def _report(self, node: Any) -> None:
-        from aoti_lint.analysis.migration_verdicts import deprecation
+        from aoti_lint.flows.migration_verdicts import deprecation
 
         self.report(node, deprecation(self.symbol))
 
@@ -179,13 +179,13 @@ class DeprecatedReference(PythonRule):
         import libcst as cst
 
         from aoti_lint.codemods.migration import tidy_imports
-        from aoti_lint.edits import with_last_line_end
+        from aoti_lint.fixes.edits import with_last_line_end
 
         try:
             module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             return text  # the engine refuses to write it anyway
-        from aoti_lint.node_positions import gives_back
+        from aoti_lint.model.node_positions import gives_back
 
         if not gives_back(module.code, text):
             return text  # libcst does not give the text back: its code generation would edit lines no fix touched
@@ -196,10 +196,10 @@ class DeprecatedReference(PythonRule):
         mine = [f for f in self.context.findings if f.code == self.code]
         if not mine:
             return
-        from aoti_lint.analysis.migration_verdicts import looked_up, not_called, not_fixed
         from aoti_lint.codemods.migration import fix_for_site
         from aoti_lint.codemods.migration_plan import MigrationPlan
         from aoti_lint.diagnostics import Applicability, Fix
+        from aoti_lint.flows.migration_verdicts import looked_up, not_called, not_fixed
 
         context = self.context
         # With a project plan (``context.flow``), each call gets its artifact flow's verdict.

@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tree_sitter import Node
 
-    from aoti_lint.source import SourceFile
+    from aoti_lint.read.source import SourceFile
 
 _NAME_NODES = frozenset({"identifier", "type_identifier", "namespace_identifier"})
 _CLASS_SPECIFIERS = frozenset({"class_specifier", "struct_specifier"})
@@ -93,7 +93,7 @@ class DeprecatedCppRunner(TextRule):
 
     @classmethod
     def check(cls, source: SourceFile) -> list[Finding]:
-        from aoti_lint import cpp
+        from aoti_lint.read import cpp
 
         # The decoded text, re-encoded: positions then match the text the user sees (a BOM is not a column).
         data = source.text.encode("utf-8")
@@ -194,7 +194,7 @@ def _message(name: str) -> str:
 
 def _references(root: Node) -> Iterator[Node]:
     """Every name of a runner class in code, except where a file declares or implements the class."""
-    from aoti_lint import cpp
+    from aoti_lint.read import cpp
 
     names = [node for node in cpp.walk(root, _NAME_NODES) if cpp.text(node) in RUNNER_CLASSES]
     if not names:

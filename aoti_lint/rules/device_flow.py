@@ -1,7 +1,7 @@
 """The base of AOTI101-AOTI103, the first three checks of PyTorch's AOTI debugging guide, made static.
 
 1. the load device type is the compile device type; 2. the inputs are on that device; 3. the input shapes are
-the compile-time shapes, or within the declared dynamic dims. The analysis (``aoti_lint.analysis.module_flow``)
+the compile-time shapes, or within the declared dynamic dims. The analysis (``aoti_lint.flows.module_flow``)
 summarises each module; the checks run over the summaries of all the files of a run, so a package written by
 ``export.py`` and loaded by ``serve.py`` is checked too. Each rule is in its own module:
 ``cross_device_load`` (AOTI101), ``input_device_mismatch`` (AOTI102), ``input_shape_mismatch`` (AOTI103).
@@ -21,8 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
     from typing import Any, ClassVar
 
-    from aoti_lint.analysis.flow_summary import CallArgument, FlowSummary, Link, Span
-    from aoti_lint.text_layout import Places
+    from aoti_lint.flows.flow_summary import CallArgument, FlowSummary, Link, Span
+    from aoti_lint.screen.text_layout import Places
 
 
 # Each pattern starts with a literal word, so that `re` skips from one occurrence of it to the next: an alternation
@@ -63,7 +63,7 @@ def _summary_matches(text: str) -> Iterator[tuple[int, int]]:
 
 
 def _text_mentions(text: str) -> Any:
-    from aoti_lint.analysis.so_mentions import text_mentions
+    from aoti_lint.flows.so_mentions import text_mentions
 
     return text_mentions(text)
 
@@ -79,7 +79,7 @@ def _wanted_by_text(text: str) -> str | None:
     """``SITE`` or ``MENTION`` where ``_summary_patterns`` match, a definition of an API name aside: the summary's
     calls are calls, in code (torch's docstrings show calls of the API), and its paths are strings, not comments;
     None where none does."""
-    from aoti_lint.text_layout import Places
+    from aoti_lint.screen.text_layout import Places
 
     calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called; then the import; then the suffixes
     places: Places | None = None
@@ -100,7 +100,7 @@ def _wanted_by_text(text: str) -> str | None:
         # A `.so` string is summarised wherever it is; a `.pt2` one only as a module constant's value.
         if ARTIFACT_SUFFIXES[index - calls - 1] == ".so":
             return MENTION
-        from aoti_lint.analysis.so_mentions import may_bind_module_constant
+        from aoti_lint.flows.so_mentions import may_bind_module_constant
 
         if may_bind_module_constant(places, string):
             return SITE
@@ -156,13 +156,13 @@ class DeviceFlowRule(ProjectRule):
 
     @classmethod
     def summarize(cls, context: Any) -> FlowSummary:
-        from aoti_lint.analysis.module_flow import summarize
+        from aoti_lint.flows.module_flow import summarize
 
         return summarize(context)
 
     @classmethod
     def check_project(cls, summaries: Sequence[FlowSummary]) -> list[Finding]:
-        from aoti_lint.analysis.flow_summary import link_loads
+        from aoti_lint.flows.flow_summary import link_loads
 
         links = link_loads(summaries)
         findings = []

@@ -204,7 +204,7 @@ class FakeKernelConcreteSize(PythonRule):
         return could_hold_finding(code).concrete
 
     def visit_Module(self, node: cst.Module) -> None:
-        from aoti_lint.fake_kernels import is_size, is_tensor, kernel_index
+        from aoti_lint.model.kernels import is_size, is_tensor, kernel_index
 
         for kernel in kernel_index(self.context).kernels.values():
             for item in kernel.nodes():

@@ -31,7 +31,7 @@ def _number(node: Any) -> float | None:
         inner = _number(node.expression)
         return None if inner is None else -inner
     if isinstance(node, cst.BinaryOperation):
-        from aoti_lint.kernel_prefilter import constant_arithmetic
+        from aoti_lint.screen.kernel_prefilter import constant_arithmetic
 
         left, right = _number(node.left), _number(node.right)
         operator = _ARITHMETIC.get(type(node.operator).__name__)
@@ -194,7 +194,7 @@ class FakeKernelShapeBranch(PythonRule):
         return could_hold_kernel(code) and could_hold_finding(code).branch
 
     def visit_Module(self, node: cst.Module) -> None:
-        from aoti_lint.fake_kernels import children, is_size, kernel_index
+        from aoti_lint.model.kernels import children, is_size, kernel_index
 
         for kernel in kernel_index(self.context).kernels.values():
             for item in kernel.nodes():

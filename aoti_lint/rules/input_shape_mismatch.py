@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the summary types load with the first summary: a clean file never needs them
     from typing import ClassVar
 
-    from aoti_lint.analysis.flow_summary import CallArgument, ExampleInput, Link
+    from aoti_lint.flows.flow_summary import CallArgument, ExampleInput, Link
 
 
 def _shape_problem(arg: CallArgument, example: ExampleInput) -> str | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aoti_lint.diagnostics import Severity
 from aoti_lint.knowledge.references import PEP_263
+from aoti_lint.read.source import PYTHON_KINDS
 from aoti_lint.rules.base import Invalid, Rule, Valid
-from aoti_lint.source import PYTHON_KINDS
 
 
 class SyntaxErrorRule(Rule):

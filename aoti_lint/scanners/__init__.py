@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Edit, Position
-from aoti_lint.edits import line_starts, position
+from aoti_lint.fixes.edits import line_starts, position
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

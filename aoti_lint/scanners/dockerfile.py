@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from aoti_lint.edits import split_lines
+from aoti_lint.fixes.edits import split_lines
 from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, shell
 from aoti_lint.scanners.shell import CommandRemoval
 

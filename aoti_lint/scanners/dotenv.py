@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from aoti_lint.edits import split_lines
+from aoti_lint.fixes.edits import split_lines
 from aoti_lint.scanners import EnvSetting, Locator
 
 _LINE = re.compile(r"[ \t]*(?:export[ \t]+)?(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*(?P<value>.*?)[ \t]*\r?$")

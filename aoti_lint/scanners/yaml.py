@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit
-from aoti_lint.edits import split_lines
+from aoti_lint.fixes.edits import split_lines
 from aoti_lint.scanners import ENV_NAME, EnvSetting, Locator, mentions_debug, shell
 from aoti_lint.scanners.shell import CommandRemoval
 

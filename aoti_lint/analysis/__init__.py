@@ -1,1 +1,0 @@
-"""Static analyses shared by rules; each imports libcst lazily, inside its functions."""

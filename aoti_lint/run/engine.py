@@ -1,0 +1,752 @@
+"""The lint core's middle: one text in, its findings and fixed bytes out. Prefilter, parse once, run every enabled
+rule in one traversal, suppress; with fixes, apply them and lint again until none is left.
+
+Nothing here touches the disk or knows about other files: reading, writing, the worker pool, the cache and
+stdin live above (``aoti_lint.run.disk``, ``aoti_lint.run.runner``, ``aoti_lint.run.lint``), the project pass
+across files in ``aoti_lint.flows.project_pass``. libcst is imported only once some file passes the prefilter
+(``aoti_lint.model.parse``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from aoti_lint.diagnostics import Edit, FileError, Finding, Fix
+from aoti_lint.model.node_positions import NotReproduced
+from aoti_lint.model.parse import MAX_LIBCST_BYTES
+from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
+from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
+from aoti_lint.rules.syntax_error import SyntaxErrorRule
+from aoti_lint.screen.file_context import FileContext
+from aoti_lint.screen.prefilter import Wanted, by_bytes, by_code
+from aoti_lint.settings.run_options import FixOptions
+
+__all__ = ["FixOptions"]  # defined with the run's other options; the engine is where its callers find it
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    import libcst as cst
+
+    from aoti_lint.model.suppressions import Suppressions
+    from aoti_lint.rules.base import PythonContext
+    from aoti_lint.screen.name_index import CodeIndex
+
+
+# The fixes planned per artifact flow across the files of a run, and the project data that plan reads.
+MIGRATION_CODES = frozenset({"AOTI001", "AOTI002"})
+FLOW_SUMMARY = "device-flow"
+
+
+@dataclass
+class ProjectPart:
+    """What one file gives the project pass (plain data): project data by ``ProjectRule.summary_key``, the
+    project rules enabled for the file, and its noqa comments."""
+
+    path: str
+    summaries: dict[str, object]
+    codes: frozenset[str]
+    suppressions: Suppressions
+
+
+@dataclass
+class CheckResult:
+    """One lint of one text (``check_source``): findings at the text's own positions, no fix applied."""
+
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    parsed: bool = False
+    project: ProjectPart | None = None
+    # Why some fix could not be built (by reason), for a warning: the findings stand, so the exit code does too.
+    notes: dict[str, FileError] = field(default_factory=dict)
+
+
+@dataclass
+class FileOutcome:
+    """What processing one file produced (``process_source``): the findings after fixes, located for the
+    report (notebook cells), and the fixed bytes; plain data, so a worker process can return it."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
+    fixed: int = 0
+    # Set when fixes changed the text (and, without --diff, were written).
+    original_text: str | None = None
+    fixed_text: str | None = None
+    fixed_data: bytes | None = None
+    checked: bool = False
+    project: ProjectPart | None = None
+    # Fixes that could not be built (``CheckResult.notes``): warnings, not errors.
+    notes: list[FileError] = field(default_factory=list)
+    # Artifact flows (aoti_lint.flows.migration_flow) whose part in this file the fixed text migrates.
+    flow_groups: frozenset[int] = frozenset()
+    # What a fixed file is written over, when the run writes it after checking the whole flow.
+    source_path: Path | None = None
+    original_data: bytes | None = None
+
+
+# Past these, a file some rule would read is reported as not checked instead of parsed: libcst's time and memory
+# grow past any budget on such files, and gigabytes on one long line; a file no rule looks at costs its read,
+# whatever its size.
+MAX_CHECKED_BYTES = 2_000_000
+MAX_LINE_BYTES = 100_000
+
+
+def over_limits(source: SourceFile) -> FileError | None:
+    """Why the file is too big to check (size, longest line), or None."""
+    size = len(source.data)
+    if size > MAX_CHECKED_BYTES:
+        return FileError(
+            source.display_path, f"not checked: {size:,} bytes is over the {MAX_CHECKED_BYTES:,}-byte limit"
+        )
+    if size > MAX_LINE_BYTES and has_line_over(source.data, MAX_LINE_BYTES):
+        longest = max(map(len, source.data.splitlines()))
+        return FileError(
+            source.display_path,
+            f"not checked: a line of {longest:,} bytes is over the {MAX_LINE_BYTES:,}-byte limit",
+        )
+    return None
+
+
+def has_line_over(data: bytes, limit: int) -> bool:
+    """Whether a line of ``data`` (as ``bytes.splitlines`` splits it) is longer than ``limit`` bytes: the last line
+    end of each window of ``limit + 1`` bytes, searched from the end at C speed, instead of a list of every line
+    (torch's big files made that a visible share of a run)."""
+    start, size = 0, len(data)
+    while size - start > limit:
+        stop = start + limit + 1
+        end = max(data.rfind(b"\n", start, stop), data.rfind(b"\r", start, stop))
+        if end == -1:
+            return True
+        start = end + 1
+    return False
+
+
+def internal_error(source: SourceFile, exc: Exception) -> FileError:
+    """A bug in a rule, reported for the one file (traceback with --verbose); the run goes on."""
+    import traceback
+
+    return FileError(
+        source.display_path,
+        f"internal error while linting: {type(exc).__name__}: {exc}",
+        detail=traceback.format_exc(),
+    )
+
+
+def _project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:
+    return frozenset(
+        rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES or rule.reads_flows
+    )
+
+
+def check_source(
+    source: SourceFile,
+    context: FileContext,
+    prefilter: bool = True,
+    build_edits: bool = True,
+    prefiltered: Wanted | None = None,
+    _focused: bool = False,
+) -> CheckResult:
+    """Lint one file's content with the context's rules (already chosen for its path and kind).
+
+    ``prefilter=False`` runs every rule whatever the bytes hold: the soundness test compares both ways.
+    ``build_edits=False`` leaves the fixes whose edits are costly to build deferred (``Fix.settled``).
+    ``prefiltered``: what ``prefilter.prefiltered`` already found for these bytes and this context.
+    """
+    result = CheckResult()
+    rules = context.rules
+    if source.kind not in PYTHON_KINDS:
+        return _check_text(
+            source,
+            [
+                rule
+                for rule in rules
+                if issubclass(rule, TextRule) and (not prefilter or rule.could_match(source.prefilter_data))
+            ],
+        )
+    if prefilter:
+        wanted = prefiltered if prefiltered is not None else by_bytes(source.prefilter_data, context)
+    else:
+        wanted = Wanted([rule for rule in rules if issubclass(rule, PythonRule)], list(context.project_rules))
+    # A text no rule wants after the prefilter's stages cannot hold a finding: it is not parsed, and AOTI000 has
+    # nothing to say of it (``prefiltered`` holds every stage's answer, else stage one's is given here).
+    if not wanted:
+        return result
+    report_syntax = SyntaxErrorRule in rules
+    try:
+        text = source.text
+    except DecodeError as exc:
+        if report_syntax:
+            from aoti_lint.model.parse import syntax_error_finding
+
+            result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
+        return result
+    if prefilter and prefiltered is None:
+        wanted = by_code(text, wanted)
+        if not wanted:
+            return result
+    if report_syntax:
+        # A text some rule reads is reported, and read no further, when CPython refuses it: the same parse the code
+        # stage made (``pyast.parse``), asked again.
+        from aoti_lint.model.parse import syntax_error
+
+        refused = syntax_error(source, text)
+        if refused is not None:
+            result.findings.append(refused)
+            return result
+    if prefilter:
+        # A file wanted only for its project data, without a migration plan, may not need libcst at all.
+        light = None
+        if not wanted.rules and context.flow is None:
+            light = _light_summaries(source, text, wanted.project_rules)
+        if light is not None:
+            summaries, noqa = light
+            result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
+            return result
+    # Past libcst's limit, a file the rules read (and not the strings alone) is read in its focused statements, where
+    # the cost of the whole module's readings would grow with all of it.
+    if len(source.data) > MAX_LIBCST_BYTES and not _focused:
+        return _check_focused(source, context, prefilter, wanted, result)
+    if prefilter and (not build_edits or not wanted.rules):
+        answered = ast_answer(source, context, wanted)
+        if answered is not None:
+            _add_ast_answer(source, result, rules, *answered)
+            return result
+    if not text.isascii():
+        from aoti_lint.model.local_bindings import folds_names
+        from aoti_lint.model.parse import named_text
+
+        if folds_names(text):  # libcst reads names as written, CPython as their NFKC form: give it those
+            named = named_text(text)
+            if named != text:
+                source = SourceFile(source.path, source.display_path, source.kind, source.data, named, source.encoding)
+                text = named
+    return _check_with_libcst(source, context, wanted, text, build_edits, result)
+
+
+def _check_focused(
+    source: SourceFile, context: FileContext, prefilter: bool, wanted: Wanted, result: CheckResult
+) -> CheckResult:
+    """A file past ``MAX_LIBCST_BYTES``: checked as its focused text (``parse.focused_text``), which gives the same
+    findings at the same places at a cost that grows with the statements the rules read, not with the file; no
+    fix is built (libcst would rewrite the whole file)."""
+    from aoti_lint.model.parse import MAX_LIBCST_BYTES, syntax_error
+
+    text = source.text
+    refused = syntax_error(source, text)  # CPython's own error, without libcst's parse of the whole text
+    if refused is not None:
+        if SyntaxErrorRule in context.rules:
+            result.findings.append(refused)
+        return result
+    focused = _focus(text, wanted)
+    if focused is None:
+        limit = f"{MAX_LIBCST_BYTES:,}"
+        why = f"not checked: the statements the rules read are over the {limit}-byte limit of libcst's analysis"
+        result.errors.append(FileError(source.display_path, why))
+        return result
+    part = SourceFile(source.path, source.display_path, source.kind, source.data, focused, source.encoding)
+    checked = check_source(part, context, prefilter, False, wanted if prefilter else None, _focused=True)
+    for finding in checked.findings:
+        if finding.fix is not None:
+            finding.fix = unavailable(finding.fix, TOO_LARGE_TO_REWRITE)
+            checked.notes[TOO_LARGE_TO_REWRITE] = FileError(
+                source.display_path, f"fixes unavailable: {TOO_LARGE_TO_REWRITE}"
+            )
+    return checked
+
+
+def _check_with_libcst(
+    source: SourceFile, context: FileContext, wanted: Wanted, text: str, build_edits: bool, result: CheckResult
+) -> CheckResult:
+    """The findings libcst's analysis gives. libcst reads the whole text, or, past ``MAX_LIBCST_BYTES`` (or where
+    its code generation does not give the text back), only the statements the rules can read
+    (``parse.focused_text``): the findings are the same, their fixes unavailable."""
+    focused: str | None = None
+    why = ""
+    checked = _libcst_findings(source, context, wanted, text, build_edits, result)
+    if isinstance(checked, NotReproduced):
+        focused, why = _focus(text, wanted), str(checked)
+        if focused is not None and focused != text:
+            result.notes.clear()
+            checked = _libcst_findings(source, context, wanted, focused, False, result)
+    if isinstance(checked, NotReproduced):
+        error = FileError(source.display_path, f"not checked: {checked}; positions and fixes would be off")
+        return _without_libcst(source, context, wanted, result, str(checked), error)
+    if isinstance(checked, RecursionError):
+        error = FileError(source.display_path, "too deeply nested to analyse")
+        return _without_libcst(source, context, wanted, result, "too deeply nested for libcst", error)
+    if isinstance(checked, FileError):
+        result.errors.append(checked)
+        return result
+    if checked is None:
+        return result
+    if focused is not None:
+        for finding in checked:
+            if finding.fix is not None:
+                finding.fix = unavailable(finding.fix, why)
+                result.notes[why] = FileError(source.display_path, f"fixes unavailable: {why}")
+    result.findings.extend(checked)
+    return result
+
+
+def _focus(text: str, wanted: Wanted) -> str | None:
+    """The text libcst reads where it is not given the whole text (``parse.focused_text``), or None where that part
+    is over ``MAX_LIBCST_BYTES``."""
+    from aoti_lint.model.parse import MAX_LIBCST_BYTES, focused_text
+
+    tokens: set[str] = set()
+    for rule in (*wanted.rules, *wanted.project_rules):
+        for group in (*rule.triggers, *getattr(rule, "summary_triggers", ())):
+            tokens.update(token.decode("utf-8", "replace") for token in group)
+    focused = focused_text(text, frozenset(tokens))
+    if focused is None or focused[1] > MAX_LIBCST_BYTES:
+        return None
+    return focused[0]
+
+
+def _libcst_findings(
+    source: SourceFile, context: FileContext, wanted: Wanted, text: str, build_edits: bool, result: CheckResult
+) -> list[Finding] | RecursionError | NotReproduced | FileError | None:
+    """libcst's findings over ``text`` (the file's, or its focused part), noqa comments applied (project data and
+    syntax errors go to ``result``); None for a syntax error; the exception that stopped the analysis."""
+    from aoti_lint.model.parse import parse_module
+
+    rules = context.rules
+    if text is not source.text:  # the focused part: every reading of this analysis reads it, at the same rows
+        source = SourceFile(source.path, source.display_path, source.kind, source.data, text, source.encoding)
+    module = parse_module(source, text)
+    if isinstance(module, Finding):
+        if _python_accepts(text):
+            # CPython reads the file (its reading is what runs); libcst does not: the ast reading's findings, if it
+            # settles them, and no fix.
+            _without_libcst(source, context, wanted, result, "libcst cannot parse this file", module)
+        elif any(rule is SyntaxErrorRule for rule in rules):
+            result.findings.append(module)
+        return None
+    result.parsed = True
+    try:
+        findings, summaries, python_context = _check_python(source, module, wanted, context, text)
+        for finding in findings:
+            if finding.fix is not None:
+                try:
+                    finding.fix = finding.fix.settled(build_edits)
+                except RecursionError:  # the codemod's libcst recursion: the finding stands, its fix cannot be built
+                    finding.fix = unavailable(finding.fix, TOO_DEEP_TO_REWRITE)
+                    result.notes[TOO_DEEP_TO_REWRITE] = FileError(
+                        source.display_path, f"fixes unavailable: {TOO_DEEP_TO_REWRITE}"
+                    )
+    except (RecursionError, NotReproduced) as exc:
+        return exc
+    except Exception as exc:  # a bug in a rule must not stop the run
+        return internal_error(source, exc)
+    if summaries:
+        from aoti_lint.model.suppressions import parsed_suppressions
+
+        # The project pass filters its own findings in this file: every comment is read.
+        suppressions = parsed_suppressions(python_context)
+        findings = suppressions.filter(findings)
+        result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), suppressions)
+    elif findings:
+        from aoti_lint.model.suppressions import parsed_suppressions, python_filter
+
+        findings = python_filter(text, findings, lambda _: parsed_suppressions(python_context))
+    return findings
+
+
+TOO_LARGE_TO_REWRITE = "the file is too large for libcst to rewrite"
+TOO_DEEP_TO_REWRITE = "too deeply nested for libcst to rewrite"
+
+
+def unavailable(fix: Fix, why: str) -> Fix:
+    """The fix as shown where its edits cannot be built: no edits, its message saying why."""
+    return Fix(fix.applicability, f"{fix.message} (unavailable: {why})")
+
+
+def _python_accepts(text: str) -> bool:
+    from aoti_lint.model.syntax_tree import parse
+
+    return not isinstance(parse(text), BaseException)
+
+
+def _without_libcst(
+    source: SourceFile,
+    context: FileContext,
+    wanted: Wanted,
+    result: CheckResult,
+    why: str,
+    otherwise: Finding | FileError,
+) -> CheckResult:
+    """The file's findings where libcst cannot analyse a file CPython reads: the ``ast`` reading's (what a run that
+    builds no fix edits reports anyway, so that no output format or fix option changes the verdict), each fix
+    unavailable and saying why; ``otherwise`` (the error, or libcst's syntax error) where that reading does not
+    settle the file."""
+    # No fix can be built here, so the migration plan, which only decides fixes, has nothing to add.
+    answered = ast_answer(source, replace(context, flow=None), wanted)
+    if answered is None:
+        if isinstance(otherwise, FileError):
+            result.errors.append(otherwise)
+        elif any(rule is SyntaxErrorRule for rule in context.rules):
+            result.findings.append(otherwise)
+        return result
+    found, summaries = answered
+    for finding in found:
+        if finding.fix is not None:
+            finding.fix = unavailable(finding.fix, why)
+    if any(finding.fix is not None for finding in found):
+        result.notes[why] = FileError(source.display_path, f"fixes unavailable: {why}")
+    _add_ast_answer(source, result, context.rules, found, summaries)
+    return result
+
+
+def _add_ast_answer(
+    source: SourceFile,
+    result: CheckResult,
+    rules: Sequence[type[Rule]],
+    found: list[Finding],
+    summaries: dict[str, object],
+) -> None:
+    text = source.text
+    if summaries:
+        from aoti_lint.model.suppressions import indexed_suppressions
+        from aoti_lint.screen.name_index import code_index
+
+        noqa = indexed_suppressions(text, code_index(text).hash_strings)  # type: ignore[union-attr]
+        result.findings.extend(noqa.filter(found))
+        result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
+    else:
+        from aoti_lint.model.suppressions import python_filter
+
+        result.findings.extend(python_filter(text, found))
+
+
+def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted, build_edits: bool = True) -> bool:
+    """Whether ``check_source`` parses the file with libcst, given what ``prefilter.prefiltered`` found: not
+    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``), nor when its rules and
+    project data are read from ``ast`` (``ast_answer``), in a run that builds no fix edits if a rule is wanted."""
+    if len(source.data) > MAX_LIBCST_BYTES:
+        return True  # its focused text is read (``_check_focused``), never the whole text's ``ast`` answer
+    if not wanted.rules and context.flow is None and _light_index(source.text, wanted.project_rules) is not None:
+        return False
+    if wanted.rules and build_edits:
+        return True
+    return ast_answer(source, context, wanted) is None
+
+
+_NO_AST_ANSWER = PythonRule.check_ast.__func__  # type: ignore[attr-defined]
+# The last file ``ast_answer`` answered for: the runner asks, then check_source asks again about the same text.
+_answered: list[Any] = [None, None, None]
+
+
+def ast_answer(
+    source: SourceFile, context: FileContext, wanted: Wanted
+) -> tuple[list[Finding], dict[str, object]] | None:
+    """The findings (before noqa comments) and the project data of a Python file read from its ``ast`` alone; None
+    when libcst must read it: some rule does not answer there (``PythonRule.check_ast``), the run's migration plan
+    concerns the file, or its deprecated calls or device flow are not settled from ``ast``
+    (``analysis.ast_flow``: AOTI001/AOTI002 and the device-flow summary come from one reading). Fixes' edits are
+    left deferred."""
+    if context.flow is not None or source.kind != "python":
+        return None
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+
+    if not all(issubclass(rule, DeviceFlowRule) for rule in wanted.project_rules):
+        return None
+    others = [rule for rule in wanted.rules if rule.code not in MIGRATION_CODES]
+    if any(getattr(rule.check_ast, "__func__", None) is _NO_AST_ANSWER for rule in others):
+        return None
+    text = source.text
+    key = (source.display_path, tuple(wanted.rules), tuple(wanted.project_rules), context.target_torch)
+    if _answered[0] is text and _answered[1] == key:
+        return _answered[2]
+    _answered[:] = [text, key, _ast_answer(source, context, wanted, others)]
+    return _answered[2]
+
+
+def _ast_answer(
+    source: SourceFile, context: FileContext, wanted: Wanted, others: list[type[PythonRule]]
+) -> tuple[list[Finding], dict[str, object]] | None:
+    from aoti_lint.screen.name_index import code_index
+
+    text = source.text
+    index = code_index(text)
+    if index is None or index.tree is None:
+        return None
+    found: list[Finding] = []
+    for rule in others:
+        try:
+            answer = rule.check_ast(index, source.display_path)
+        except Exception:  # a bug in the ast reading, or a tree too deep for it: libcst's traversal answers
+            answer = None
+        if answer is None:
+            return None
+        found.extend(answer)
+    summaries: dict[str, object] = {}
+    codes = {rule.code for rule in wanted.rules} & MIGRATION_CODES
+    if codes or wanted.project_rules:
+        from aoti_lint.flows.ast_flow import read_flow
+        from aoti_lint.model.suppressions import indexed_suppressions
+
+        noqa = indexed_suppressions(text, index.hash_strings)
+        try:
+            flow = read_flow(source.path, source.display_path, text, index.tree, context.target_torch, noqa)
+        except Exception:  # a bug in the ast reading: libcst's analysis answers
+            flow = None
+        if flow is None:
+            return None
+        found.extend(finding for finding in flow.findings if finding.code in codes)
+        if wanted.project_rules:
+            summaries[FLOW_SUMMARY] = flow.summary
+    return found, summaries
+
+
+def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | str | None:
+    """For a file whose project data is only its `.so` mentions: "text" when its text alone tells them
+    (``so_mentions.text_mentions``), else its ``ast`` index; None when libcst must read it."""
+    from aoti_lint.rules.device_flow import DeviceFlowRule
+
+    if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):
+        return None
+    from aoti_lint.flows.so_mentions import text_mentions
+
+    if text_mentions(text) is not None:
+        return "text"
+    from aoti_lint.screen.name_index import code_index
+
+    index = code_index(text)
+    if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):
+        return None
+    return index
+
+
+def _light_summaries(
+    source: SourceFile, text: str, project_rules: Sequence[type[Rule]]
+) -> tuple[dict[str, object], Suppressions] | None:
+    """The flow summary of a file summarised only for strings naming a `.so`, read from its text or its ``ast``,
+    with the file's noqa comments; None when libcst must read it (``analysis.so_mentions``)."""
+    index = _light_index(text, project_rules)
+    if index is None:
+        return None
+    from aoti_lint.flows.so_mentions import light_summary, text_mentions
+    from aoti_lint.model.suppressions import indexed_suppressions
+
+    if index == "text":
+        read = text_mentions(text)
+        assert read is not None
+        return {FLOW_SUMMARY: read.summary(source.path, source.display_path)}, indexed_suppressions(
+            text, read.hash_strings
+        )
+    assert not isinstance(index, str) and index.tree is not None
+    summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(index.reached))
+    if summary is None:
+        return None
+    return {FLOW_SUMMARY: summary}, indexed_suppressions(text, index.hash_strings)
+
+
+def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> CheckResult:
+    result = CheckResult()
+    if not rules:
+        return result
+    try:
+        text = source.text
+    except DecodeError as exc:
+        result.errors.append(FileError(source.display_path, f"cannot read as text: {exc}"))
+        return result
+    result.parsed = True
+    for rule in rules:
+        try:
+            result.findings.extend(rule.check(source))
+        except Exception as exc:  # a bug in a rule must not stop the run
+            result.errors.append(internal_error(source, exc))
+    if result.findings:
+        from aoti_lint.model.suppressions import cpp_suppressions, hash_comment_suppressions
+
+        suppressions = cpp_suppressions(text.encode()) if source.kind == "cpp" else hash_comment_suppressions(text)
+        result.findings = suppressions.filter(result.findings)
+    return result
+
+
+def _check_python(
+    source: SourceFile, module: cst.Module, wanted: Wanted, context: FileContext, text: str
+) -> tuple[list[Finding], dict[str, object], PythonContext]:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from aoti_lint.rules.base import PythonContext
+
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    python_context = PythonContext(source, module, wrapper, context.target_torch, text)
+    python_context.flow = context.flow
+
+    # Each rule's own visit_<Type>/leave_<Type> methods, called in one traversal as libcst's batched visitor
+    # would call them.
+    methods: dict[str, list[Any]] = {}
+    for rule_type in wanted.rules:
+        rule = rule_type(python_context)
+        for name in dir(rule_type):
+            if name.startswith(("visit_", "leave_")) and callable(getattr(rule, name)):
+                methods.setdefault(name, []).append(getattr(rule, name))
+    if methods:
+        kinds = {getattr(cst, name.split("_", 1)[1], None) for name in methods}
+        events = None if None in kinds else python_context.facts().visits(frozenset(kinds))  # type: ignore[arg-type]
+        if events is None:  # an attribute's visitor (visit_Call_func), whitespace: libcst's traversal
+            wrapper.visit_batched([_batched_rules(methods)])
+        else:
+            for entering, node in events:
+                for method in methods.get(("visit_" if entering else "leave_") + type(node).__name__, ()):
+                    method(node)
+    summaries: dict[str, object] = {}
+    for project_rule in wanted.project_rules:
+        if project_rule.summary_key not in summaries:
+            summaries[project_rule.summary_key] = project_rule.summarize(python_context)
+    return python_context.findings, summaries, python_context
+
+
+def _batched_rules(methods: dict[str, list[Any]]) -> Any:
+    import libcst as cst
+
+    class BatchedRules(cst.BatchableCSTVisitor):
+        """The rules' methods for libcst's own batched traversal."""
+
+        def get_visitors(self) -> dict[str, Any]:
+            def each(calls: list[Any]) -> Any:
+                return lambda node: [call(node) for call in calls]
+
+            return {name: each(calls) for name, calls in methods.items()}
+
+    return BatchedRules()
+
+
+MAX_FIX_ITERATIONS = 10
+
+
+def fix_source(
+    source: SourceFile, context: FileContext, result: CheckResult, unsafe: bool
+) -> tuple[SourceFile, int, CheckResult]:
+    """Apply the applicable fixes, re-linting after each round (as ruff does) until none is left.
+
+    Each round takes the fixes whose edits do not overlap those already taken; the rest wait for the next
+    round, computed on the new text. Returns the fixed source, the number of fixes applied and the final
+    lint result.
+    """
+    from aoti_lint.fixes.edits import apply_edits, overlaps
+
+    fixed = 0
+    applied: set[str] = set()
+    for _ in range(MAX_FIX_ITERATIONS):
+        chosen: list[Finding] = []
+        edits: list[tuple[Edit, ...]] = []
+        taken: set[Edit] = set()
+        for finding in sorted(result.findings, key=Finding.sort_key):
+            fix = finding.fix
+            if fix is None or not finding.fix_applies(unsafe):
+                continue
+            if fix.edits and taken.issuperset(fix.edits):
+                # The same edits as a fix already taken (each site of a flow carries the whole flow's): fixed by
+                # it, counted as ruff counts a fix it applies once for several diagnostics.
+                chosen.append(finding)
+            elif not any(overlaps(e, fix.edits) for e in edits):
+                chosen.append(finding)
+                edits.append(fix.edits)
+                taken.update(fix.edits)
+        if not chosen:
+            break
+        text = apply_edits(source.text, [edit for group in edits for edit in group])
+        if text == source.text:
+            break
+        fixed += len(chosen)
+        applied.update(finding.code for finding in chosen)
+        source = source.with_text(text)
+        result = check_source(source, context)
+    text = source.text
+    for rule in context.rules:
+        # A fix sees one finding at a time; what only the whole set of fixes leaves behind (an import no
+        # longer used by anything) is tidied once at the end.
+        if rule.code in applied and rule.tidy_after_fix is not Rule.tidy_after_fix:
+            text = rule.tidy_after_fix(text)
+    if text != source.text:
+        source = source.with_text(text)
+        result = check_source(source, context)
+    return source, fixed, result
+
+
+class _Unfixable(Exception):
+    """A file CPython reads whose fixes libcst cannot build: its findings stand, nothing is written."""
+
+
+def process_source(
+    source: SourceFile, context: FileContext, fix: FixOptions, prefiltered: Wanted | None = None
+) -> FileOutcome:
+    """Lint one file and, when asked, fix it in memory: the outcome carries the fixed bytes only if they still
+    parse (``aoti_lint.run.disk.lint_file`` writes them). ``prefiltered``: see ``check_source``.
+
+    ``context.flow`` is the run's migration plan for this file: its part of every artifact flow the fix options
+    allow is migrated in one pass, then the other fixes follow.
+    """
+    flow = context.flow
+    outcome = FileOutcome(path=source.display_path, checked=True)
+    result = check_source(source, context, build_edits=fix.builds_edits, prefiltered=prefiltered)
+    shown = source
+    groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
+    if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):
+        try:
+            fixed_source, fixed, after = source, 0, result
+            if groups and flow is not None:
+                from aoti_lint.codemods.migration import migrate_flows
+                from aoti_lint.model.parse import MAX_LIBCST_BYTES
+
+                if result.notes:  # libcst cannot rewrite this file (the check found why)
+                    raise _Unfixable(next(iter(result.notes)))
+                if len(source.data) > MAX_LIBCST_BYTES:
+                    raise _Unfixable(TOO_LARGE_TO_REWRITE)
+                if not source.text.isascii():
+                    from aoti_lint.model.local_bindings import folds_names
+
+                    if folds_names(source.text):  # planned on the names as CPython reads them, not as written
+                        raise _Unfixable("its names are read in their NFKC form, which the migration would write")
+
+                try:
+                    text, fixed = migrate_flows(source.text, flow, groups, context.target_torch)
+                except RecursionError:  # libcst's recursion on a file CPython reads: reported, never a half fix
+                    raise _Unfixable(TOO_DEEP_TO_REWRITE) from None
+                except NotReproduced as exc:
+                    raise _Unfixable(str(exc)) from None
+                except Exception as exc:  # a bug in the codemod must not stop the run, nor write anything
+                    raise ValueError(
+                        f"the migration of its artifact flows failed: {type(exc).__name__}: {exc}"
+                    ) from exc
+                context = replace(context, flow=flow.after(groups))
+                fixed_source = source.with_text(text)
+                after = check_source(fixed_source, context)
+            if any(f.fix_applies(fix.unsafe) for f in after.findings):
+                fixed_source, more, after = fix_source(fixed_source, context, after, fix.unsafe)
+                fixed += more
+        except _Unfixable as exc:
+            result.notes[str(exc)] = FileError(source.display_path, f"fixes unavailable: {exc}; nothing written")
+            fixed_source, fixed, after, groups = source, 0, result, frozenset()
+        except ValueError as exc:  # edits that cannot be applied, e.g. across notebook cells
+            outcome.errors.append(
+                FileError(source.display_path, f"fixes could not be applied ({exc}); nothing written")
+            )
+            fixed_source, fixed, after, groups = source, 0, result, frozenset()
+        from aoti_lint.model.parse import parse_error
+
+        broken = parse_error(fixed_source) if fixed_source.text != source.text else None
+        if broken is not None:
+            outcome.errors.append(
+                FileError(source.display_path, f"fixes would break the file ({broken}); nothing written")
+            )
+        elif (fixed or groups) and fixed_source.text != source.text:
+            outcome.fixed = fixed
+            outcome.flow_groups = groups
+            outcome.original_text, outcome.fixed_text = source.diff_text, fixed_source.diff_text
+            outcome.fixed_data = fixed_source.data
+            outcome.source_path, outcome.original_data = source.path, source.data
+            result, shown = after, fixed_source
+    outcome.findings = shown.locate(result.findings)
+    outcome.errors.extend(result.errors)
+    outcome.notes.extend(result.notes.values())
+    outcome.project = result.project
+    return outcome

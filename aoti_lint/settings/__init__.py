@@ -1,0 +1,1 @@
+"""The run's settings: configuration files, defaults, the target torch, rule selection and run options."""

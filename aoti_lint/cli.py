@@ -208,7 +208,7 @@ def _command(argv: list[str]) -> int:
     if argv and argv[0] == "rules":
         return _rules_command(argv[1:])
     if argv and argv[0] == "flows":
-        from aoti_lint.flows.command import flows_command
+        from aoti_lint.show_flows import flows_command
 
         return flows_command(argv[1:], _help_formatter())
     if argv and argv[0] == "validate":
@@ -588,7 +588,7 @@ def _args_with(args: Any, **changes: object) -> Any:
 
 def _add_noqa(args: Any, settings: Any, cwd: Path) -> int:
     """``--add-noqa``: lint, then a directive on the line of each finding; what was done on stderr, as ruff says it."""
-    from aoti_lint.fixes.add_noqa import add_noqa
+    from aoti_lint.add_noqa import add_noqa
     from aoti_lint.run.lint import lint_paths
     from aoti_lint.settings.run_options import Execution
 

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from aoti_lint.settings.pyproject_verdicts import Verdicts
+    from aoti_lint.run.pyproject_verdicts import Verdicts
 
 
 def could_hold_a_finding(data: bytes) -> bool:
@@ -228,7 +228,7 @@ def _without_configuration(cwd: str, cache: str | None = None) -> bool:
     """Whether ``config.find_config`` finds nothing from ``cwd`` and reads every pyproject.toml on the way
     without an error: the run then has the default settings, rooted at ``cwd``. ``cache``: the cache directory the
     full run would use (``cache.default_cache_dir``), where a pyproject.toml's verdict is kept for its stat
-    (``aoti_lint.settings.pyproject_verdicts``); None with ``--no-cache``."""
+    (``aoti_lint.run.pyproject_verdicts``); None with ``--no-cache``."""
     verdicts: Verdicts | None = None
     for directory in (cwd, *parents(cwd)):
         for name in CONFIG_FILES:
@@ -243,7 +243,7 @@ def _without_configuration(cwd: str, cache: str | None = None) -> bool:
                 return False
             if info is not None and cache is not None:
                 if verdicts is None:
-                    from aoti_lint.settings.pyproject_verdicts import Verdicts
+                    from aoti_lint.run.pyproject_verdicts import Verdicts
 
                     verdicts = Verdicts(cache)
                 if verdicts.holds(candidate, info):

@@ -20,11 +20,11 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 IMPORT_SECONDS = time.perf_counter() - start
 
+from aoti_lint.model.name_index import code_index  # noqa: E402
 from aoti_lint.read.source import SourceFile  # noqa: E402
 from aoti_lint.rules import ALL_RULES  # noqa: E402
 from aoti_lint.run.engine import check_source  # noqa: E402
-from aoti_lint.screen.file_context import FileContext  # noqa: E402
-from aoti_lint.screen.name_index import code_index  # noqa: E402
+from aoti_lint.run.file_context import FileContext  # noqa: E402
 from benchmarks.run import AOTI_FORMS, PLAIN  # noqa: E402
 
 

@@ -555,7 +555,7 @@ def bench_single_files(work: Path, runs: int, bound: float, peers: bool, regular
             ),
         )
         # The hook runs on every commit of a repository whose pyproject.toml is not new: the first run keeps its
-        # verdict (``aoti_lint.settings.pyproject_verdicts``), and the timed runs are the later ones.
+        # verdict (``aoti_lint.run.pyproject_verdicts``), and the timed runs are the later ones.
         out_of_racy_window(hook_repo / "pyproject.toml")
         timed_run([*lint, "--force-exclude", "src/clean.py"], hook_repo, bound, env, clean)
         add(
@@ -947,8 +947,8 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
     from aoti_lint.rules.base import PythonRule
     from aoti_lint.run.disk import read_source
     from aoti_lint.run.engine import needs_libcst
+    from aoti_lint.run.prefilter import prefiltered, refine, refine_summaries
     from aoti_lint.run.ruleset import RuleSet
-    from aoti_lint.screen.prefilter import prefiltered, refine, refine_summaries
     from aoti_lint.settings.config import Settings
 
     ruleset = RuleSet(Settings(root=tree.path).with_enabled())
@@ -1040,9 +1040,9 @@ def write_results(
         "",
         "A file pays for libcst only once it passes every prefilter stage: its bytes (`Rule.could_match`), "
         "for Python its text (`could_match_python`), then one `ast` parse (`could_match_code`); see "
-        "`aoti_lint/screen/prefilter.py`. The text stage of the fake-kernel rules (AOTI301/AOTI302) parses only the "
+        "`aoti_lint/run/prefilter.py`. The text stage of the fake-kernel rules (AOTI301/AOTI302) parses only the "
         "top-level statements that can hold a kernel, told apart by a lexer of the strings "
-        "(`aoti_lint/screen/kernel_regions.py`): torch's kernel modules are large and hold few kernels. Once parsed, "
+        "(`aoti_lint/rules/kernel_regions.py`): torch's kernel modules are large and hold few kernels. Once parsed, "
         "a rule's question of what a name resolves to is answered from "
         "the module's own imports and definitions, read from `ast` (`aoti_lint/model/imported_names.py`), and what "
         "value a name holds from the function's own parameters and single assignments, and where libcst would "
@@ -1063,7 +1063,7 @@ def write_results(
         "before any of that, by the entry point (`aoti_lint/entry_point.py`): named files that hold none of the "
         "words any rule needs, with the default settings (a pyproject.toml without aoti-lint settings is parsed "
         "once, its verdict then kept in the cache directory while its stat holds, "
-        "`aoti_lint/settings/pyproject_verdicts.py`; "
+        "`aoti_lint/run/pyproject_verdicts.py`; "
         "the ignore files `--force-exclude` reads are read), are read with `os` and `sys` alone and get the output "
         "the full run would print; a file with findings goes to the full run, which takes the arguments the entry "
         "point read instead of importing argparse, and no module imports `typing` at run time. A fix shown or "

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from aoti_lint.cli import main
-from aoti_lint.flows.project_pass import check_project
 from aoti_lint.read.source import SourceFile, file_kind
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.run.engine import check_source
-from aoti_lint.screen.file_context import FileContext
+from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.project_pass import check_project
 from aoti_lint.settings.config import Settings
 
 

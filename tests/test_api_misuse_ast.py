@@ -9,8 +9,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from aoti_lint.model.name_index import code_index
 from aoti_lint.rules import AotiApiMisuse
-from aoti_lint.screen.name_index import code_index
 from tests.helpers import lint_text
 from tests.test_ast_flow import FIXTURE_TEXTS
 

@@ -18,8 +18,8 @@ from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import ALL_RULES, DeprecatedAotCompile, DeprecatedAotLoad
 from aoti_lint.run import engine
 from aoti_lint.run.engine import check_source
-from aoti_lint.screen.file_context import FileContext
-from aoti_lint.screen.prefilter import prefiltered
+from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.prefilter import prefiltered
 from aoti_lint.settings.target_torch import parse_target_torch
 from benchmarks.run import AOTI_FORMS, PLAIN
 from tests.conftest import FIXTURES, REPO

@@ -12,8 +12,8 @@ import pytest
 from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import RULES_BY_CODE
 from aoti_lint.rules.fake_kernels import could_hold_kernel_text
-from aoti_lint.screen.file_context import FileContext
-from aoti_lint.screen.prefilter import needs_parsing
+from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.prefilter import needs_parsing
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import lint_text
 
@@ -398,7 +398,7 @@ def test_kernel_stage_sees_impl_imported_under_another_name():
 def test_kernel_words_are_words():
     """The bytes `impl` and `"meta"` inside other words (torch's common_methods_invocations.py, 1.4 MB, whose
     `ast` tree was the run's peak memory): no `ast` parse at all."""
-    from aoti_lint.screen import name_index as code_index
+    from aoti_lint.model import name_index as code_index
 
     text = 'def simple_impl_(x):\n    # the lambda impl\n    return {"device": "meta", "simple": x}\n'
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())

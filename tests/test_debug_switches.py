@@ -19,8 +19,8 @@ from aoti_lint.read.source import SourceFile, file_kind
 from aoti_lint.rules.debug_env_var import DebugEnvVar
 from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
 from aoti_lint.run.engine import FixOptions, check_source, fix_source, process_source
+from aoti_lint.run.file_context import FileContext
 from aoti_lint.scanners import yaml as yaml_scanner
-from aoti_lint.screen.file_context import FileContext
 from tests.conftest import FIXTURES, REPO
 from tests.helpers import by_code, expected_by_code, lint_text
 
@@ -537,7 +537,7 @@ def _reading(rule, text: str, edits: bool) -> list[tuple]:
 def test_the_ast_reading_gives_libcsts_findings_or_none(rule, text, answers, monkeypatch):
     from aoti_lint.model import parse
     from aoti_lint.run import engine
-    from aoti_lint.screen.prefilter import prefiltered
+    from aoti_lint.run.prefilter import prefiltered
 
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
     context = FileContext.of([rule])
@@ -578,7 +578,7 @@ def test_the_two_readings_agree_on_generated_settings(rule, count, seed):
     where it answers) is what libcst's traversal reports, with the rule alone and with every rule."""
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.run import engine
-    from aoti_lint.screen.prefilter import prefiltered
+    from aoti_lint.run.prefilter import prefiltered
     from tests.ast_reading_texts import config_texts, texts
 
     generated = texts(count, seed) if rule is DebugEnvVar else config_texts(count, seed)

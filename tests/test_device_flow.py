@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.flows.project_pass import check_project
 from aoti_lint.read.files import Candidate
+from aoti_lint.run.project_pass import check_project
 from aoti_lint.run.ruleset import RuleSet
 from aoti_lint.run.runner import Execution, run_files
 from aoti_lint.settings.config import Settings
@@ -223,7 +223,7 @@ def test_so_mentions_read_from_ast_are_libcst_s(name):
     from aoti_lint.read.source import SourceFile
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.run.engine import FLOW_SUMMARY, check_source
-    from aoti_lint.screen.file_context import FileContext
+    from aoti_lint.run.file_context import FileContext
 
     text = SO_MENTION_FORMS[name]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
@@ -307,8 +307,8 @@ WANTED_BY_TEXT = {
 
 @pytest.mark.parametrize("name", sorted(WANTED_BY_TEXT))
 def test_the_text_stage_wants_the_summary_of_code_not_of_its_docs(name):
+    from aoti_lint.model.name_index import code_index
     from aoti_lint.rules.device_flow import DeviceFlowRule
-    from aoti_lint.screen.name_index import code_index
 
     text, wanted = WANTED_BY_TEXT[name]
     assert DeviceFlowRule.wants_summary_python(text) == wanted
@@ -319,8 +319,8 @@ def test_the_text_stage_wants_the_summary_of_code_not_of_its_docs(name):
 def _text_and_tree_agree(text: str, where: object) -> bool:
     """Whether ``text_mentions`` reads the text as ``light_summary`` reads its tree; False where it gives way."""
     from aoti_lint.flows.so_mentions import light_summary, text_mentions
+    from aoti_lint.model.name_index import code_index
     from aoti_lint.rules.device_flow import DeviceFlowRule
-    from aoti_lint.screen.name_index import code_index
 
     read = text_mentions(text)
     index = code_index(text)

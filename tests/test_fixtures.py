@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.entry_point import could_hold_a_finding
+from aoti_lint.model.name_index import code_index
 from aoti_lint.read.source import PYTHON_KINDS, file_kind
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE, PythonRule
 from aoti_lint.rules.base import ProjectRule, tokens_match
-from aoti_lint.screen.name_index import code_index
 from tests.conftest import FIXTURES
 from tests.helpers import by_code, expected_by_code, lint_text, reported
 

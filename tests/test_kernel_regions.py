@@ -1,4 +1,4 @@
-"""The kernels' text stage (``aoti_lint.screen.kernel_regions``) against the whole tree: the strings it finds are the
+"""The kernels' text stage (``aoti_lint.rules.kernel_regions``) against the whole tree: the strings it finds are the
 tokenizer's, the pieces it parses are the module's own statements, the top-level statements it tells apart
 (``text_layout.top_level_starts``) are the tree's, and its judgment of the kernels keeps every module the ``ast``
 stage keeps, on the fixtures, on tricky forms and on torch's own sources."""
@@ -18,8 +18,8 @@ import pytest
 
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.fake_kernels import could_hold_kernel_text
-from aoti_lint.screen.kernel_prefilter import kernel_candidates
-from aoti_lint.screen.kernel_regions import kernel_candidates_in_regions
+from aoti_lint.rules.kernel_prefilter import kernel_candidates
+from aoti_lint.rules.kernel_regions import kernel_candidates_in_regions
 from aoti_lint.screen.text_layout import Places, statement_starts, string_prefix, string_spans, top_level_starts
 from tests.conftest import FIXTURES, REPO
 
@@ -349,7 +349,7 @@ def test_an_fstring_is_read_only_where_its_fields_close(text, read):
 
 def test_a_registering_name_in_a_message_or_a_comment_parses_nothing(monkeypatch):
     """torch's messages name `register_fake`: the class around one is not parsed for it (work counted, not timed)."""
-    import aoti_lint.screen.kernel_regions as regions
+    import aoti_lint.rules.kernel_regions as regions
 
     parsed = []
     monkeypatch.setattr(regions.ast, "parse", lambda text, *a, **k: parsed.append(text) or ast.Module([], []))
@@ -361,7 +361,7 @@ def test_a_registering_name_in_a_message_or_a_comment_parses_nothing(monkeypatch
 def test_registered_names_and_aliases_are_found_as_a_pattern_per_name_finds_them():
     """One pattern for every definition, and ``str.find`` for each alias, give the sites a pattern compiled per name
     gave, once each is tested to start a word."""
-    from aoti_lint.screen.kernel_regions import _GAP, _definitions, _starting_words, _word_starts
+    from aoti_lint.rules.kernel_regions import _GAP, _definitions, _starting_words, _word_starts
 
     texts = [path.read_text() for path in _python_files()]
     texts.append("def\\\n f(x): pass\ndef  # c\n g(): pass\nundefined = defx = 1\nf_x = ff = f\nf(f_f)\nundef\ndef g(")

@@ -15,10 +15,10 @@ CORE = (
     "aoti_lint.settings.run_options",
     "aoti_lint.diagnostics",
     "aoti_lint.read.source",
-    "aoti_lint.screen.name_index",
+    "aoti_lint.model.name_index",
     "aoti_lint.rules.base",
-    "aoti_lint.screen.file_context",
-    "aoti_lint.screen.prefilter",
+    "aoti_lint.run.file_context",
+    "aoti_lint.run.prefilter",
     "aoti_lint.model.parse",
     "aoti_lint.model.suppressions",
     "aoti_lint.run.engine",
@@ -26,9 +26,9 @@ CORE = (
     "aoti_lint.run.ruleset",
     "aoti_lint.run.cache",
     "aoti_lint.run.runner",
-    "aoti_lint.flows.project_pass",
+    "aoti_lint.run.project_pass",
     "aoti_lint.run.lint",
-    "aoti_lint.flows.command",
+    "aoti_lint.show_flows",
     "aoti_lint.cli",
 )
 
@@ -144,7 +144,7 @@ def test_the_import_graph_sees_lazy_imports_and_skips_type_checking_ones():
     # The cycle finder finds a cycle when there is one.
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     # `if TYPE_CHECKING:` imports never run: rules/base names CodeIndex only for the type checker.
-    assert "aoti_lint.screen.name_index" not in graph["aoti_lint.rules.base"]
+    assert "aoti_lint.model.name_index" not in graph["aoti_lint.rules.base"]
     # migrate_aoti.MigrateAotiCommand, the documented libcst.tool path, is the command over the migration, which
     # never imports it back.
     assert "aoti_lint.codemods.migrate_aoti" not in graph["aoti_lint.codemods.migration"]

@@ -159,7 +159,7 @@ def test_a_rule_visiting_an_empty_node_or_an_attribute_gets_the_events_of_libcst
     from aoti_lint.read.source import SourceFile
     from aoti_lint.rules.base import PythonRule
     from aoti_lint.run.engine import check_source
-    from aoti_lint.screen.file_context import FileContext
+    from aoti_lint.run.file_context import FileContext
 
     text = "@d\ndef f():\n    return g(x)\n"
     module = cst.parse_module(text)

@@ -16,9 +16,9 @@ import pytest
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.run import cache as cache_module
 from aoti_lint.run.engine import FixOptions
+from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.lint import lint_paths
 from aoti_lint.run.runner import Execution
-from aoti_lint.screen.file_context import FileContext
 from aoti_lint.settings.config import Settings
 from tests.conftest import REPO
 from tests.helpers import lint_text
@@ -187,7 +187,7 @@ def test_jobs_two_gives_the_output_of_jobs_one(tmp_path):
 
 
 def test_a_pooled_run_leaves_the_later_prefilter_stages_to_the_workers(tmp_path):
-    from aoti_lint.screen.name_index import code_index
+    from aoti_lint.model.name_index import code_index
 
     files = {"hit.py": OLD_COMPILE, "mentions.py": MENTIONS_ONLY, "prose.py": '"""aot_compile, _export."""\n'}
     tree = project(tmp_path, files)
@@ -332,7 +332,7 @@ def test_a_large_tree_is_read_by_the_workers_in_chunks_with_the_output_of_one_jo
     from collections import Counter
 
     from aoti_lint.run import runner
-    from aoti_lint.screen.file_context import FileContext
+    from aoti_lint.run.file_context import FileContext
 
     tree = chunked_tree(tmp_path / "tree")
     # Stage one's answer travels with a file: this process asks about no passing file's bytes twice (their texts
@@ -971,7 +971,7 @@ def test_the_anchored_screen_passes_exactly_the_files_holding_a_token():
     passes if and only if it holds one of the tokens, each alone, next to its anchor's other tokens or not."""
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.rules.base import SCREEN_ANCHORS, ProjectRule
-    from aoti_lint.screen.file_context import _screen, anchored_tokens
+    from aoti_lint.run.file_context import _screen, anchored_tokens
 
     context = FileContext.of(ALL_RULES)
     screen = _screen(context.rules, context.project_rules)
@@ -1122,8 +1122,8 @@ def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
     import textwrap
 
     from aoti_lint.model import suppressions
+    from aoti_lint.model.name_index import code_index
     from aoti_lint.model.suppressions import indexed_suppressions, python_suppressions
-    from aoti_lint.screen.name_index import code_index
 
     texts = [textwrap.dedent(text) for text in NOQA_TEXTS]
     texts += [path.read_text() for path in sorted((REPO / "tests" / "fixtures").rglob("*.py"))]
@@ -1315,8 +1315,8 @@ def test_aoti003s_text_stage_leaves_mentions_definitions_and_reads_of_the_api():
 def test_aoti003s_code_stage_leaves_a_relative_import_of_an_api_name():
     """torch's `_inductor/package/__init__.py` re-exports `load_package` by a relative import, which never names
     the API; the same import with a call still reaches libcst (the call may be of an absolute name too)."""
+    from aoti_lint.model.name_index import code_index
     from aoti_lint.rules.aoti_api_misuse import AotiApiMisuse
-    from aoti_lint.screen.name_index import code_index
     from tests.helpers import lint_text
 
     text = "from .package import AOTICompiledModel, load_package, package_aoti\n"
@@ -1438,7 +1438,7 @@ def test_stage_one_over_many_files_at_once_answers_as_over_each():
 
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.rules.base import ProjectRule
-    from aoti_lint.screen.file_context import FileContext
+    from aoti_lint.run.file_context import FileContext
 
     python = [rule for rule in ALL_RULES if "python" in rule.file_kinds]
     context = FileContext(

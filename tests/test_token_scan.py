@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from aoti_lint.rules import ALL_RULES
 from aoti_lint.rules.base import PythonRule
+from aoti_lint.run.file_context import FileContext, _screen
+from aoti_lint.run.prefilter import by_bytes
 from aoti_lint.screen import text_layout, token_scan
-from aoti_lint.screen.file_context import FileContext, _screen
-from aoti_lint.screen.prefilter import by_bytes
 from tests.conftest import REPO
 
 compiled = pytest.importorskip(

@@ -26,8 +26,8 @@ from aoti_lint.knowledge.custom_ops import (
     TENSOR_ANNOTATION,
     TENSOR_METHODS,
 )
+from aoti_lint.model.calls import call_argument
 from aoti_lint.model.module_facts import ModuleFacts
-from aoti_lint.rules.base import call_argument
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

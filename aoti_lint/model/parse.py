@@ -6,9 +6,7 @@ libcst is imported only here, inside the functions, i.e. only when some file pas
 
 from __future__ import annotations
 
-from aoti_lint.diagnostics import Finding, Position
 from aoti_lint.read.source import PYTHON_KINDS
-from aoti_lint.rules.syntax_error import SyntaxErrorRule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,22 +14,13 @@ if TYPE_CHECKING:
 
     from aoti_lint.read.source import SourceFile
 
-
-def syntax_error_finding(source: SourceFile, message: str, row: int, column: int) -> Finding:
-    return Finding(
-        code=SyntaxErrorRule.code,
-        message=message,
-        path=source.display_path,
-        start=Position(max(row, 1), max(column, 1)),
-        end=Position(max(row, 1), max(column, 1)),
-        severity=SyntaxErrorRule.severity,
-        url=SyntaxErrorRule.url(),
-    )
+# Why a text does not parse: the message, its row and its column (AOTI000 reports it, ``rules.syntax_error``).
+Refusal = tuple[str, int, int]
 
 
-def parse_module(source: SourceFile, text: str) -> cst.Module | Finding:
-    """The module, or the syntax error (an AOTI000 finding) that stops it from being parsed."""
-    refused = syntax_error(source, text)
+def parse_module(source: SourceFile, text: str) -> cst.Module | Refusal:
+    """The module, or why it cannot be parsed."""
+    refused = syntax_error(text)
     if refused is not None:
         return refused
     import libcst as cst
@@ -44,11 +33,11 @@ def parse_module(source: SourceFile, text: str) -> cst.Module | Finding:
         message, row, column = "SyntaxError: too deeply nested to parse", 1, 1
     except (ValueError, UnicodeError) as exc:
         message, row, column = f"SyntaxError: {exc}", 1, 1
-    return syntax_error_finding(source, message, row, column)
+    return message, row, column
 
 
-def syntax_error(source: SourceFile, text: str) -> Finding | None:
-    """The AOTI000 finding of a text CPython's parser refuses, in its own wording; None when it parses. Asked of
+def syntax_error(text: str) -> Refusal | None:
+    """Why CPython's parser refuses a text, in its own wording; None when it parses. Asked of
     every text a rule reads, whether or not libcst reads it next, so that its AOTI000 never depends on the path
     it takes through the engine. ``ast`` compiles nothing and runs nothing; a text it refuses never reaches
     libcst, whose native parser overflows the C stack past CPython's nesting limits (~1,200 nested brackets) or
@@ -67,7 +56,7 @@ def syntax_error(source: SourceFile, text: str) -> Finding | None:
             message, row, column = f"SyntaxError: {outcome}", 1, 1
         else:
             return None
-    return syntax_error_finding(source, message, row, column)
+    return message, row, column
 
 
 def python_syntax_error(text: str) -> tuple[str, int, int] | None:

@@ -15,8 +15,9 @@ from aoti_lint.knowledge.deprecated_api import (
 )
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
+from aoti_lint.model.calls import call_argument
 from aoti_lint.rules.ast_reading import AstReading
-from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument, defined_at
+from aoti_lint.rules.base import Invalid, PythonRule, Valid, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

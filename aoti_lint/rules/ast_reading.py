@@ -23,7 +23,7 @@ _MISREAD_BY_LIBCST = re.compile(r"(?:^|[\r\n])[ \t\f]*\\(?:\r\n|\r|\n)|\\(?:\r\n
 
 
 class AstReading:
-    """One rule's reading of one module's ``ast`` tree (``code``: its ``aoti_lint.screen.name_index.CodeIndex``)."""
+    """One rule's reading of one module's ``ast`` tree (``code``: its ``aoti_lint.model.name_index.CodeIndex``)."""
 
     # Statements in these bodies, each directly in the one before, are outside any `if` (whose condition may
     # make a setting deliberate) and any other compound statement whose bodies libcst's removal treats apart.

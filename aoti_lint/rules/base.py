@@ -28,8 +28,8 @@ if TYPE_CHECKING:
     from aoti_lint.flows.migration_flow import FileFlow
     from aoti_lint.model.imported_names import QualifiedNames
     from aoti_lint.model.module_facts import ModuleFacts
+    from aoti_lint.model.name_index import CodeIndex
     from aoti_lint.read.source import SourceFile
-    from aoti_lint.screen.name_index import CodeIndex
 
 if TYPE_CHECKING:
     _T = TypeVar("_T")
@@ -131,19 +131,6 @@ def defined_at(text: str, start: int) -> bool:
     return _DEFINING.search(text, text.rfind("\n", 0, start) + 1, start) is not None
 
 
-def call_argument(call: Any, position: int | None, keyword: str) -> Any:
-    """The expression a libcst call passes as ``keyword`` or at ``position``; None if absent, or once a ``*``/``**``
-    argument comes first (its position is then unknown)."""
-    for index, arg in enumerate(call.args):
-        if arg.star:
-            return None
-        if arg.keyword is not None and arg.keyword.value == keyword:
-            return arg.value
-        if arg.keyword is None and index == position:
-            return arg.value
-    return None
-
-
 @dataclass(frozen=True)
 class Valid:
     """Code on which the rule must stay silent."""
@@ -239,7 +226,7 @@ class Rule:
     @classmethod
     def could_match_code(cls, code: CodeIndex) -> bool:
         """Second prefilter stage, for files that pass ``could_match``: given the names the code uses (see
-        ``aoti_lint.screen.name_index.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
+        ``aoti_lint.model.name_index.CodeIndex``), whether the rule can fire. Must be sound, as ``triggers``."""
         return True
 
     @classmethod

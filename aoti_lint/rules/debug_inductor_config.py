@@ -691,8 +691,8 @@ class _AstConfigWrites(AstReading):
 
     def _write(self, statement: Any, target: Any) -> Finding | bool | None:
         """The finding at an assigned key; False where libcst reports none; None where it is not known here."""
+        from aoti_lint.model.name_index import NOT_A_LITERAL, literal
         from aoti_lint.model.syntax_tree import source_segment
-        from aoti_lint.screen.name_index import NOT_A_LITERAL, literal
 
         names = self.qualified_names(target)
         if names is None:

@@ -31,7 +31,7 @@ def _number(node: Any) -> float | None:
         inner = _number(node.expression)
         return None if inner is None else -inner
     if isinstance(node, cst.BinaryOperation):
-        from aoti_lint.screen.kernel_prefilter import constant_arithmetic
+        from aoti_lint.rules.kernel_prefilter import constant_arithmetic
 
         left, right = _number(node.left), _number(node.right)
         operator = _ARITHMETIC.get(type(node.operator).__name__)

@@ -86,18 +86,18 @@ def could_hold_kernel_text(text: str) -> bool:
 
 
 def could_hold_finding_text(text: str) -> Any:
-    """The kernels' own text stage (``aoti_lint.screen.kernel_regions``): the kernels read from the statements that can
+    """The kernels' own text stage (``aoti_lint.rules.kernel_regions``): the kernels read from the statements that can
     hold one, without parsing the module; both kinds of candidate where those cannot be told apart."""
-    from aoti_lint.screen.kernel_prefilter import KernelCandidates
-    from aoti_lint.screen.kernel_regions import kernel_candidates_in_regions
+    from aoti_lint.rules.kernel_prefilter import KernelCandidates
+    from aoti_lint.rules.kernel_regions import kernel_candidates_in_regions
 
     found = kernel_candidates_in_regions(text)
     return KernelCandidates(concrete=True, branch=True) if found is None else found
 
 
 def could_hold_finding(code: Any) -> Any:
-    """The kernels' own stage (``aoti_lint.screen.kernel_prefilter``), over the index's cached tree."""
-    from aoti_lint.screen.kernel_prefilter import KernelCandidates, kernel_candidates
+    """The kernels' own stage (``aoti_lint.rules.kernel_prefilter``), over the index's cached tree."""
+    from aoti_lint.rules.kernel_prefilter import KernelCandidates, kernel_candidates
 
     if code.tree is None:  # an index built without its tree: no finding can be ruled out
         return KernelCandidates(concrete=True, branch=True)
@@ -105,7 +105,7 @@ def could_hold_finding(code: Any) -> Any:
 
 
 def could_hold_kernel(code: Any) -> bool:
-    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.screen.name_index.CodeIndex``)."""
+    """Second prefilter stage shared by the Python AOTI3xx rules (see ``aoti_lint.model.name_index.CodeIndex``)."""
     names = code.identifiers
     if "register_fake" in names or "impl_abstract" in names:
         return True

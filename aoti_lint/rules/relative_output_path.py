@@ -8,7 +8,8 @@ import re
 from aoti_lint.knowledge.deprecated_api import ABSOLUTE_PATH_FUNCTIONS, AOT_COMPILE, OUTPUT_PATH_OPTION
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, PythonRule, Valid, call_argument
+from aoti_lint.model.calls import call_argument
+from aoti_lint.rules.base import Invalid, PythonRule, Valid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

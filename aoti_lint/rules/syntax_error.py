@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from aoti_lint.diagnostics import Severity
+from aoti_lint.diagnostics import Finding, Position, Severity
 from aoti_lint.knowledge.references import PEP_263
 from aoti_lint.read.source import PYTHON_KINDS
 from aoti_lint.rules.base import Invalid, Rule, Valid
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from aoti_lint.read.source import SourceFile
 
 
 class SyntaxErrorRule(Rule):
@@ -35,8 +39,14 @@ class SyntaxErrorRule(Rule):
     severity = Severity.ERROR
     file_kinds = PYTHON_KINDS
     # No token of its own: the engine asks CPython's parser of every file another rule's words bring in
-    # (``parse.syntax_error``).
+    # (``model.parse.syntax_error``).
     triggers = ()
+
+    @classmethod
+    def refusal(cls, source: SourceFile, message: str, row: int, column: int) -> Finding:
+        """The finding of a text that does not parse, at the row and column given."""
+        where = Position(max(row, 1), max(column, 1))
+        return Finding(cls.code, message, source.display_path, where, where, cls.severity, url=cls.url())
 
     VALID = [Valid("x = 1\n")]
     INVALID = [

@@ -14,8 +14,8 @@ from aoti_lint.read.file_bytes import NotRegularFile, read_regular_file_stat
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import SourceFile, display_path
 from aoti_lint.run.engine import FileOutcome, FixOptions, process_source
-from aoti_lint.screen.file_context import FileContext
-from aoti_lint.screen.prefilter import Wanted
+from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.prefilter import Wanted
 
 
 def make_source(path: Path, shown: str, kind: str, data: bytes) -> SourceFile | FileError:

@@ -3,7 +3,7 @@ rule in one traversal, suppress; with fixes, apply them and lint again until non
 
 Nothing here touches the disk or knows about other files: reading, writing, the worker pool, the cache and
 stdin live above (``aoti_lint.run.disk``, ``aoti_lint.run.runner``, ``aoti_lint.run.lint``), the project pass
-across files in ``aoti_lint.flows.project_pass``. libcst is imported only once some file passes the prefilter
+across files in ``aoti_lint.run.project_pass``. libcst is imported only once some file passes the prefilter
 (``aoti_lint.model.parse``).
 """
 
@@ -19,8 +19,8 @@ from aoti_lint.model.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
-from aoti_lint.screen.file_context import FileContext
-from aoti_lint.screen.prefilter import Wanted, by_bytes, by_code
+from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.prefilter import Wanted, by_bytes, by_code
 from aoti_lint.settings.run_options import FixOptions
 
 __all__ = ["FixOptions"]  # defined with the run's other options; the engine is where its callers find it
@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 
     import libcst as cst
 
+    from aoti_lint.model.name_index import CodeIndex
     from aoti_lint.model.suppressions import Suppressions
     from aoti_lint.rules.base import PythonContext
-    from aoti_lint.screen.name_index import CodeIndex
 
 
 # The fixes planned per artifact flow across the files of a run, and the project data that plan reads.
@@ -180,9 +180,7 @@ def check_source(
         text = source.text
     except DecodeError as exc:
         if report_syntax:
-            from aoti_lint.model.parse import syntax_error_finding
-
-            result.findings.append(syntax_error_finding(source, f"SyntaxError: {exc}", 1, 1))
+            result.findings.append(SyntaxErrorRule.refusal(source, f"SyntaxError: {exc}", 1, 1))
         return result
     if prefilter and prefiltered is None:
         wanted = by_code(text, wanted)
@@ -190,12 +188,12 @@ def check_source(
             return result
     if report_syntax:
         # A text some rule reads is reported, and read no further, when CPython refuses it: the same parse the code
-        # stage made (``pyast.parse``), asked again.
+        # stage made (``syntax_tree.parse``), asked again.
         from aoti_lint.model.parse import syntax_error
 
-        refused = syntax_error(source, text)
+        refused = syntax_error(text)
         if refused is not None:
-            result.findings.append(refused)
+            result.findings.append(SyntaxErrorRule.refusal(source, *refused))
             return result
     if prefilter:
         # A file wanted only for its project data, without a migration plan, may not need libcst at all.
@@ -236,10 +234,10 @@ def _check_focused(
     from aoti_lint.model.parse import MAX_LIBCST_BYTES, syntax_error
 
     text = source.text
-    refused = syntax_error(source, text)  # CPython's own error, without libcst's parse of the whole text
+    refused = syntax_error(text)  # CPython's own error, without libcst's parse of the whole text
     if refused is not None:
         if SyntaxErrorRule in context.rules:
-            result.findings.append(refused)
+            result.findings.append(SyntaxErrorRule.refusal(source, *refused))
         return result
     focused = _focus(text, wanted)
     if focused is None:
@@ -318,13 +316,14 @@ def _libcst_findings(
     if text is not source.text:  # the focused part: every reading of this analysis reads it, at the same rows
         source = SourceFile(source.path, source.display_path, source.kind, source.data, text, source.encoding)
     module = parse_module(source, text)
-    if isinstance(module, Finding):
+    if isinstance(module, tuple):
+        refused = SyntaxErrorRule.refusal(source, *module)
         if _python_accepts(text):
             # CPython reads the file (its reading is what runs); libcst does not: the ast reading's findings, if it
             # settles them, and no fix.
-            _without_libcst(source, context, wanted, result, "libcst cannot parse this file", module)
+            _without_libcst(source, context, wanted, result, "libcst cannot parse this file", refused)
         elif any(rule is SyntaxErrorRule for rule in rules):
-            result.findings.append(module)
+            result.findings.append(refused)
         return None
     result.parsed = True
     try:
@@ -410,8 +409,8 @@ def _add_ast_answer(
 ) -> None:
     text = source.text
     if summaries:
+        from aoti_lint.model.name_index import code_index
         from aoti_lint.model.suppressions import indexed_suppressions
-        from aoti_lint.screen.name_index import code_index
 
         noqa = indexed_suppressions(text, code_index(text).hash_strings)  # type: ignore[union-attr]
         result.findings.extend(noqa.filter(found))
@@ -468,7 +467,7 @@ def ast_answer(
 def _ast_answer(
     source: SourceFile, context: FileContext, wanted: Wanted, others: list[type[PythonRule]]
 ) -> tuple[list[Finding], dict[str, object]] | None:
-    from aoti_lint.screen.name_index import code_index
+    from aoti_lint.model.name_index import code_index
 
     text = source.text
     index = code_index(text)
@@ -513,7 +512,7 @@ def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | 
 
     if text_mentions(text) is not None:
         return "text"
-    from aoti_lint.screen.name_index import code_index
+    from aoti_lint.model.name_index import code_index
 
     index = code_index(text)
     if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):

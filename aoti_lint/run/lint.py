@@ -1,7 +1,7 @@
 """A lint run, the top of the lint core: the paths given (or the code on stdin) to a sorted ``RunOutcome``.
 
 Files are found (``aoti_lint.read.files``), read and linted many at a time (``aoti_lint.run.runner``), the migration is
-planned and settled across them and the project rules run (``aoti_lint.flows.project_pass``).
+planned and settled across them and the project rules run (``aoti_lint.run.project_pass``).
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def _lint_files(
     workers: Workers,
     whole: bool = False,
 ) -> RunOutcome:
-    from aoti_lint.flows.project_pass import (
+    from aoti_lint.run.project_pass import (
         OutsideMentions,
         check_project,
         complete_summaries,
@@ -285,7 +285,7 @@ def lint_stdin(
     the report); nothing is written. Returns the run and the code after fixes."""
     from aoti_lint.run.disk import make_source
     from aoti_lint.run.engine import over_limits, process_source
-    from aoti_lint.screen.file_context import FileContext
+    from aoti_lint.run.file_context import FileContext
 
     run = RunOutcome()
     path = path or Path("-")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from aoti_lint.flows.migration_flow import FileFlow
     from aoti_lint.rules.base import ProjectRule, Rule
-    from aoti_lint.screen.file_context import FileContext
+    from aoti_lint.run.file_context import FileContext
 
 
 _NONE_IGNORED: frozenset[str] = frozenset()
@@ -103,14 +103,14 @@ class RuleSet:
         rules = self.for_file(path, kind)
         target = self.settings.target_torch if target_torch is None else target_torch
         if flow is not None:
-            from aoti_lint.screen.file_context import FileContext
+            from aoti_lint.run.file_context import FileContext
 
             return FileContext(rules, self.project_rules(kind), target, flow)
         # Without a plan, one context per set of rules: a large tree asks for one per file it reads.
         key = (rules, kind, target)
         context = self._contexts.get(key)
         if context is None:
-            from aoti_lint.screen.file_context import FileContext
+            from aoti_lint.run.file_context import FileContext
 
             context = self._contexts[key] = FileContext(rules, self.project_rules(kind), target)
         return context

@@ -26,10 +26,10 @@ from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import PYTHON_KINDS, SourceFile, display_path, screen_data
 from aoti_lint.run.disk import lint_file, make_source, read_stamped
 from aoti_lint.run.engine import FileOutcome, needs_libcst, over_limits
+from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.file_stats import CLEAN, rules_named
+from aoti_lint.run.prefilter import Wanted, by_bytes, prefiltered
 from aoti_lint.run.ruleset import RuleSet
-from aoti_lint.screen.file_context import FileContext
-from aoti_lint.screen.prefilter import Wanted, by_bytes, prefiltered
 from aoti_lint.settings.run_options import Execution, FixOptions
 
 TYPE_CHECKING = False
@@ -70,8 +70,8 @@ BATCH_FILE_BYTES = 32_000
 # The modules of the later prefilter stages and of the readings from ``ast`` (libcst aside): imported here before the
 # workers start, so that each forked worker has them instead of importing them again.
 LATER_STAGE_MODULES = (
-    "aoti_lint.screen.name_index",
-    "aoti_lint.screen.kernel_prefilter",
+    "aoti_lint.model.name_index",
+    "aoti_lint.rules.kernel_prefilter",
     "aoti_lint.model.suppressions",
     "aoti_lint.flows.ast_flow",
     "aoti_lint.flows.so_mentions",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
 from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, rule_matches, summary_wanted
-from aoti_lint.screen.file_context import FileContext
+from aoti_lint.run.file_context import FileContext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def refine(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     ]
     if all(rule.could_match_code is Rule.could_match_code for rule in rules):
         return rules
-    from aoti_lint.screen.name_index import code_index  # imports ast: only once some file passes stage one
+    from aoti_lint.model.name_index import code_index  # imports ast: only once some file passes stage one
 
     index = code_index(text)
     if index is None:
@@ -70,7 +70,7 @@ def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
     ]
     if all(rule.summary_settled_by_text(text) for rule in rules):  # type: ignore[attr-defined]
         return rules
-    from aoti_lint.screen.name_index import code_index
+    from aoti_lint.model.name_index import code_index
 
     index = code_index(text)
     if index is None:

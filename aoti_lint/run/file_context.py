@@ -33,7 +33,7 @@ class FileContext:
     """The rules enabled for the file's path and kind; the project rules to collect the file's project data
     for (per-file-ignores aside: a rule ignored here still needs the file's data to check the other files);
     the oldest torch the code must run on; and the run's migration plan for the file, if any
-    (``aoti_lint.flows.migration_flow.FileFlow``, see ``aoti_lint.flows.project_pass``)."""
+    (``aoti_lint.flows.migration_flow.FileFlow``, see ``aoti_lint.run.project_pass``)."""
 
     rules: tuple[type[Rule], ...]
     project_rules: tuple[type[ProjectRule], ...]

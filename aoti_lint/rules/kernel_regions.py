@@ -23,7 +23,7 @@ import bisect
 import functools
 import re
 
-from aoti_lint.screen.kernel_prefilter import KernelCandidates, KernelScan
+from aoti_lint.rules.kernel_prefilter import KernelCandidates, KernelScan
 from aoti_lint.screen.text_layout import Places, statement_starts
 
 # Whatever may stand between two tokens of one statement: whitespace, a continuing backslash, a comment (in

@@ -1,7 +1,7 @@
 """The names a module's code uses, gathered in one ``ast`` walk (``code_index``) for the prefilter's third stage.
 
 ``ast`` compiles nothing and runs nothing. The rules query the index (``Rule.could_match_code``); the
-prefilter (``aoti_lint.screen.prefilter``) decides with it which rules still need libcst.
+prefilter (``aoti_lint.run.prefilter``) decides with it which rules still need libcst.
 """
 
 from __future__ import annotations

@@ -1052,7 +1052,7 @@ def write_results(
         "(`aoti_lint/model/node_positions.py`). A rule may answer from `ast` alone for the forms it settles there "
         "(`PythonRule.check_ast`: AOTI201's `os.environ[K] = V` and `setdefault`, AOTI202's `config.debug = True`), "
         "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
-        "(`aoti_lint/flows/ast_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
+        "(`aoti_lint/rules/ast_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
         "whose rules all answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. "
         "A warm run opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its "
         "verdict (`aoti_lint/run/file_stats.py`, as ruff does): it stats the files, "

@@ -1,4 +1,4 @@
-"""AOTI001/AOTI002 and the device-flow summary read from ``ast`` (``aoti_lint.flows.ast_flow``): where the reading
+"""AOTI001/AOTI002 and the device-flow summary read from ``ast`` (``aoti_lint.rules.ast_flow``): where the reading
 answers, a run without fix edits gives what libcst's analysis gives (findings, fixes' verdicts, the summary and the
 noqa comments the project pass reads), on every fixture and rule example and on generated modules; where it does not
 answer, libcst reads the file."""

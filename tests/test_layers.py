@@ -164,3 +164,27 @@ def test_the_core_imports_only_what_lies_below():
         for target in sorted(graph[module] & set(CORE[position + 1 :]))
     ]
     assert upward == []
+
+
+def folder_of(module: str) -> str | None:
+    """The folder of ``aoti_lint/`` a module lives in (codemods/ counts as one); None for the top-level modules,
+    the commands above every folder."""
+    parts = module.split(".")
+    if len(parts) > 2 or (len(parts) == 2 and module_files()[module].name == "__init__.py"):
+        return parts[1]
+    return None
+
+
+def test_the_folders_import_downwards_only():
+    """The folders are layers (CONTRIBUTING.md, "The lint core's layers"): no two import each other, even through
+    others."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        source = folder_of(module)
+        if source is None:
+            continue
+        folders.setdefault(source, set()).update(
+            target for target in map(folder_of, targets) if target is not None and target != source
+        )
+    assert cycles(folders) == []
+    assert {"read", "settings", "screen", "model", "rules", "flows", "fixes", "run", "report"} <= set(folders)

@@ -189,7 +189,7 @@ def code_index(text: str) -> CodeIndex | None:
         else:
             continue
         # A constant another module can import is `NAME = value`; a conditional value (`".pyd" if WIN else
-        # ".so"`) is not evaluated to a path by the analysis (aoti_lint.flows.module_flow).
+        # ".so"`) is not evaluated to a path by the analysis (aoti_lint.rules.module_flow).
         if type(bound_value) is ast.IfExp or not any(type(target) is Name for target in targets):
             continue
         for item in walk(bound_value):

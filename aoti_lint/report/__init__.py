@@ -11,21 +11,9 @@ from pathlib import Path
 
 from aoti_lint.diagnostics import Finding
 from aoti_lint.lazy import LazyPattern
+from aoti_lint.settings.output_formats import FORMATS, FORMATS_WITH_EDITS
 
-# Format name -> module (imported only when chosen).
-FORMATS = {
-    "concise": "aoti_lint.report.concise",
-    "full": "aoti_lint.report.full",
-    "json": "aoti_lint.report.json_format",
-    "json-lines": "aoti_lint.report.json_format",
-    "github": "aoti_lint.report.github",
-    "gitlab": "aoti_lint.report.gitlab",
-    "junit": "aoti_lint.report.junit",
-    "pylint": "aoti_lint.report.pylint",
-    "sarif": "aoti_lint.report.sarif",
-}
-# Formats that print each fix's edits; the others only say whether a fix exists.
-FORMATS_WITH_EDITS = frozenset({"json", "json-lines", "sarif"})
+__all__ = ["FORMATS", "FORMATS_WITH_EDITS", "ReportContext", "render"]
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The base of AOTI101-AOTI103, the first three checks of PyTorch's AOTI debugging guide, made static.
 
 1. the load device type is the compile device type; 2. the inputs are on that device; 3. the input shapes are
-the compile-time shapes, or within the declared dynamic dims. The analysis (``aoti_lint.flows.module_flow``)
+the compile-time shapes, or within the declared dynamic dims. The analysis (``aoti_lint.rules.module_flow``)
 summarises each module; the checks run over the summaries of all the files of a run, so a package written by
 ``export.py`` and loaded by ``serve.py`` is checked too. Each rule is in its own module:
 ``cross_device_load`` (AOTI101), ``input_device_mismatch`` (AOTI102), ``input_shape_mismatch`` (AOTI103).
@@ -156,7 +156,7 @@ class DeviceFlowRule(ProjectRule):
 
     @classmethod
     def summarize(cls, context: Any) -> FlowSummary:
-        from aoti_lint.flows.module_flow import summarize
+        from aoti_lint.rules.module_flow import summarize
 
         return summarize(context)
 

@@ -485,8 +485,8 @@ def _ast_answer(
     summaries: dict[str, object] = {}
     codes = {rule.code for rule in wanted.rules} & MIGRATION_CODES
     if codes or wanted.project_rules:
-        from aoti_lint.flows.ast_flow import read_flow
         from aoti_lint.model.suppressions import indexed_suppressions
+        from aoti_lint.rules.ast_flow import read_flow
 
         noqa = indexed_suppressions(text, index.hash_strings)
         try:

@@ -9,9 +9,9 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from aoti_lint.report import FORMATS
 from aoti_lint.settings import selection
 from aoti_lint.settings.defaults import CONFIG_FILES, DEFAULT_EXCLUDE
+from aoti_lint.settings.output_formats import FORMATS
 from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 
 TYPE_CHECKING = False

@@ -1073,9 +1073,8 @@ def write_results(
         "than one job, files go to the workers as soon as there is enough work for them, "
         "while the tree is still being read, and one set of workers serves every pass of a run "
         "(`aoti_lint/run/runner.py`); they are forked with the modules of the later stages imported. A run ends "
-        "without the interpreter's teardown once its output is flushed (`fast_path.entry`). The classes "
-        "are made by `aoti_lint/records.py`, whose `dataclass` compiles no method at import (the standard one "
-        "took half of a one-file run).",
+        "without the interpreter's teardown once its output is flushed (`entry_point.entry`). The classes "
+        "are the standard library's dataclasses.",
         "",
         *work_done,
         "",

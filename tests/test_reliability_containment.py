@@ -359,7 +359,7 @@ def test_first_interrupt_stops_handing_out_work(tmp_path):
 def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
     """The pool's handler only notes Ctrl-C (the parent raises at its next check); one noted after the last
     check must not be lost when the pool is done."""
-    from aoti_lint.run.runner import _InterruptScope
+    from aoti_lint.run.worker_pool import InterruptScope as _InterruptScope
 
     with pytest.raises(KeyboardInterrupt), _InterruptScope():
         signal.raise_signal(signal.SIGINT)
@@ -367,7 +367,7 @@ def test_ctrl_c_after_the_last_result_still_ends_the_run_as_interrupted():
 
 def test_a_pool_that_cannot_start_leaves_ctrl_c_as_it_was(tmp_path, monkeypatch):
     """No semaphores (no /dev/shm) or no descriptors left: the run fails, and Ctrl-C is not left merely noted."""
-    from aoti_lint.run import runner
+    from aoti_lint.run import runner, worker_pool
     from aoti_lint.run.lint import lint_paths
     from aoti_lint.settings.config import Settings
 
@@ -376,7 +376,7 @@ def test_a_pool_that_cannot_start_leaves_ctrl_c_as_it_was(tmp_path, monkeypatch)
     def no_pool(self, jobs, interrupts):
         raise OSError(38, "Function not implemented")
 
-    monkeypatch.setattr(runner._Pool, "__init__", no_pool)
+    monkeypatch.setattr(worker_pool.Pool, "__init__", no_pool)
     before = signal.getsignal(signal.SIGINT)
     with pytest.raises(OSError):
         lint_paths(
@@ -394,7 +394,7 @@ def test_a_worker_killed_between_passes_costs_one_fresh_pool_not_one_per_file(tm
     """A worker that dies idle is only seen by the next pass, with no file in flight: its files go to one fresh
     pool, not each to a pool of its own (a libcst import each)."""
     from aoti_lint.read.files import Candidate
-    from aoti_lint.run import runner
+    from aoti_lint.run import runner, worker_pool
     from aoti_lint.run.ruleset import RuleSet
     from aoti_lint.settings.config import Settings
 
@@ -403,8 +403,10 @@ def test_a_worker_killed_between_passes_costs_one_fresh_pool_not_one_per_file(tm
     candidates = [Candidate(path, "python", explicit=True) for path in paths]
     execution = runner.Execution(jobs=2, pool_min_seconds=0)
     started: list[int] = []
-    original = runner._Pool.__init__
-    monkeypatch.setattr(runner._Pool, "__init__", lambda self, jobs, i: started.append(jobs) or original(self, jobs, i))
+    original = worker_pool.Pool.__init__
+    monkeypatch.setattr(
+        worker_pool.Pool, "__init__", lambda self, jobs, i: started.append(jobs) or original(self, jobs, i)
+    )
     with runner.Workers() as workers:
         first = runner.run_files(
             candidates, RuleSet(settings), tmp_path, runner.FixOptions(), execution, shared_workers=workers
@@ -426,7 +428,7 @@ def test_stopping_the_pool_leaves_no_manager_thread_for_the_exit_hook_to_race():
     descriptor" became the run's last line (once in a full suite under load). ``_stop`` now waits for it."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from aoti_lint.run.runner import _stop
+    from aoti_lint.run.worker_pool import _stop
 
     pool = ProcessPoolExecutor(max_workers=1)
     future = pool.submit(time.sleep, 60)
@@ -911,8 +913,8 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
 
     from aoti_lint.run.engine import FixOptions
     from aoti_lint.run.lint import lint_paths
-    from aoti_lint.run.runner import Execution
     from aoti_lint.settings.config import Settings
+    from aoti_lint.settings.run_options import Execution
     from tests.reliability_cli import FixingRuleSet
 
     with tempfile.TemporaryDirectory() as name:

@@ -18,8 +18,8 @@ from aoti_lint.run import cache as cache_module
 from aoti_lint.run.engine import FixOptions
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.lint import lint_paths
-from aoti_lint.run.runner import Execution
 from aoti_lint.settings.config import Settings
+from aoti_lint.settings.run_options import Execution
 from tests.conftest import REPO
 from tests.helpers import lint_text
 
@@ -208,10 +208,10 @@ def test_workers_start_with_the_later_stages_modules_imported(tmp_path):
     script = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
         "import probe\n"
-        "from aoti_lint.run import runner\n"
-        "names = runner.LATER_STAGE_MODULES\n"
+        "from aoti_lint.run import work_items, worker_pool\n"
+        "names = work_items.LATER_STAGE_MODULES\n"
         "print(all(name in sys.modules for name in names))\n"
-        "pool = runner._Pool(1, runner._Interrupts())\n"
+        "pool = worker_pool.Pool(1, worker_pool.Interrupts())\n"
         "print(all(pool.executor.submit(probe.loaded, names).result(timeout=60)))\n"
         "pool.close()\n"
     )
@@ -224,13 +224,13 @@ def test_workers_start_with_the_later_stages_modules_imported(tmp_path):
 def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
     """The plan re-does files in a second pass: its files go to the workers the first pass started (any pass
     does, whatever its own work, once workers run)."""
-    from aoti_lint.run import runner
+    from aoti_lint.run import runner, worker_pool
 
     tree = tmp_path / "pipeline"
     shutil.copytree(PIPELINE, tree)
     started = []
-    original = runner._Pool.__init__
-    monkeypatch.setattr(runner._Pool, "__init__", lambda self, *a: started.append(1) or original(self, *a))
+    original = worker_pool.Pool.__init__
+    monkeypatch.setattr(worker_pool.Pool, "__init__", lambda self, *a: started.append(1) or original(self, *a))
     redone = []
     run_files = runner.run_files
     monkeypatch.setattr(
@@ -247,14 +247,14 @@ def test_the_passes_of_a_run_share_one_pool(tmp_path, monkeypatch):
 def test_big_files_held_back_go_first_to_workers_that_small_files_started(tmp_path, monkeypatch):
     """A big file's later stages wait for the workers; when small files start them, it goes to them at once,
     largest first, not after the whole tree is read."""
-    from aoti_lint.run import runner
+    from aoti_lint.run import worker_pool
 
     files = {"a_big.py": OLD_COMPILE + "# padding\n" * 3_500, **{f"b{i}.py": OLD_LOAD for i in range(10)}}
     tree = project(tmp_path, files)
     submitted: list[str] = []
-    original = runner._Pool.submit
+    original = worker_pool.Pool.submit
     monkeypatch.setattr(
-        runner._Pool,
+        worker_pool.Pool,
         "submit",
         lambda self, index, item, fix: submitted.append(item.source.display_path) or original(self, index, item, fix),
     )
@@ -268,7 +268,7 @@ def test_big_files_held_back_go_first_to_workers_that_small_files_started(tmp_pa
 def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(tmp_path, monkeypatch):
     """Files read from ast alone bring no libcst work to start the workers with: once this process has spent its
     share of the threshold on them, the workers start and take the files still to come."""
-    from aoti_lint.run import runner
+    from aoti_lint.run import runner, worker_pool
     from benchmarks.run import AOTI_FORMS, PLAIN
 
     helper = PLAIN.format(doc="x", cls="Block", func="run", width=64) + "\n\n" + AOTI_FORMS[0]
@@ -277,9 +277,9 @@ def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(
     original = runner.lint_file
     monkeypatch.setattr(runner, "lint_file", lambda source, *a: here.append(source.path.name) or original(source, *a))
     submitted: list[str] = []
-    submit = runner._Pool.submit
+    submit = worker_pool.Pool.submit
     monkeypatch.setattr(
-        runner._Pool,
+        worker_pool.Pool,
         "submit",
         lambda self, index, item, fix: submitted.append(item.source.path.name) or submit(self, index, item, fix),
     )
@@ -293,7 +293,7 @@ def test_work_done_here_on_files_past_stage_one_starts_the_workers_for_the_rest(
 def chunked_tree(root: Path) -> Path:
     """Enough files for the workers to read them in chunks, with every kind of outcome among them: findings, a mention
     only, an undecodable file and a syntax error (both AOTI000), a notebook, and a FIFO named like a module."""
-    from aoti_lint.run.runner import CHUNK_FILES, PACE_FILES
+    from aoti_lint.run.work_items import CHUNK_FILES, PACE_FILES
 
     files = {f"pkg{i // 50}/m{i:04d}.py": "import torch\nprint(torch.ones(1))\n" for i in range(CHUNK_FILES * 3)}
     files.update({"pkg0/hit.py": OLD_COMPILE, "pkg5/load.py": OLD_LOAD, "pkg6/mentions.py": MENTIONS_ONLY})
@@ -310,18 +310,18 @@ def chunked_tree(root: Path) -> Path:
 def pool_traffic(monkeypatch) -> tuple[list[list[str]], list[str]]:
     """What the run sends to its workers, as it sends it: the paths of each chunk, and the name of each file sent
     alone (its later stages left to a worker)."""
-    from aoti_lint.run import runner
+    from aoti_lint.run import worker_pool
 
     chunks: list[list[str]] = []
     alone: list[str] = []
-    screen, submit = runner._Pool.screen, runner._Pool.submit
+    screen, submit = worker_pool.Pool.screen, worker_pool.Pool.submit
     monkeypatch.setattr(
-        runner._Pool,
+        worker_pool.Pool,
         "screen",
         lambda self, chunk, *a: chunks.append([c.where for _, c in chunk]) or screen(self, chunk, *a),
     )
     monkeypatch.setattr(
-        runner._Pool,
+        worker_pool.Pool,
         "submit",
         lambda self, i, item, *a: alone.append(item.source.path.name) or submit(self, i, item, *a),
     )
@@ -384,22 +384,21 @@ def crashing_screen(chunk, ruleset, cwd, stamped, later=None):
     reads such a chunk unharmed."""
     import multiprocessing
 
-    from aoti_lint.run import runner
+    from aoti_lint.run import worker_process
 
     if multiprocessing.parent_process() is not None and any(c.where.endswith("load.py") for _, c in chunk):
         os._exit(1)
-    return runner._screen_chunk_for_test(chunk, ruleset, cwd, stamped, later)
+    return worker_process.screen_chunk(chunk, ruleset, cwd, stamped, later)
 
 
 def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
-    from aoti_lint.run import runner
+    from aoti_lint.run import worker_pool
 
     tree = chunked_tree(tmp_path / "tree")
-    monkeypatch.setattr(runner, "_screen_chunk_for_test", runner._screen_chunk, raising=False)
-    monkeypatch.setattr(runner, "_screen_chunk", crashing_screen)
+    monkeypatch.setattr(worker_pool, "screen_chunk", crashing_screen)
     pools: list[int] = []
-    original = runner._Pool.__init__
-    monkeypatch.setattr(runner._Pool, "__init__", lambda self, *a: pools.append(1) or original(self, *a))
+    original = worker_pool.Pool.__init__
+    monkeypatch.setattr(worker_pool.Pool, "__init__", lambda self, *a: pools.append(1) or original(self, *a))
     pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
     assert len(pools) > 1, "the pool did not break: the case does not test what it says"
     serial = run(tree, Execution(jobs=1))
@@ -641,7 +640,7 @@ def later(monkeypatch):
 @pytest.fixture
 def reads(monkeypatch):
     """The names of the files the runner opens in this process: a file read whole (``read_stamped``), or only for
-    stage one as a chunk of files is read (``_screen_chunk``)."""
+    stage one as a chunk of files is read (``screen_chunk``)."""
     from aoti_lint.read import file_bytes as reading
     from aoti_lint.run import runner
 

@@ -945,8 +945,8 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
     from aoti_lint.read.files import Candidate, discover
     from aoti_lint.read.source import PYTHON_KINDS
     from aoti_lint.rules.base import PythonRule
+    from aoti_lint.run.ast_answer import needs_libcst
     from aoti_lint.run.disk import read_source
-    from aoti_lint.run.engine import needs_libcst
     from aoti_lint.run.prefilter import prefiltered, refine, refine_summaries
     from aoti_lint.run.ruleset import RuleSet
     from aoti_lint.settings.config import Settings

@@ -66,12 +66,12 @@ def shown(result) -> tuple:
 def libcst_check(source: SourceFile, context: FileContext):
     """``check_source`` as libcst reads the file: a file wanted for its project data alone is read from ``ast``
     otherwise, edits built or not."""
-    readers = engine.ast_answer, engine._light_summaries
-    engine.ast_answer = engine._light_summaries = lambda *args: None
+    readers = engine.ast_answer, engine.light_summaries
+    engine.ast_answer = engine.light_summaries = lambda *args: None
     try:
         return check_source(source, context, build_edits=True)
     finally:
-        engine.ast_answer, engine._light_summaries = readers
+        engine.ast_answer, engine.light_summaries = readers
 
 
 def answered_and_agrees(text: str, context: FileContext, name: str = "m.py") -> bool:

@@ -107,7 +107,7 @@ def test_project_parts_are_plain_data(tmp_path):
 
 
 def _no_fix():
-    from aoti_lint.run.engine import FixOptions
+    from aoti_lint.settings.run_options import FixOptions
 
     return FixOptions()
 
@@ -222,8 +222,9 @@ def test_so_mentions_read_from_ast_are_libcst_s(name):
     from aoti_lint.flows.migration_flow import FileFlow
     from aoti_lint.read.source import SourceFile
     from aoti_lint.rules import ALL_RULES
-    from aoti_lint.run.engine import FLOW_SUMMARY, check_source
+    from aoti_lint.run.engine import check_source
     from aoti_lint.run.file_context import FileContext
+    from aoti_lint.run.results import FLOW_SUMMARY
 
     text = SO_MENTION_FORMS[name]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())

@@ -275,9 +275,9 @@ def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     """One tidying pass and a fixed number of lint passes per file, however many calls it migrates."""
     from aoti_lint.codemods import migration
     from aoti_lint.run import engine
-    from aoti_lint.run.engine import FixOptions
     from aoti_lint.run.lint import lint_paths
     from aoti_lint.settings.config import Settings
+    from aoti_lint.settings.run_options import FixOptions
 
     body = "".join(f'r{i} = aot_load("/srv/m{i}.pt2", "cpu")\n' for i in range(sites))
     target = tmp_path / "many.py"

@@ -911,10 +911,9 @@ def _fuzz_cli_programs(programs: list[bytes]) -> None:
     import ast
     import tempfile
 
-    from aoti_lint.run.engine import FixOptions
     from aoti_lint.run.lint import lint_paths
     from aoti_lint.settings.config import Settings
-    from aoti_lint.settings.run_options import Execution
+    from aoti_lint.settings.run_options import Execution, FixOptions
     from tests.reliability_cli import FixingRuleSet
 
     with tempfile.TemporaryDirectory() as name:

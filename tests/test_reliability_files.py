@@ -21,11 +21,11 @@ import pytest
 
 from aoti_lint.read.files import Candidate
 from aoti_lint.run.disk import lint_file, read_source
-from aoti_lint.run.engine import FixOptions
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.ruleset import RuleSet
 from aoti_lint.run.runner import Execution, run_files
 from aoti_lint.settings.config import Settings
+from aoti_lint.settings.run_options import FixOptions
 from tests.conftest import REPO
 from tests.helpers import run_fixing_main
 from tests.reliability_cli import FIXING_RULES

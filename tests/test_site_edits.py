@@ -11,10 +11,9 @@ import pytest
 
 from aoti_lint.codemods import site_edits
 from aoti_lint.fixes.edits import apply_edits
-from aoti_lint.run.engine import FixOptions
 from aoti_lint.run.lint import lint_paths
 from aoti_lint.settings.config import Settings
-from aoti_lint.settings.run_options import Execution
+from aoti_lint.settings.run_options import Execution, FixOptions
 from tests.helpers import lint_text
 
 HEADERS = [

@@ -15,11 +15,10 @@ import pytest
 
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.run import cache as cache_module
-from aoti_lint.run.engine import FixOptions
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.lint import lint_paths
 from aoti_lint.settings.config import Settings
-from aoti_lint.settings.run_options import Execution
+from aoti_lint.settings.run_options import Execution, FixOptions
 from tests.conftest import REPO
 from tests.helpers import lint_text
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from aoti_lint.read.source import SourceFile
     from aoti_lint.rules import Rule
-    from aoti_lint.run.engine import FileOutcome
+    from aoti_lint.run.results import FileOutcome
     from aoti_lint.settings.config import Settings
     from aoti_lint.settings.run_options import Execution
 
@@ -482,7 +482,7 @@ def _span(start: Any, end: Any) -> tuple[Position, Position]:
 
 def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
     """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
-    from aoti_lint.run.engine import FileOutcome
+    from aoti_lint.run.results import FileOutcome
 
     if not isinstance(entry, dict) or not isinstance(entry["findings"], list):
         raise ValueError("not an entry")

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # Modules whose dataclasses may be rebuilt from the cache.
-ALLOWED_MODULES = ("aoti_lint.flows.flow_summary", "aoti_lint.run.engine", "aoti_lint.model.suppressions")
+ALLOWED_MODULES = ("aoti_lint.flows.flow_summary", "aoti_lint.run.results", "aoti_lint.model.suppressions")
 
 
 class DecodeError(ValueError):

@@ -13,9 +13,11 @@ from aoti_lint.diagnostics import FileError
 from aoti_lint.read.file_bytes import NotRegularFile, read_regular_file_stat
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import SourceFile, display_path
-from aoti_lint.run.engine import FileOutcome, FixOptions, process_source
+from aoti_lint.run.engine import process_source
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.prefilter import Wanted
+from aoti_lint.run.results import FileOutcome
+from aoti_lint.settings.run_options import FixOptions
 
 
 def make_source(path: Path, shown: str, kind: str, data: bytes) -> SourceFile | FileError:

@@ -9,21 +9,20 @@ across files in ``aoti_lint.run.project_pass``. libcst is imported only once som
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from collections.abc import Sequence
+from dataclasses import replace
 
 from aoti_lint.diagnostics import Edit, FileError, Finding, Fix
 from aoti_lint.model.node_positions import NotReproduced
 from aoti_lint.model.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
-from aoti_lint.rules.base import ProjectRule, PythonRule, Rule, TextRule
+from aoti_lint.rules.base import PythonRule, Rule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
+from aoti_lint.run.ast_answer import add_ast_answer, ast_answer, light_summaries
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.prefilter import Wanted, by_bytes, by_code
+from aoti_lint.run.results import CheckResult, FileOutcome, ProjectPart, project_codes
 from aoti_lint.settings.run_options import FixOptions
-
-__all__ = ["FixOptions"]  # defined with the run's other options; the engine is where its callers find it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,61 +30,7 @@ if TYPE_CHECKING:
 
     import libcst as cst
 
-    from aoti_lint.model.name_index import CodeIndex
-    from aoti_lint.model.suppressions import Suppressions
     from aoti_lint.rules.base import PythonContext
-
-
-# The fixes planned per artifact flow across the files of a run, and the project data that plan reads.
-MIGRATION_CODES = frozenset({"AOTI001", "AOTI002"})
-FLOW_SUMMARY = "device-flow"
-
-
-@dataclass
-class ProjectPart:
-    """What one file gives the project pass (plain data): project data by ``ProjectRule.summary_key``, the
-    project rules enabled for the file, and its noqa comments."""
-
-    path: str
-    summaries: dict[str, object]
-    codes: frozenset[str]
-    suppressions: Suppressions
-
-
-@dataclass
-class CheckResult:
-    """One lint of one text (``check_source``): findings at the text's own positions, no fix applied."""
-
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    parsed: bool = False
-    project: ProjectPart | None = None
-    # Why some fix could not be built (by reason), for a warning: the findings stand, so the exit code does too.
-    notes: dict[str, FileError] = field(default_factory=dict)
-
-
-@dataclass
-class FileOutcome:
-    """What processing one file produced (``process_source``): the findings after fixes, located for the
-    report (notebook cells), and the fixed bytes; plain data, so a worker process can return it."""
-
-    path: str
-    findings: list[Finding] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)
-    fixed: int = 0
-    # Set when fixes changed the text (and, without --diff, were written).
-    original_text: str | None = None
-    fixed_text: str | None = None
-    fixed_data: bytes | None = None
-    checked: bool = False
-    project: ProjectPart | None = None
-    # Fixes that could not be built (``CheckResult.notes``): warnings, not errors.
-    notes: list[FileError] = field(default_factory=list)
-    # Artifact flows (aoti_lint.flows.migration_flow) whose part in this file the fixed text migrates.
-    flow_groups: frozenset[int] = frozenset()
-    # What a fixed file is written over, when the run writes it after checking the whole flow.
-    source_path: Path | None = None
-    original_data: bytes | None = None
 
 
 # Past these, a file some rule would read is reported as not checked instead of parsed: libcst's time and memory
@@ -133,12 +78,6 @@ def internal_error(source: SourceFile, exc: Exception) -> FileError:
         source.display_path,
         f"internal error while linting: {type(exc).__name__}: {exc}",
         detail=traceback.format_exc(),
-    )
-
-
-def _project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:
-    return frozenset(
-        rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES or rule.reads_flows
     )
 
 
@@ -199,10 +138,10 @@ def check_source(
         # A file wanted only for its project data, without a migration plan, may not need libcst at all.
         light = None
         if not wanted.rules and context.flow is None:
-            light = _light_summaries(source, text, wanted.project_rules)
+            light = light_summaries(source, text, wanted.project_rules)
         if light is not None:
             summaries, noqa = light
-            result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
+            result.project = ProjectPart(source.display_path, summaries, project_codes(rules), noqa)
             return result
     # Past libcst's limit, a file the rules read (and not the strings alone) is read in its focused statements, where
     # the cost of the whole module's readings would grow with all of it.
@@ -211,7 +150,7 @@ def check_source(
     if prefilter and (not build_edits or not wanted.rules):
         answered = ast_answer(source, context, wanted)
         if answered is not None:
-            _add_ast_answer(source, result, rules, *answered)
+            add_ast_answer(source, result, rules, *answered)
             return result
     if not text.isascii():
         from aoti_lint.model.local_bindings import folds_names
@@ -347,7 +286,7 @@ def _libcst_findings(
         # The project pass filters its own findings in this file: every comment is read.
         suppressions = parsed_suppressions(python_context)
         findings = suppressions.filter(findings)
-        result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), suppressions)
+        result.project = ProjectPart(source.display_path, summaries, project_codes(rules), suppressions)
     elif findings:
         from aoti_lint.model.suppressions import parsed_suppressions, python_filter
 
@@ -396,152 +335,8 @@ def _without_libcst(
             finding.fix = unavailable(finding.fix, why)
     if any(finding.fix is not None for finding in found):
         result.notes[why] = FileError(source.display_path, f"fixes unavailable: {why}")
-    _add_ast_answer(source, result, context.rules, found, summaries)
+    add_ast_answer(source, result, context.rules, found, summaries)
     return result
-
-
-def _add_ast_answer(
-    source: SourceFile,
-    result: CheckResult,
-    rules: Sequence[type[Rule]],
-    found: list[Finding],
-    summaries: dict[str, object],
-) -> None:
-    text = source.text
-    if summaries:
-        from aoti_lint.model.name_index import code_index
-        from aoti_lint.model.suppressions import indexed_suppressions
-
-        noqa = indexed_suppressions(text, code_index(text).hash_strings)  # type: ignore[union-attr]
-        result.findings.extend(noqa.filter(found))
-        result.project = ProjectPart(source.display_path, summaries, _project_codes(rules), noqa)
-    else:
-        from aoti_lint.model.suppressions import python_filter
-
-        result.findings.extend(python_filter(text, found))
-
-
-def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted, build_edits: bool = True) -> bool:
-    """Whether ``check_source`` parses the file with libcst, given what ``prefilter.prefiltered`` found: not
-    when it is wanted only for the strings naming a `.so` it holds (``_light_summaries``), nor when its rules and
-    project data are read from ``ast`` (``ast_answer``), in a run that builds no fix edits if a rule is wanted."""
-    if len(source.data) > MAX_LIBCST_BYTES:
-        return True  # its focused text is read (``_check_focused``), never the whole text's ``ast`` answer
-    if not wanted.rules and context.flow is None and _light_index(source.text, wanted.project_rules) is not None:
-        return False
-    if wanted.rules and build_edits:
-        return True
-    return ast_answer(source, context, wanted) is None
-
-
-_NO_AST_ANSWER = PythonRule.check_ast.__func__  # type: ignore[attr-defined]
-# The last file ``ast_answer`` answered for: the runner asks, then check_source asks again about the same text.
-_answered: list[Any] = [None, None, None]
-
-
-def ast_answer(
-    source: SourceFile, context: FileContext, wanted: Wanted
-) -> tuple[list[Finding], dict[str, object]] | None:
-    """The findings (before noqa comments) and the project data of a Python file read from its ``ast`` alone; None
-    when libcst must read it: some rule does not answer there (``PythonRule.check_ast``), the run's migration plan
-    concerns the file, or its deprecated calls or device flow are not settled from ``ast``
-    (``analysis.ast_flow``: AOTI001/AOTI002 and the device-flow summary come from one reading). Fixes' edits are
-    left deferred."""
-    if context.flow is not None or source.kind != "python":
-        return None
-    from aoti_lint.rules.device_flow import DeviceFlowRule
-
-    if not all(issubclass(rule, DeviceFlowRule) for rule in wanted.project_rules):
-        return None
-    others = [rule for rule in wanted.rules if rule.code not in MIGRATION_CODES]
-    if any(getattr(rule.check_ast, "__func__", None) is _NO_AST_ANSWER for rule in others):
-        return None
-    text = source.text
-    key = (source.display_path, tuple(wanted.rules), tuple(wanted.project_rules), context.target_torch)
-    if _answered[0] is text and _answered[1] == key:
-        return _answered[2]
-    _answered[:] = [text, key, _ast_answer(source, context, wanted, others)]
-    return _answered[2]
-
-
-def _ast_answer(
-    source: SourceFile, context: FileContext, wanted: Wanted, others: list[type[PythonRule]]
-) -> tuple[list[Finding], dict[str, object]] | None:
-    from aoti_lint.model.name_index import code_index
-
-    text = source.text
-    index = code_index(text)
-    if index is None or index.tree is None:
-        return None
-    found: list[Finding] = []
-    for rule in others:
-        try:
-            answer = rule.check_ast(index, source.display_path)
-        except Exception:  # a bug in the ast reading, or a tree too deep for it: libcst's traversal answers
-            answer = None
-        if answer is None:
-            return None
-        found.extend(answer)
-    summaries: dict[str, object] = {}
-    codes = {rule.code for rule in wanted.rules} & MIGRATION_CODES
-    if codes or wanted.project_rules:
-        from aoti_lint.model.suppressions import indexed_suppressions
-        from aoti_lint.rules.ast_flow import read_flow
-
-        noqa = indexed_suppressions(text, index.hash_strings)
-        try:
-            flow = read_flow(source.path, source.display_path, text, index.tree, context.target_torch, noqa)
-        except Exception:  # a bug in the ast reading: libcst's analysis answers
-            flow = None
-        if flow is None:
-            return None
-        found.extend(finding for finding in flow.findings if finding.code in codes)
-        if wanted.project_rules:
-            summaries[FLOW_SUMMARY] = flow.summary
-    return found, summaries
-
-
-def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | str | None:
-    """For a file whose project data is only its `.so` mentions: "text" when its text alone tells them
-    (``so_mentions.text_mentions``), else its ``ast`` index; None when libcst must read it."""
-    from aoti_lint.rules.device_flow import DeviceFlowRule
-
-    if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):
-        return None
-    from aoti_lint.flows.so_mentions import text_mentions
-
-    if text_mentions(text) is not None:
-        return "text"
-    from aoti_lint.model.name_index import code_index
-
-    index = code_index(text)
-    if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):
-        return None
-    return index
-
-
-def _light_summaries(
-    source: SourceFile, text: str, project_rules: Sequence[type[Rule]]
-) -> tuple[dict[str, object], Suppressions] | None:
-    """The flow summary of a file summarised only for strings naming a `.so`, read from its text or its ``ast``,
-    with the file's noqa comments; None when libcst must read it (``analysis.so_mentions``)."""
-    index = _light_index(text, project_rules)
-    if index is None:
-        return None
-    from aoti_lint.flows.so_mentions import light_summary, text_mentions
-    from aoti_lint.model.suppressions import indexed_suppressions
-
-    if index == "text":
-        read = text_mentions(text)
-        assert read is not None
-        return {FLOW_SUMMARY: read.summary(source.path, source.display_path)}, indexed_suppressions(
-            text, read.hash_strings
-        )
-    assert not isinstance(index, str) and index.tree is not None
-    summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(index.reached))
-    if summary is None:
-        return None
-    return {FLOW_SUMMARY: summary}, indexed_suppressions(text, index.hash_strings)
 
 
 def _check_text(source: SourceFile, rules: Sequence[type[TextRule]]) -> CheckResult:

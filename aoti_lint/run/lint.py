@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from aoti_lint.run.cache import Cache
-    from aoti_lint.run.engine import FileOutcome, ProjectPart
+    from aoti_lint.run.results import FileOutcome, ProjectPart
     from aoti_lint.run.runner import Workers
     from aoti_lint.run.unchanged_run import RunKey
 
@@ -267,7 +267,7 @@ def _in_project(candidates: list[Candidate], root: Path) -> bool:
 def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], ruleset: RuleSet) -> list[Candidate]:
     """The project's files (under its root, as discovery finds them) the run was not given, when one it was given
     holds a call of the AOTI API (its flow summary): the migration plan reads them, read-only."""
-    from aoti_lint.run.engine import FLOW_SUMMARY
+    from aoti_lint.run.results import FLOW_SUMMARY
 
     if not any(outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries for outcome in outcomes):
         return []

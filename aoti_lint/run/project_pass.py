@@ -12,7 +12,8 @@ from aoti_lint.diagnostics import FileError, Finding
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import display_path
 from aoti_lint.rules.base import ProjectRule, Rule
-from aoti_lint.run.engine import FLOW_SUMMARY, FileOutcome, FixOptions, ProjectPart
+from aoti_lint.run.results import FLOW_SUMMARY, FileOutcome, ProjectPart
+from aoti_lint.settings.run_options import FixOptions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -87,7 +87,7 @@ class RuleSet:
     def _project_rules_of(self, kind: str) -> tuple[type[ProjectRule], ...]:
         from aoti_lint.rules import CrossDeviceLoad
         from aoti_lint.rules.base import ProjectRule
-        from aoti_lint.run.engine import FLOW_SUMMARY, MIGRATION_CODES
+        from aoti_lint.run.results import FLOW_SUMMARY, MIGRATION_CODES
 
         rules = tuple(rule for rule in self.rules if issubclass(rule, ProjectRule) and kind in rule.file_kinds)
         migrating = any(rule.code in MIGRATION_CODES or rule.reads_flows for rule in self.rules)

@@ -23,11 +23,13 @@ from time import perf_counter
 from aoti_lint.diagnostics import FileError
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import SourceFile, display_path
+from aoti_lint.run.ast_answer import needs_libcst
 from aoti_lint.run.disk import lint_file, make_source, read_stamped
-from aoti_lint.run.engine import FileOutcome, needs_libcst, over_limits
+from aoti_lint.run.engine import over_limits
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.file_stats import CLEAN, rules_named
 from aoti_lint.run.prefilter import Wanted
+from aoti_lint.run.results import FileOutcome
 from aoti_lint.run.ruleset import RuleSet
 from aoti_lint.run.work_items import (
     BATCH_FILES,

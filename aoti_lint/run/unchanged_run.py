@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from aoti_lint.diagnostics import Finding
     from aoti_lint.read.files import Candidate
     from aoti_lint.run.cache import Cache
-    from aoti_lint.run.engine import FixOptions
     from aoti_lint.run.ruleset import RuleSet
+    from aoti_lint.settings.run_options import FixOptions
 
 # Bump when the layout changes: a memo of another format is not read.
 MEMO_FORMAT = 1

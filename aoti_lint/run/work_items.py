@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from aoti_lint.diagnostics import FileError
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import PYTHON_KINDS, SourceFile
-from aoti_lint.run.engine import FileOutcome
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.file_stats import rules_named
 from aoti_lint.run.prefilter import Wanted, by_bytes, prefiltered
+from aoti_lint.run.results import FileOutcome
 from aoti_lint.settings.run_options import Execution, FixOptions
 
 TYPE_CHECKING = False

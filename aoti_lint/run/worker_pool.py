@@ -9,7 +9,7 @@ from pathlib import Path
 from aoti_lint.diagnostics import FileError
 from aoti_lint.read.files import Candidate
 from aoti_lint.run.disk import lint_file
-from aoti_lint.run.engine import FileOutcome
+from aoti_lint.run.results import FileOutcome
 from aoti_lint.run.ruleset import RuleSet
 from aoti_lint.run.work_items import (
     INLINE_SHARE,

@@ -10,9 +10,10 @@ from aoti_lint.diagnostics import FileError
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import SourceFile, display_path, screen_data
 from aoti_lint.run.disk import lint_file, make_source, read_stamped
-from aoti_lint.run.engine import FileOutcome, over_limits
+from aoti_lint.run.engine import over_limits
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.prefilter import Wanted, prefiltered
+from aoti_lint.run.results import FileOutcome
 from aoti_lint.run.ruleset import RuleSet
 from aoti_lint.run.work_items import BATCH_FILE_BYTES, LaterStages, Screened, context_rules_named, first_stage
 from aoti_lint.settings.run_options import FixOptions

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
-from aoti_lint import __version__
-from aoti_lint.settings.defaults import CACHE_DIR_ENV
-from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH_TEXT
+from aoti_lint.arguments import apply_cli_settings, check_parser, help_formatter, top_parser
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,187 +15,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"
 
 
 class OutputError(Exception):
     """The report (-o FILE) could not be written; the message names the file and why."""
 
 
-def _codes(value: str) -> list[str]:
-    return [code.strip() for code in value.split(",") if code.strip()]
-
-
-def _positive_int(value: str) -> int:
-    if not value.isdigit() or int(value) < 1:
-        import argparse
-
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got `{value}`")
-    return int(value)
-
-
-@functools.cache
-def _help_formatter() -> type[argparse.HelpFormatter]:
-    """argparse's own, told the terminal's width: argparse asks ``shutil`` for it, and importing ``shutil`` (with
-    ``bz2`` and ``lzma``) would be paid by every run, as the parser makes a formatter for each option."""
-    import argparse
-
-    class HelpFormatter(argparse.HelpFormatter):
-        def __init__(
-            self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
-        ) -> None:
-            super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
-
-    return HelpFormatter
-
-
-def _columns() -> int:
-    """The terminal's width as ``shutil.get_terminal_size`` tells it: $COLUMNS, else stdout's terminal, else 80."""
-    try:
-        columns = int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
-    except (AttributeError, ValueError, OSError):
-        return 80
-
-
-def _check_parser() -> argparse.ArgumentParser:
-    from aoti_lint.report import FORMATS
-    from aoti_lint.usage import Parser
-
-    parser = Parser(
-        formatter_class=_help_formatter(),
-        prog="aoti-lint check",
-        description="Find deprecated AOTInductor APIs, device mismatches and debug switches left on.",
-        epilog=f"Environment: {OUTPUT_FORMAT_ENV} (the output format), {CACHE_DIR_ENV}, NO_COLOR and FORCE_COLOR "
-        "(colour, on a terminal by default).",
-    )
-    parser.add_argument("paths", nargs="*", type=Path, help="files or directories to check (default: .); - for stdin")
-    rules = parser.add_argument_group("rule selection")
-    rules.add_argument("--select", type=_codes, action="append", metavar="CODES", help="codes, prefixes or ALL")
-    rules.add_argument("--extend-select", type=_codes, action="append", metavar="CODES")
-    rules.add_argument("--ignore", type=_codes, action="append", metavar="CODES")
-    rules.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES", help="e.g. 'tests/*:AOTI001'")
-    rules.add_argument(
-        "--target-torch", metavar="X.Y", help=f"oldest torch the code must run on (default {DEFAULT_TARGET_TORCH_TEXT})"
-    )
-    files = parser.add_argument_group("file selection")
-    files.add_argument("--extend-exclude", type=_codes, action="append", metavar="PATTERNS")
-    files.add_argument("--force-exclude", action="store_true", default=None, help="exclude even named files")
-    files.add_argument("--no-force-exclude", action="store_false", dest="force_exclude")
-    files.add_argument(
-        "--stdin-filename", type=Path, metavar="PATH", help="the file that code read from stdin stands for"
-    )
-    files.add_argument("--respect-gitignore", action="store_true", default=None)
-    files.add_argument("--no-respect-gitignore", action="store_false", dest="respect_gitignore")
-    fixes = parser.add_argument_group("fixes")
-    fixes.add_argument("--fix", action="store_true", default=None, help="apply fixes (safe ones by default)")
-    fixes.add_argument("--no-fix", action="store_false", dest="fix")
-    fixes.add_argument("--unsafe-fixes", action="store_true", default=None, help="include unsafe fixes")
-    fixes.add_argument("--no-unsafe-fixes", action="store_false", dest="unsafe_fixes")
-    fixes.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
-    fixes.add_argument("--show-fixes", action="store_true", help="list the fixes applied")
-    fixes.add_argument("--fix-only", action="store_true", help="apply fixes; do not report what remains")
-    fixes.add_argument(
-        "--add-noqa", action="store_true", help="add a `# noqa: CODE` comment to the line of each finding"
-    )
-    output = parser.add_argument_group("output")
-    output.add_argument("--output-format", choices=sorted(FORMATS), default=None)
-    output.add_argument("-o", "--output-file", type=Path, metavar="FILE")
-    output.add_argument("--statistics", action="store_true", help="counts per rule instead of findings")
-    output.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
-    output.add_argument("--exit-non-zero-on-fix", action="store_true", help="exit 1 when something was fixed")
-    output.add_argument("-q", "--quiet", action="store_true", help="print findings only, no summary")
-    output.add_argument("-v", "--verbose", action="store_true", help="show tracebacks of internal errors")
-    output.add_argument("--show-files", action="store_true", help="list the files a run would check, then exit")
-    output.add_argument("-w", "--watch", action="store_true", help="run again whenever a file checked changes")
-    output.add_argument(
-        "--show-settings", action="store_true", help="show the settings the first file would be checked with, then exit"
-    )
-    speed = parser.add_argument_group("speed")
-    speed.add_argument("--jobs", type=_positive_int, metavar="N", help="worker processes (default: one per core)")
-    speed.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
-    speed.add_argument("--cache-dir", type=Path, metavar="DIR", help="default: .aoti_lint_cache in the project root")
-    config = parser.add_argument_group("configuration")
-    config.add_argument("--config", type=Path, metavar="FILE", help="pyproject.toml or aoti-lint.toml to use")
-    config.add_argument("--isolated", action="store_true", help="ignore all configuration files")
-    parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
-    return parser
-
-
-def _top_parser() -> argparse.ArgumentParser:
-    from aoti_lint.usage import Parser
-
-    parser = Parser(
-        formatter_class=_help_formatter(),
-        prog="aoti-lint",
-        description="aoti-lint: a linter and migration codemod for PyTorch AOTInductor code.",
-        epilog="Commands: check [PATHS] (default), rule CODE, rules, flows [PATHS], validate PKG.pt2, "
-        "explain [FILE|-]. Run `aoti-lint COMMAND --help` for options.",
-    )
-    parser.add_argument("--version", action="version", version=f"aoti-lint {__version__}")
-    return parser
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     return _guarded(lambda: _command(argv), argv)
-
-
-# What ``_check_parser`` gives each option left out (``tests/test_fast_path.py`` compares them): the arguments of a
-# run parsed by ``fast_path`` (``check_parsed``).
-CHECK_DEFAULTS: dict[str, object] = {
-    "paths": [],
-    "select": None,
-    "extend_select": None,
-    "ignore": None,
-    "per_file_ignores": None,
-    "target_torch": None,
-    "extend_exclude": None,
-    "force_exclude": None,
-    "stdin_filename": None,
-    "respect_gitignore": None,
-    "fix": None,
-    "unsafe_fixes": None,
-    "diff": False,
-    "show_fixes": False,
-    "fix_only": False,
-    "output_format": None,
-    "output_file": None,
-    "statistics": False,
-    "exit_zero": False,
-    "exit_non_zero_on_fix": False,
-    "quiet": False,
-    "verbose": False,
-    "jobs": None,
-    "no_cache": False,
-    "cache_dir": None,
-    "config": None,
-    "isolated": False,
-    "add_noqa": False,
-    "watch": False,
-    "show_files": False,
-    "show_settings": False,
-}
-
-
-def check_parsed(flags: dict[str, bool], paths: list[str], argv: list[str]) -> int:
-    """`aoti-lint check PATHS` given only flags that set a boolean (``fast_path``'s table), parsed there: the same
-    run as ``main(argv)``, without importing argparse and building its parser (pre-commit's run on files that may
-    hold a finding)."""
-    from types import SimpleNamespace
-
-    args = SimpleNamespace(**{**CHECK_DEFAULTS, **flags, "paths": [Path(path) for path in paths]})
-
-    def command() -> int:
-        with _FewerCollections():
-            return _check(None, args, None)
-
-    return _guarded(command, argv)
 
 
 def _command(argv: list[str]) -> int:
@@ -210,7 +34,7 @@ def _command(argv: list[str]) -> int:
     if argv and argv[0] == "flows":
         from aoti_lint.show_flows import flows_command
 
-        return flows_command(argv[1:], _help_formatter())
+        return flows_command(argv[1:], help_formatter())
     if argv and argv[0] == "validate":
         from aoti_lint.runtime.commands import validate_command
 
@@ -220,9 +44,9 @@ def _command(argv: list[str]) -> int:
 
         return explain_command(argv[1:])
     if argv and argv[0] in ("-h", "--help"):
-        _top_parser().print_help()
+        top_parser().print_help()
         print()
-        _check_parser().print_help()
+        check_parser().print_help()
         return EXIT_CLEAN
     if argv and argv[0] == "check":
         argv = argv[1:]
@@ -274,7 +98,7 @@ def _rule_command(argv: list[str]) -> int:
     from aoti_lint.usage import Parser
 
     parser = Parser(
-        formatter_class=_help_formatter(), prog="aoti-lint rule", description="Print a rule's documentation."
+        formatter_class=help_formatter(), prog="aoti-lint rule", description="Print a rule's documentation."
     )
     parser.add_argument("code", help="rule code (AOTI001) or name (deprecated-aot-compile)")
     args = parser.parse_args(argv)
@@ -292,7 +116,7 @@ def _rules_command(argv: list[str]) -> int:
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.usage import Parser
 
-    parser = Parser(formatter_class=_help_formatter(), prog="aoti-lint rules", description="List every rule.")
+    parser = Parser(formatter_class=help_formatter(), prog="aoti-lint rules", description="List every rule.")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     if args.output_format == "json":
@@ -314,52 +138,6 @@ def _rules_command(argv: list[str]) -> int:
         fix = "[*]" if rule.fix_availability != "never" else "   "
         print(f"{rule.code} {fix} {rule.name:<28} {rule.summary}")
     return EXIT_CLEAN
-
-
-def _apply_cli_settings(settings, args):
-    from aoti_lint.settings.config import ConfigError, target_torch_setting
-
-    changes: dict[str, object] = {}
-    if args.select:
-        changes["select"] = tuple(code for group in args.select for code in group)
-    if args.extend_select:
-        changes["extend_select"] = settings.extend_select + tuple(c for g in args.extend_select for c in g)
-    if args.ignore:
-        changes["ignore"] = settings.ignore + tuple(c for g in args.ignore for c in g)
-    if args.extend_exclude:
-        changes["extend_exclude"] = settings.extend_exclude + tuple(p for g in args.extend_exclude for p in g)
-    if args.per_file_ignores:
-        pairs = []
-        for item in args.per_file_ignores:
-            pattern, sep, codes = item.rpartition(":")
-            if not sep or not pattern:
-                raise ConfigError(f"--per-file-ignores: expected PATTERN:CODES, got `{item}`")
-            pairs.append((pattern, tuple(_codes(codes))))
-        changes["per_file_ignores"] = settings.per_file_ignores + tuple(pairs)
-    if args.force_exclude is not None:
-        changes["force_exclude"] = args.force_exclude
-    if args.respect_gitignore is not None:
-        changes["respect_gitignore"] = args.respect_gitignore
-    if args.target_torch:
-        changes["target_torch"] = target_torch_setting(args.target_torch, "--target-torch")
-    if args.output_format:
-        changes["output_format"] = args.output_format
-    elif os.environ.get(OUTPUT_FORMAT_ENV):
-        from aoti_lint.report import FORMATS
-
-        value = os.environ[OUTPUT_FORMAT_ENV]
-        if value not in FORMATS:
-            raise ConfigError(f"{OUTPUT_FORMAT_ENV}: unknown output format `{value}`")
-        changes["output_format"] = value
-    settings = replace(settings, **changes)
-    for pattern, codes in settings.per_file_ignores:
-        from aoti_lint.settings import selection
-
-        try:
-            selection.validate(codes)
-        except selection.SelectorError as exc:
-            raise ConfigError(f"--per-file-ignores `{pattern}`: {exc}") from None
-    return settings.with_enabled()
 
 
 class _StdinEcho:
@@ -401,7 +179,7 @@ class _FewerCollections:
 
 
 def _check_command(argv: list[str]) -> int:
-    parser = _check_parser()
+    parser = check_parser()
     args = parser.parse_args(argv)
     stdin = Path("-") in args.paths or (args.stdin_filename is not None and not args.paths)
     if not (stdin and (args.fix or args.fix_only) and not args.diff) or len(args.paths) > 1:
@@ -417,8 +195,8 @@ def _check_command(argv: list[str]) -> int:
     return code
 
 
-def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho | None) -> int:
-    """``parser``: the one that parsed ``args``; None when ``check_parsed`` did, and built only to say an error."""
+def _check(parser: argparse.ArgumentParser, args: Any, echo: _StdinEcho | None) -> int:
+    """``parser``: the one that parsed ``args``, which says a usage error."""
     from aoti_lint.report import ReportContext, render
     from aoti_lint.settings.config import ConfigError
 
@@ -426,9 +204,9 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         return _watch(parser, args)
 
     if args.exit_zero and args.exit_non_zero_on_fix:
-        (parser or _check_parser()).error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
+        parser.error("--exit-zero and --exit-non-zero-on-fix cannot be used together")
     if args.diff and (args.show_fixes or args.statistics):
-        (parser or _check_parser()).error("--diff cannot be used with --show-fixes or --statistics")
+        parser.error("--diff cannot be used with --show-fixes or --statistics")
     cwd = Path.cwd()
     try:
         settings = _settings(args, cwd)
@@ -437,13 +215,13 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         return EXIT_ERROR
     if args.show_files or args.show_settings:
         if args.show_files and args.show_settings:
-            (parser or _check_parser()).error("--show-files and --show-settings cannot be used together")
+            parser.error("--show-files and --show-settings cannot be used together")
         from aoti_lint.show import show_files, show_settings
 
         return (show_files if args.show_files else show_settings)(args.paths or [Path(".")], settings)
     if args.add_noqa:
         if args.fix or args.fix_only or args.diff or Path("-") in args.paths or args.stdin_filename is not None:
-            (parser or _check_parser()).error("--add-noqa cannot be used with --fix, --diff or stdin")
+            parser.error("--add-noqa cannot be used with --fix, --diff or stdin")
         return _add_noqa(args, settings, cwd)
 
     from aoti_lint.report import FORMATS_WITH_EDITS
@@ -463,7 +241,7 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
         from aoti_lint.run.lint import lint_stdin
 
         if len(args.paths) > 1:
-            (parser or _check_parser()).error("`-` (stdin) cannot be combined with other paths")
+            parser.error("`-` (stdin) cannot be combined with other paths")
         stdin_code = echo.data if echo is not None else sys.stdin.buffer.read()
         if args.stdin_filename is not None and force_excluded(cwd / args.stdin_filename, settings):
             # An editor or pre-commit passed an excluded file: hand the code back untouched, report nothing.
@@ -552,14 +330,14 @@ def _check(parser: argparse.ArgumentParser | None, args: Any, echo: _StdinEcho |
     return EXIT_CLEAN
 
 
-def _watch(parser: argparse.ArgumentParser | None, args: Any) -> int:
+def _watch(parser: argparse.ArgumentParser, args: Any) -> int:
     """``--watch``: the same check, again after each change of the files it reads or of the configuration."""
     from aoti_lint.settings.config import ConfigError, load_settings
     from aoti_lint.watch import watch
 
     stdin = Path("-") in args.paths or args.stdin_filename is not None
     if stdin or args.diff or args.add_noqa or args.show_files or args.show_settings:
-        (parser or _check_parser()).error("--watch cannot be used with stdin, --diff, --add-noqa or --show-*")
+        parser.error("--watch cannot be used with stdin, --diff, --add-noqa or --show-*")
     once = _args_with(args, watch=False)
     cwd = Path.cwd()
 
@@ -577,7 +355,7 @@ def _settings(args: Any, cwd: Path) -> Any:
     from aoti_lint.report import FORMATS
     from aoti_lint.settings.config import load_settings
 
-    return _apply_cli_settings(load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated), args)
+    return apply_cli_settings(load_settings(args.config, cwd, formats=tuple(FORMATS), isolated=args.isolated), args)
 
 
 def _args_with(args: Any, **changes: object) -> Any:

@@ -47,8 +47,6 @@ NEW_LOAD = "torch._inductor.aoti_load_package"
 NEW_LOAD_LOW_LEVEL = "torch._inductor.package.load_package"
 EXPORT = "torch.export.export"
 PACKAGE_AOTI = "torch._inductor.package.package_aoti"
-# Public since 2.6; the oldest torch that has both new functions.
-DEFAULT_TARGET_TORCH = (2, 6)
 LOAD_PACKAGE_PARAMETERS_SINCE = {
     "path": (2, 6),
     "run_single_threaded": (2, 7),

@@ -27,8 +27,7 @@ import sys
 from pathlib import Path
 
 from aoti_lint import __version__
-from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position, Severity
-from aoti_lint.run import cache_encoding as plaindata
+from aoti_lint.run.cache_encoding import outcome_from_json, outcome_to_json
 from aoti_lint.run.dir_entries import FLAGS as _FLAGS
 from aoti_lint.run.dir_entries import supported, write_entry
 from aoti_lint.run.file_stats import Stamps
@@ -221,7 +220,7 @@ class Cache:
         import json
 
         try:
-            return _outcome_from_json(json.loads(data), display_path)
+            return outcome_from_json(json.loads(data), display_path)
         # RecursionError: a deeply nested entry (planted, or corrupt) is a miss like any other bad entry.
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
             return None
@@ -233,7 +232,7 @@ class Cache:
             return
         import json
 
-        data = json.dumps(_outcome_to_json(outcome), separators=(",", ":")).encode()
+        data = json.dumps(outcome_to_json(outcome), separators=(",", ":")).encode()
         with contextlib.suppress(OSError):
             _write_atomic(dir_fd, f"{key}.json", data)
             self._stored = True
@@ -422,104 +421,3 @@ def _own_sources() -> list[str]:
                         info = os.stat(path)
                         stamps.append(f"{os.path.relpath(path, package)}:{info.st_size}:{info.st_mtime_ns}")
     return stamps
-
-
-def _position(value: Position) -> list[int]:
-    return [value.row, value.column]
-
-
-def _outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
-    return {
-        "findings": [finding_to_json(finding) for finding in outcome.findings],
-        "project": None if outcome.project is None else plaindata.encode(outcome.project),
-    }
-
-
-def finding_to_json(finding: Finding) -> dict[str, Any]:
-    """A finding as an entry holds it (its path aside: an entry's findings are those of the file it names)."""
-    return {
-        "code": finding.code,
-        "message": finding.message,
-        "start": _position(finding.start),
-        "end": _position(finding.end),
-        "severity": finding.severity.value,
-        "fix": None
-        if finding.fix is None
-        else {
-            "applicability": finding.fix.applicability.value,
-            "message": finding.fix.message,
-            "edits": [[e.content, *_position(e.start), *_position(e.end)] for e in finding.fix.edits],
-            "deferred": finding.fix.deferred,
-            "reason": finding.fix.reason,
-        },
-        "noqa_row": finding.noqa_row,
-        "cell": finding.cell,
-        "url": finding.url,
-    }
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError("not a string")
-    return value
-
-
-def _count(value: Any, optional: bool = False) -> Any:
-    """A row, column or cell number: an int >= 1 (bool is not one)."""
-    if optional and value is None:
-        return None
-    if type(value) is not int or value < 1:
-        raise ValueError("not a positive integer")
-    return value
-
-
-def _span(start: Any, end: Any) -> tuple[Position, Position]:
-    first, last = Position(*map(_count, start)), Position(*map(_count, end))
-    if len(start) != 2 or len(end) != 2 or (last.row, last.column) < (first.row, first.column):
-        raise ValueError("not a span")
-    return first, last
-
-
-def _outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
-    """The outcome an entry holds; raises on anything not exactly as ``_outcome_to_json`` writes it."""
-    from aoti_lint.run.results import FileOutcome
-
-    if not isinstance(entry, dict) or not isinstance(entry["findings"], list):
-        raise ValueError("not an entry")
-    findings = [finding_from_json(item, display_path) for item in entry["findings"]]
-    project = None if entry.get("project") is None else plaindata.decode(entry["project"])
-    return FileOutcome(path=display_path, findings=findings, checked=True, project=project)
-
-
-def finding_from_json(item: Any, path: str) -> Finding:
-    """The finding ``finding_to_json`` wrote, found in ``path``; raises on anything else."""
-    from aoti_lint.rule_manifest import RULE_CODES
-
-    fix = item["fix"]
-    if _text(item["code"]) not in RULE_CODES:
-        raise ValueError("unknown rule")
-    start, end = _span(item["start"], item["end"])
-    edits = []
-    if fix is not None:
-        for content, r1, c1, r2, c2 in fix["edits"]:
-            edits.append(Edit(_text(content), *_span((r1, c1), (r2, c2))))
-    return Finding(
-        code=item["code"],
-        message=_text(item["message"]),
-        path=path,
-        start=start,
-        end=end,
-        severity=Severity(item["severity"]),
-        fix=None
-        if fix is None
-        else Fix(
-            applicability=Applicability(fix["applicability"]),
-            message=_text(fix["message"]),
-            edits=tuple(edits),
-            deferred=fix.get("deferred") is True,
-            reason=_text(fix.get("reason", "")),
-        ),
-        noqa_row=_count(item["noqa_row"], optional=True),
-        cell=_count(item["cell"], optional=True),
-        url=None if item["url"] is None else _text(item["url"]),
-    )

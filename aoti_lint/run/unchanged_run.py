@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aoti_lint.run.cache import MEMO_SUFFIX, finding_from_json, finding_to_json
+from aoti_lint.run.cache import MEMO_SUFFIX
+from aoti_lint.run.cache_encoding import finding_from_json, finding_to_json
 from aoti_lint.run.file_stats import RACY_SECONDS
 
 TYPE_CHECKING = False

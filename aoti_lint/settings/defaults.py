@@ -49,3 +49,5 @@ CACHEDIR_TAG = b"Signature: 8a477f597d28d172789f06886806bc55\n# This is a cache 
 # for its content yet (``stamps``, ``pyproject_verdicts``). FAT counts mtimes in 2 s steps, HFS+ in 1 s; Linux
 # filesystems in clock ticks of a few milliseconds.
 RACY_SECONDS = 2
+# The output format, where no option or setting names one.
+OUTPUT_FORMAT_ENV = "AOTI_LINT_OUTPUT_FORMAT"

@@ -6,9 +6,10 @@ the codemod's) and the rule examples alike.
 
 from __future__ import annotations
 
-from aoti_lint.knowledge.deprecated_api import DEFAULT_TARGET_TORCH
+from aoti_lint.knowledge.new_api_since import NEW_API_SINCE
 
-__all__ = ["DEFAULT_TARGET_TORCH", "DEFAULT_TARGET_TORCH_TEXT", "format_target_torch", "parse_target_torch"]
+# The default: code that may use the new API everywhere.
+DEFAULT_TARGET_TORCH = NEW_API_SINCE
 
 
 def format_target_torch(version: tuple[int, int]) -> str:

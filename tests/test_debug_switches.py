@@ -18,8 +18,9 @@ from aoti_lint.knowledge.debug_switches import DEBUG_SWITCHES, SWITCHES_BY_CONFI
 from aoti_lint.read.source import SourceFile, file_kind
 from aoti_lint.rules.debug_env_var import DebugEnvVar
 from aoti_lint.rules.debug_inductor_config import DebugInductorConfig
-from aoti_lint.run.engine import check_source, fix_source, process_source
+from aoti_lint.run.engine import check_source
 from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.fixing import fix_source, process_source
 from aoti_lint.scanners import yaml as yaml_scanner
 from aoti_lint.settings.run_options import FixOptions
 from tests.conftest import FIXTURES, REPO

@@ -22,6 +22,7 @@ CORE = (
     "aoti_lint.model.parse",
     "aoti_lint.model.suppressions",
     "aoti_lint.run.engine",
+    "aoti_lint.run.fixing",
     "aoti_lint.run.disk",
     "aoti_lint.run.ruleset",
     "aoti_lint.run.cache",

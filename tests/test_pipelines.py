@@ -274,7 +274,7 @@ def test_migrated_pipeline_gives_the_same_outputs(pipeline_runs, name):
 def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
     """One tidying pass and a fixed number of lint passes per file, however many calls it migrates."""
     from aoti_lint.codemods import migration
-    from aoti_lint.run import engine
+    from aoti_lint.run import fixing
     from aoti_lint.run.lint import lint_paths
     from aoti_lint.settings.config import Settings
     from aoti_lint.settings.run_options import FixOptions
@@ -292,7 +292,7 @@ def test_fixing_is_linear_in_the_number_of_sites(tmp_path, monkeypatch, sites):
         return wrapper
 
     monkeypatch.setattr(migration, "tidy_imports", counting("tidy", migration.tidy_imports))
-    monkeypatch.setattr(engine, "check_source", counting("check", engine.check_source))
+    monkeypatch.setattr(fixing, "check_source", counting("check", fixing.check_source))
     run = lint_paths([target], Settings(root=tmp_path).with_enabled(), tmp_path, FixOptions(apply=True))
     assert sum(run.fixed.values()) == sites
     assert "aot_load" not in target.read_text().replace("aoti_load_package", "")

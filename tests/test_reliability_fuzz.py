@@ -27,8 +27,9 @@ from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import ALL_RULES, RULES_BY_CODE
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.run.disk import lint_file, read_source
-from aoti_lint.run.engine import check_source, process_source
+from aoti_lint.run.engine import check_source
 from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.fixing import process_source
 from aoti_lint.run.lint import lint_paths
 from aoti_lint.settings.config import Settings
 from aoti_lint.settings.run_options import FixOptions

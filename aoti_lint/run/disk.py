@@ -1,5 +1,5 @@
 """The per-file step where it touches the disk: read a file into a ``SourceFile``, lint and fix it
-(``engine.process_source``, which only sees bytes), and write the fixes back atomically, only over the bytes that
+(``fixing.process_source``, which only sees bytes), and write the fixes back atomically, only over the bytes that
 were read.
 """
 
@@ -13,8 +13,8 @@ from aoti_lint.diagnostics import FileError
 from aoti_lint.read.file_bytes import NotRegularFile, read_regular_file_stat
 from aoti_lint.read.files import Candidate
 from aoti_lint.read.source import SourceFile, display_path
-from aoti_lint.run.engine import process_source
 from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.fixing import process_source
 from aoti_lint.run.prefilter import Wanted
 from aoti_lint.run.results import FileOutcome
 from aoti_lint.settings.run_options import FixOptions

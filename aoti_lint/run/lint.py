@@ -284,8 +284,9 @@ def lint_stdin(
     """Lint code read from stdin as the file ``path`` would be (its kind, its per-file-ignores, its name in
     the report); nothing is written. Returns the run and the code after fixes."""
     from aoti_lint.run.disk import make_source
-    from aoti_lint.run.engine import over_limits, process_source
+    from aoti_lint.run.engine import over_limits
     from aoti_lint.run.file_context import FileContext
+    from aoti_lint.run.fixing import process_source
 
     run = RunOutcome()
     path = path or Path("-")

@@ -15,7 +15,7 @@ from pathlib import Path
 from aoti_lint.diagnostics import FileError, Finding
 
 # The kinds whose comments are `#` comments that may follow code on a line.
-_HASH_KINDS = frozenset({"python", "shell", "yaml", "env"})
+_HASH_KINDS = frozenset({"python", "shell", "yaml", "env", "makefile"})
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 # A line noqa with codes (``suppressions``'s form); a bare one suppresses every code, so it is never met here.
 _NOQA_CODES = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*)", re.IGNORECASE)

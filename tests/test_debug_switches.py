@@ -141,8 +141,8 @@ def test_fixture_tree_output(cli):
     assert result.returncode == 1, result.stderr
     reported = {line.split(":")[0] for line in result.stdout.splitlines()}
     assert reported == {
-        ".env", "Dockerfile", "build_package.py", "ci.yml", "compose.yaml", "k8s.yaml", "launch", "serve.env",
-        "train.sh",
+        ".env", "Dockerfile", "Makefile", "build_package.py", "ci.yml", "compose.yaml", "k8s.yaml", "launch",
+        "serve.env", "train.sh",
     }  # fmt: skip
 
 

@@ -37,9 +37,9 @@ def test_manifest_validates():
 
 def test_pre_commit_hands_over_exactly_the_files_aoti_lint_reads(tmp_path, monkeypatch):
     wanted = ["a.py", "stubs/b.pyi", "nb.ipynb", "run.sh", "ci/build.yml", "k8s.yaml", ".env", "prod.env"]
-    wanted += ["Dockerfile", "docker/Dockerfile.dev", "Containerfile"]
+    wanted += ["Dockerfile", "docker/Dockerfile.dev", "Containerfile", "Makefile", "build/makefile", "rules.mk"]
     wanted += ["serve.cpp", "src/loader.cc", "include/runner.h", "include/runner.hpp", "kernels/k.cu", "k.cuh"]
-    unwanted = ["README.md", "LICENSE", "setup.cfg", "pyproject.toml", "Makefile", ".env.example", "a.pyc"]
+    unwanted = ["README.md", "LICENSE", "setup.cfg", "pyproject.toml", "Makefile.am", ".env.example", "a.pyc"]
     unwanted += ["main.c", "CMakeLists.txt", "lib.so", "model.pt2"]
     every = wanted + unwanted
     for name in every:

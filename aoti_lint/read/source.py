@@ -36,7 +36,9 @@ _KIND_BY_SUFFIX = {
     **dict.fromkeys(SHELL_SUFFIXES, "shell"),
     **dict.fromkeys(YAML_SUFFIXES, "yaml"),
     **dict.fromkeys(CPP_SUFFIXES, "cpp"),
+    ".mk": "makefile",
 }
+MAKEFILE_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 
 
 def kind_of_name(name: str, path: str) -> str | None:
@@ -52,6 +54,8 @@ def kind_of_name(name: str, path: str) -> str | None:
         return "dockerfile"
     if name == ".env" or suffix == ".env":
         return "env"
+    if name in MAKEFILE_NAMES:
+        return "makefile"
     if not suffix and _has_shell_shebang(path):
         return "shell"
     return None

@@ -144,7 +144,8 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     to `subprocess`; the dict given to `update` or `env=` may be a variable assigned a dict display once, in
     the module or the function), shell scripts (`export K=V`, `K=V cmd`, `env K=V cmd`), Dockerfiles (`ENV`, and the
     shell of `RUN`), YAML (`env:` / `environment:` / `variables:` mappings in map, list and Kubernetes
-    `name`/`value` forms, `run:` scripts, `echo "K=V" >> $GITHUB_ENV`) and `.env` files.
+    `name`/`value` forms, `run:` scripts, `echo "K=V" >> $GITHUB_ENV`), `.env` files and Makefiles (`export K=V`,
+    and each recipe line as shell).
 
     The switches are those of the AOTInductor debugging guide: `AOTI_RUNTIME_CHECK_INPUTS`,
     `TORCHINDUCTOR_NAN_ASSERTS`, `TORCHINDUCTOR_RUNTIME_TRITON_NAN_ASSERTS`, `CUDA_LAUNCH_BLOCKING`,
@@ -175,7 +176,8 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
 
     ## Fix safety
     The fix removes the setting: the Python statement or dict entry, the `export` line, the inline
-    prefix (the command stays), the `ENV` pair (the other pairs stay), the YAML entry, the `.env` line.
+    prefix (the command stays), the `ENV` pair (the other pairs stay), the YAML entry, the `.env` line, the
+    Makefile's `export` line.
     In Python it leaves nothing behind that a person would delete by hand: an `env=` left holding only
     `**os.environ` (or `dict(os.environ)`) goes, since the child inherits that anyway; an
     `os.environ.update(...)` left empty goes (inside an expression, where it cannot, there is no fix);
@@ -194,7 +196,7 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     references = (AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE)
     summary = "A debug environment variable is switched on"
     fix_availability = "sometimes"
-    file_kinds = PYTHON_KINDS | {"shell", "dockerfile", "yaml", "env"}
+    file_kinds = PYTHON_KINDS | {"shell", "dockerfile", "yaml", "env", "makefile"}
     triggers = tuple((name.encode(),) for name in SWITCHES_BY_ENV_VAR)
 
     @classmethod
@@ -247,9 +249,10 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
 
     @staticmethod
     def _scanner(kind: str) -> Callable[[str], Iterator[EnvSetting]]:
-        from aoti_lint.scanners import dockerfile, dotenv, shell, yaml
+        from aoti_lint.scanners import dockerfile, dotenv, makefile, shell, yaml
 
-        return {"shell": shell.scan, "dockerfile": dockerfile.scan, "yaml": yaml.scan, "env": dotenv.scan}[kind]
+        scanners = {"shell": shell.scan, "dockerfile": dockerfile.scan, "yaml": yaml.scan, "env": dotenv.scan}
+        return {**scanners, "makefile": makefile.scan}[kind]
 
     @staticmethod
     def _reportable(switch: DebugSwitch, setting: EnvSetting) -> bool:

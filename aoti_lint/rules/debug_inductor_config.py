@@ -108,6 +108,9 @@ _DOT_OR_ARGUMENT = frozenset(b".(,")  # an attribute, or a keyword argument
 # as `inductor_configs=` or as `options=` to a compile function.
 _QUOTES = b"\"'"
 _CONFIG_CONTEXTS = ((b"_inductor",), (b"inductor_configs",), (b"compile", b"options"))
+# A name the new API gives its config dict: a dict bound to a variable, an attribute or a dataclass field of this
+# name is one (reported without following it to a compile call).
+_NAMED_FOR_THE_API = "inductor_configs"
 # What the first two contexts share: a file without it (most) costs one scan for both, not two.
 _INDUCTOR = b"inductor"
 _KEY_FORMS = tuple(_KeyForms.of(key) for key in SWITCHES_BY_CONFIG_KEY)
@@ -126,7 +129,10 @@ class DebugInductorConfig(PythonSwitchRule):
     manager), and keys of the dict passed as `inductor_configs=` to `aoti_compile_and_package` or as
     `options=` to `torch._export.aot_compile`, `torch._inductor.aot_compile` and `torch.compile`, including
     a dict built in a variable of the same scope; the dict may be a display (its `**{...}` entries too) or a
-    call of `dict` (its keywords, and the keys set afterwards in `options = dict(BASE)`).
+    call of `dict` (its keywords, and the keys set afterwards in `options = dict(BASE)`). A dict bound to a name
+    the new API gives its config dict, `inductor_configs` (a variable, or a dataclass field whose
+    `default_factory` returns it), is one wherever it goes; a `patch` reached through a name bound to it
+    (`patch = torch._inductor.config.patch`) is `config.patch`.
 
     The keys are `nan_asserts`, `runtime_triton_nan_asserts`, `debug`, `debug_index_asserts`,
     `trace.enabled`, `aot_inductor.debug_compile`, `aot_inductor.debug_intermediate_value_printer`,
@@ -186,7 +192,7 @@ class DebugInductorConfig(PythonSwitchRule):
         reached = code.reached
         compilers = {name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS}
         passes_dict = bool(code.keywords & set(CONFIG_DICT_KEYWORDS.values())) and bool(reached & compilers)
-        if not (passes_dict or "patch" in reached):
+        if not (passes_dict or "patch" in reached or _NAMED_FOR_THE_API in code.identifiers):
             return False
         for key, value in code.literal_settings:
             switch = SWITCHES_BY_CONFIG_KEY.get(key)
@@ -302,7 +308,10 @@ class DebugInductorConfig(PythonSwitchRule):
             if isinstance(target, cst.Name):
                 mapping = node.value if self._is_mapping(node.value) and len(node.targets) == 1 else None
                 scope.assignments.setdefault(target.value, []).append(mapping)
-                if mapping is not None:
+                if mapping is not None and target.value == _NAMED_FOR_THE_API:
+                    for entry in self._entries(mapping):
+                        self._report_key(*entry)
+                elif mapping is not None:
                     scope.entries.setdefault(target.value, []).extend(self._entries(mapping))
             elif isinstance(target, cst.Attribute) and target.attr.value in _SWITCHES_BY_LAST_NAME:
                 key = self._config_key(target)
@@ -317,6 +326,20 @@ class DebugInductorConfig(PythonSwitchRule):
                 if key is not None:
                     entry = (index.value, key, node.value, self.remove_statement(node), self.deliberate)
                     scope.entries.setdefault(target.value.value, []).append(entry)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        """``inductor_configs: dict = {...}``, or a dataclass field ``= field(default_factory=lambda: {...})``."""
+        target, value = node.target, node.value
+        if not isinstance(target, cst.Name) or target.value != _NAMED_FOR_THE_API or value is None:
+            return
+        if isinstance(value, cst.Call) and "dataclasses.field" in self.qualified_names(value.func):
+            factory = next(
+                (a.value for a in value.args if a.keyword is not None and a.keyword.value == "default_factory"), None
+            )
+            value = factory.body if isinstance(factory, cst.Lambda) else None
+        if value is not None and self._is_mapping(value):
+            for entry in self._entries(value):
+                self._report_key(*entry)
 
     def _is_mapping(self, node: Any) -> bool:
         """A dict display, or a call of the builtin `dict` (whose keywords are keys: `dict(BASE, debug=True)`)."""
@@ -376,7 +399,8 @@ class DebugInductorConfig(PythonSwitchRule):
         ):
             return
         names = self.qualified_names(node.func)
-        if _PATCH in names:
+        # `patch = torch._inductor.config.patch`, then `@patch(debug=True)`: the name holds the function
+        if _PATCH in names or (isinstance(node.func, cst.Name) and self._config_key(node.func) == "patch"):
             self._patch(node)
             return
         keyword = next((CONFIG_DICT_KEYWORDS[name] for name in names if name in CONFIG_DICT_KEYWORDS), None)
@@ -563,6 +587,49 @@ class DebugInductorConfig(PythonSwitchRule):
         ),
         Invalid(
             """
+            from dataclasses import dataclass, field
+
+
+            @dataclass
+            class ExportConfig:
+                inductor_configs: dict = field(default_factory=lambda: {"max_autotune": True, "trace.enabled": True})
+            """,
+            line=6,
+            column=83,
+            fixed="""
+            from dataclasses import dataclass, field
+
+
+            @dataclass
+            class ExportConfig:
+                inductor_configs: dict = field(default_factory=lambda: {"max_autotune": True})
+            """,
+        ),
+        Invalid(
+            """
+            import torch
+
+            patch = torch._inductor.config.patch
+
+
+            @patch(nan_asserts=True)
+            def export(model, inputs):
+                return torch._inductor.aoti_compile_and_package(torch.export.export(model, inputs))
+            """,
+            line=6,
+            column=8,
+            fixed="""
+            import torch
+
+            patch = torch._inductor.config.patch
+
+
+            def export(model, inputs):
+                return torch._inductor.aoti_compile_and_package(torch.export.export(model, inputs))
+            """,
+        ),
+        Invalid(
+            """
             import torch
 
             @torch._inductor.config.patch(debug_index_asserts=True)
@@ -654,7 +721,7 @@ class _AstConfigWrites(AstReading):
 
         code = self.code
         reached = code.reached
-        if code.keywords & _DICT_KEYWORDS or "patch" in reached:
+        if code.keywords & _DICT_KEYWORDS or "patch" in reached or _NAMED_FOR_THE_API in code.identifiers:
             return None
         nodes = self.nodes()
         if nodes is None:

@@ -23,17 +23,21 @@ if TYPE_CHECKING:
 _ARITHMETIC = {"Add": "+", "Subtract": "-", "Multiply": "*", "Power": "**", "LeftShift": "<<", "FloorDivide": "//"}
 
 
-def _number(node: Any) -> float | None:
-    """A number literal, its negation, or arithmetic on them (a threshold written `1 << 20`, `4 * 1024`)."""
+def _number(node: Any, facts: Any = None, depth: int = 0) -> float | None:
+    """A number literal, its negation, or arithmetic on them (a threshold written `1 << 20`, `4 * 1024`); with the
+    module's ``facts``, a name bound once where it is read to such a number (`_MAX_NUMEL = 1 << 20`)."""
+    if isinstance(node, cst.Name) and facts is not None and depth < 4:
+        value = facts.single_value(node)
+        return None if value is None else _number(value, facts, depth + 1)
     if isinstance(node, (cst.Integer, cst.Float)):
         return float(node.evaluated_value)
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _number(node.expression)
+        inner = _number(node.expression, facts, depth)
         return None if inner is None else -inner
     if isinstance(node, cst.BinaryOperation):
         from aoti_lint.rules.kernel_prefilter import constant_arithmetic
 
-        left, right = _number(node.left), _number(node.right)
+        left, right = _number(node.left, facts, depth), _number(node.right, facts, depth)
         operator = _ARITHMETIC.get(type(node.operator).__name__)
         return None if left is None or right is None or operator is None else constant_arithmetic(operator, left, right)
     return None
@@ -53,7 +57,7 @@ class FakeKernelShapeBranch(PythonRule):
     ## What it does
     Finds `if` statements and conditional expressions in fake and meta kernels of custom ops (registered as
     for [AOTI301](AOTI301.md)) whose condition compares a size of a tensor argument with a number (a
-    literal, or arithmetic on literals such as `1 << 20`): `if x.shape[0] > 8:`,
+    literal, arithmetic on literals such as `1 << 20`, or a name bound once to one): `if x.shape[0] > 8:`,
     `a if x.size(1) % 16 == 0 else b`; and Python loops over a size:
     `for i in range(x.shape[0]):`, `[... for i in range(x.size(1))]`.
 
@@ -153,6 +157,23 @@ class FakeKernelShapeBranch(PythonRule):
             """
             import torch
 
+            MAX_NUMEL = 1 << 20
+
+
+            @torch.library.register_fake("chunk::split")
+            def _(x):
+                if x.numel() > MAX_NUMEL:
+                    return x.new_empty(2, x.numel() // 2)
+                return x.new_empty(1, x.numel())
+            """,
+            line=8,
+            column=8,
+            message_contains="`x.numel() > MAX_NUMEL`",
+        ),
+        Invalid(
+            """
+            import torch
+
             @torch.library.register_fake("mylib::split_rows")
             def _(x):
                 if x.shape[0] >= 1 << 16:
@@ -221,11 +242,11 @@ class FakeKernelShapeBranch(PythonRule):
                 "symbolic size instead",
             )
 
-    @staticmethod
-    def _specialises(kernel: Any, comparison: Any, is_size: Any) -> bool:
+    def _specialises(self, kernel: Any, comparison: Any, is_size: Any) -> bool:
         operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
         sizes = [operand for operand in operands if is_size(kernel, operand)]
-        numbers = [_number(operand) for operand in operands if _number(operand) is not None]
+        facts = self.context.facts()
+        numbers = [number for number in (_number(operand, facts) for operand in operands) if number is not None]
         if len(sizes) != 1 or len(numbers) != len(operands) - 1:
             return False
         plain = not isinstance(sizes[0], (cst.BinaryOperation, cst.UnaryOperation))

@@ -236,16 +236,30 @@ def _number(node: ast.AST) -> float | None:
     return None
 
 
-def _specialising_compare(kernel: _Kernel, node: ast.Compare) -> bool:
+def _specialising_compare(kernel: _Kernel, node: ast.Compare, text: str) -> bool:
     """As ``FakeKernelShapeBranch._specialises``: one size among number literals, not a plain size against 0
-    and 1 only."""
+    and 1 only. A name assigned in the text may hold a number (a threshold constant): a superset of the names that
+    rule follows to the number they are bound to."""
     operands = [node.left, *node.comparators]
     sizes = [operand for operand in operands if kernel.is_size(operand)]
-    numbers = [number for number in map(_number, operands) if number is not None]
+    numbers = [
+        number
+        for number in (
+            2.0 if type(operand) is ast.Name and _assigned(operand.id, text) else _number(operand)
+            for operand in operands
+            if operand not in sizes
+        )
+        if number is not None
+    ]
     if len(sizes) != 1 or len(numbers) != len(operands) - 1:
         return False
     plain = type(sizes[0]) not in (ast.BinOp, ast.UnaryOp)
     return not (plain and all(number in (0, 1) for number in numbers))
+
+
+def _assigned(name: str, text: str) -> bool:
+    """Whether the text holds `name = ...` at the start of a line (its value then the reading's to tell)."""
+    return re.search(rf"^[ \t]*{re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)", text, re.MULTILINE) is not None
 
 
 def _is_meta(node: ast.AST) -> bool:
@@ -378,7 +392,7 @@ class KernelScan:
                     concrete = concrete or self.concrete(kernel, node)
                 elif kind is ast.IfExp or (kind is ast.If and not self.raises_only(node)):
                     branch = branch or any(
-                        type(item) is ast.Compare and _specialising_compare(kernel, item)
+                        type(item) is ast.Compare and _specialising_compare(kernel, item, self.text)
                         for item in _own_nodes(node.test)
                     )
                 elif kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:

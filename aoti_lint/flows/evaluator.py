@@ -252,6 +252,36 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
             return None if path is None else Const(posixpath.dirname(path) or ".")
         if isinstance(call.func, self.cst.Attribute):
             return self._method(call, call.func.attr.value, call.func.value)
+        if isinstance(call.func, self.cst.Name) and not call.args:
+            returned = self._returned_by(call.func)
+            return None if returned is None else self.eval(returned)
+        return None
+
+    def _returned_by(self, callee: Any) -> Any:
+        """What a call of a helper of the module gives (`def make_input(): return torch.randn(3, 10)`): a
+        function defined once at module level, without parameters or decorators, whose body returns one
+        expression; None for anything else (its value then stays unknown)."""
+        cst = self.cst
+        if not self.facts.may_be_function(callee.value):
+            return None
+        for function in self.facts.nodes(cst.FunctionDef):
+            if function.name.value != callee.value or not isinstance(self.facts.parent(function), cst.Module):
+                continue
+            params = function.params
+            if function.decorators or function.asynchronous or params.params or params.posonly_params:
+                return None
+            if params.kwonly_params or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
+                return None
+            references = self.facts.function_references(function)
+            if references is None or not any(reference is callee for reference in references):
+                return None
+            statements = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+            if statements and _is_docstring(statements[0], cst):
+                statements = statements[1:]
+            if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
+                return None
+            (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
+            return small.value if isinstance(small, cst.Return) else None
         return None
 
     def _eval_keyword(self, call: Any, keyword: str) -> object:
@@ -414,3 +444,12 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
         )
         dynamic = self._dynamic_dims(call, inputs)
         return Exported(device, dynamic)
+
+
+def _is_docstring(statement: Any, cst: Any) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )

@@ -529,6 +529,13 @@ class _Reader(ExampleInputs):
             raise NotSettled
         if type(call.func) is ast.Attribute and call.func.attr in _RECEIVER_METHODS:
             self.eval(call.func.value)
+        if (
+            type(call.func) is ast.Name
+            and not call.args
+            and not call.keywords
+            and call.func.id in self.imported.functions
+        ):
+            raise NotSettled  # a helper of the module: libcst's evaluator reads what it returns
         return None
 
     # -- what the module reader finds ---------------------------------------------------------------------

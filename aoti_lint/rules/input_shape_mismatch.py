@@ -39,9 +39,10 @@ def _shape_problem(arg: CallArgument, example: ExampleInput) -> str | None:
 class InputShapeMismatch(DeviceFlowRule):
     """
     ## What it does
-    Finds calls of a loaded AOTI model with a tensor whose static shape (from a factory with literal sizes,
-    e.g. `torch.randn(3, 10)`) differs from the compile-time example input at a dimension that is not
-    declared dynamic in `dynamic_shapes`, or lies outside a declared `Dim`'s literal `min`/`max`.
+    Finds calls of a loaded AOTI model with a tensor whose static shape (from a factory with literal sizes, e.g.
+    `torch.randn(3, 10)`, or a helper of the module without parameters that returns one) differs from the
+    compile-time example input at a dimension that is not declared dynamic in `dynamic_shapes`, or lies outside a
+    declared `Dim`'s literal `min`/`max`.
 
     ## Why is this bad?
     AOTInductor specialises the compiled code to the example shapes, except for dynamic dimensions. Nothing
@@ -97,6 +98,24 @@ class InputShapeMismatch(DeviceFlowRule):
             line=6,
             column=7,
             message_contains="`torch.randn(3, 10)` has shape [3, 10] but the example input had [2, 10] and dim 0",
+        ),
+        Invalid(
+            """
+            import torch
+
+
+            def make_input():
+                return torch.randn(3, 10)
+
+
+            x = torch.randn(2, 10)
+            path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
+            loaded = torch._inductor.aoti_load_package(path)
+            out = loaded(make_input())
+            """,
+            line=11,
+            column=7,
+            message_contains="`make_input()` has shape [3, 10] but the example input had [2, 10]",
         ),
         Invalid(
             """

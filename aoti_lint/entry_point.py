@@ -19,7 +19,13 @@ from stat import S_ISREG
 
 from aoti_lint.read.path_text import parents
 from aoti_lint.rule_manifest import SCREEN
-from aoti_lint.settings.defaults import CACHE_DIR_ENV, CACHE_DIR_NAME, CONFIG_FILES, OUTPUT_FORMAT_ENV
+from aoti_lint.settings.defaults import (
+    CACHE_DIR_ENV,
+    CACHE_DIR_NAME,
+    CONFIG_FILES,
+    DEFAULT_EXCLUDE,
+    OUTPUT_FORMAT_ENV,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -154,16 +160,16 @@ def settle(argv: list[str], cwd: str, environ: dict[str, str] | os._Environ[str]
 
 
 def _force_excluded(args: Any, cwd: str) -> Callable[[str], bool]:
-    """Whether ``--force-exclude`` leaves a named file out, as the full run decides it (``read.files``), with the
-    settings of a run that no configuration file sets."""
+    """Whether ``--force-exclude`` leaves a named file out, by the full run's reading (``read.ignores``), with the
+    settings of a run that no configuration file sets: the default excludes, the ignore files unless
+    ``--no-respect-gitignore``."""
     from pathlib import Path
 
-    from aoti_lint.arguments import apply_cli_settings
-    from aoti_lint.read.files import force_excluded
-    from aoti_lint.settings.config import Settings
+    from aoti_lint.read.ignores import Ignores, excluded_by
 
-    settings = apply_cli_settings(Settings(root=Path(cwd)), args)
-    return lambda path: force_excluded(Path(path), settings)
+    respect_gitignore = args.respect_gitignore is not False
+    ignores = Ignores(Path(cwd), DEFAULT_EXCLUDE, respect_gitignore, Path("--extend-exclude"))
+    return lambda path: excluded_by(Path(path), ignores) is not None
 
 
 def _cannot_hold_a_finding(path: str) -> bool:

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from aoti_lint.read.files import Candidate, MissingPath, discover, excluded_by
+from aoti_lint.read.files import Candidate, MissingPath, discover, ignores_of
+from aoti_lint.read.ignores import excluded_by
 from aoti_lint.report import printable
 from aoti_lint.settings.config import Settings
 from aoti_lint.settings.target_torch import format_target_torch
@@ -50,7 +51,7 @@ def show_settings(paths: list[Path], settings: Settings) -> int:
     ruleset = RuleSet(settings)
     of_kind = [rule.code for rule in ruleset.rules if first.kind in rule.file_kinds]
     rules = [rule.code for rule in ruleset.for_file(first.where, first.kind)]
-    excluded = excluded_by(Path(first.where), settings)
+    excluded = excluded_by(Path(first.where), ignores_of(settings))
     lines = [
         f"Resolved settings for: {_string(first.where)}",
         f"Settings path: {_string(str(settings.config_path)) if settings.config_path else 'none (the defaults)'}",

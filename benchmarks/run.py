@@ -1064,7 +1064,7 @@ def write_results(
         "words any rule needs, with the default settings (a pyproject.toml without aoti-lint settings is parsed "
         "once, its verdict then kept in the cache directory while its stat holds, "
         "`aoti_lint/run/pyproject_verdicts.py`; "
-        "a file `--force-exclude` leaves out is left out by the full run's own reading, `aoti_lint/read/files.py`), "
+        "a file `--force-exclude` leaves out is left out by the full run's own reading, `aoti_lint/read/ignores.py`), "
         "are read after the check's own parser (argparse) read the command line, and get the output the full run "
         "would print; no module imports `typing` at run time. A fix shown or "
         "applied alone migrates its whole flow in the module; its edits are built call by call "

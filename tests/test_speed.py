@@ -487,7 +487,7 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
 
     import pathspec
 
-    from aoti_lint.read.files import fast_matcher
+    from aoti_lint.read.ignores import fast_matcher
     from aoti_lint.settings.config import DEFAULT_EXCLUDE
 
     spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDE, *extra])
@@ -501,16 +501,17 @@ def test_fast_exclude_matcher_agrees_with_pathspec(extra):
 
 
 def test_plain_name_excludes_match_as_pathspec_matches_them(tmp_path):
-    """ruff's default excludes are plain names: matched by path component, without pathspec (``_Ignores``)."""
+    """ruff's default excludes are plain names: matched by path component, without pathspec
+    (``read.ignores.Ignores``)."""
     import random
 
     import pathspec
 
-    from aoti_lint.read.files import _Ignores
+    from aoti_lint.read.files import ignores_of
     from aoti_lint.settings.config import DEFAULT_EXCLUDE
 
     spec = pathspec.GitIgnoreSpec.from_lines(DEFAULT_EXCLUDE)
-    ignores = _Ignores(Settings(root=tmp_path))
+    ignores = ignores_of(Settings(root=tmp_path))
     parts = ["a", "src", "build", ".venv", "x.py", "venv2", "dist", "site-packages", ".git", "builds", "b.build"]
     rng = random.Random(3)
     for _ in range(3000):
@@ -537,7 +538,7 @@ def test_a_walk_with_the_default_excludes_imports_no_pathspec(tmp_path):
 )
 @pytest.mark.parametrize("gitignore", ["", "*.pyi\n!keep.pyi\nsub/\n", "/top.py\n**/deep/\n"])
 def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkeypatch, exclude, gitignore):
-    """The walk's per-directory matcher (``_Ignores.in_directory``), and its reading of a directory that only plain
+    """The walk's per-directory matcher (``Ignores.in_directory``), and its reading of a directory that only plain
     names exclude (``_walk_plain``), against the per-entry matcher they stand for."""
     import random
 
@@ -570,7 +571,9 @@ def test_the_walk_matches_per_directory_as_it_matched_per_entry(tmp_path, monkey
         return [(str(item.path), getattr(item, "kind", None)) for item in files.discover(paths, settings)]
 
     fast = [walked([path for path in paths if path.exists()]) for paths in named]
-    monkeypatch.setattr(files._Ignores, "in_directory", lambda self, *args: None)
+    from aoti_lint.read.ignores import Ignores
+
+    monkeypatch.setattr(Ignores, "in_directory", lambda self, *args: None)
     assert fast == [walked([path for path in paths if path.exists()]) for paths in named]
     assert len(fast[0]) > 20
 

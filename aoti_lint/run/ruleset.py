@@ -37,7 +37,7 @@ class RuleSet:
         # Invalid per-file-ignores patterns, reported by the run (which goes on without them).
         self.errors: list[FileError] = []
         if settings.per_file_ignores:
-            from aoti_lint.read.files import gitignore_spec  # pathspec is slow to import: only when needed
+            from aoti_lint.read.ignores import gitignore_spec  # pathspec is slow to import: only when needed
 
             def spec(lines: list[str]) -> Any:
                 built, problems = gitignore_spec(lines)

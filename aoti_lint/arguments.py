@@ -223,10 +223,9 @@ def plain_check(argv: list[str]) -> argparse.Namespace | None:
     parser._print_message = lambda *_: None  # type: ignore[method-assign]
     try:
         args = parser.parse_args(argv[1:] if argv and argv[0] == "check" else argv)
-        defaults = parser.parse_args([])
     except _Unparsed:
         return None
-    if any(getattr(args, name) != value for name, value in vars(defaults).items() if name not in ANSWERED_ALONE):
+    if any(value != parser.get_default(name) for name, value in vars(args).items() if name not in ANSWERED_ALONE):
         return None
     if any(str(path) == "-" for path in args.paths):
         return None  # stdin

@@ -267,21 +267,17 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
         for function in self.facts.nodes(cst.FunctionDef):
             if function.name.value != callee.value or not isinstance(self.facts.parent(function), cst.Module):
                 continue
-            params = function.params
-            if function.decorators or function.asynchronous or params.params or params.posonly_params:
-                return None
-            if params.kwonly_params or params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
+            if function.decorators or function.asynchronous or function.params.children:
                 return None
             references = self.facts.function_references(function)
             if references is None or not any(reference is callee for reference in references):
                 return None
-            statements = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
-            if statements and _is_docstring(statements[0], cst):
-                statements = statements[1:]
+            body = list(function.body.body) if isinstance(function.body, cst.IndentedBlock) else []
+            statements = body[1:] if function.get_docstring() is not None else body
             if len(statements) != 1 or not isinstance(statements[0], cst.SimpleStatementLine):
                 return None
-            (small,) = statements[0].body if len(statements[0].body) == 1 else (None,)
-            return small.value if isinstance(small, cst.Return) else None
+            small = statements[0].body
+            return small[0].value if len(small) == 1 and isinstance(small[0], cst.Return) else None
         return None
 
     def _eval_keyword(self, call: Any, keyword: str) -> object:
@@ -444,12 +440,3 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
         )
         dynamic = self._dynamic_dims(call, inputs)
         return Exported(device, dynamic)
-
-
-def _is_docstring(statement: Any, cst: Any) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
-    )

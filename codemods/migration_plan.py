@@ -198,16 +198,16 @@ class MigrationPlan:
         if isinstance(f, cst.Lambda) or (isinstance(f, cst.Call) and self.names(f.func) & {"functools.partial"}):
             site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
             return
-        if isinstance(f, cst.Name) and self.facts.may_be_function(f.value):
-            scope = self.facts.scopes.get(f)
-            if scope is not None and f in scope.accesses:
-                for access in scope.accesses[f]:
-                    if any(isinstance(getattr(a, "node", None), cst.FunctionDef) for a in access.referents):
-                        site.verdict.lower(
-                            Applicability.DISPLAY_ONLY,
-                            f"`{f.value}` is a function; `torch.export.export` takes an `nn.Module`: wrap it in one",
-                        )
-                        return
+        if (
+            isinstance(f, cst.Name)
+            and self.facts.may_be_function(f.value)
+            and any(isinstance(node, cst.FunctionDef) for node in self.facts.referents(f) or ())
+        ):
+            site.verdict.lower(
+                Applicability.DISPLAY_ONLY,
+                f"`{f.value}` is a function; `torch.export.export` takes an `nn.Module`: wrap it in one",
+            )
+            return
         if isinstance(f, cst.Name):
             value = self.single_value(f)
             if isinstance(value, cst.Call) and self.names(value.func) & EXPORTED_PROGRAM_FACTORIES:

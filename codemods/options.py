@@ -114,11 +114,10 @@ def _literal_keys_of_variable(facts: ModuleFacts, name: cst.Name) -> set[str] | 
         if key is None:
             return None
         keys.add(key)
-    scope = facts.scopes.get(name)
-    if scope is None:
+    reads = facts.sibling_reads(name)
+    if reads is None:
         return None
-    for access in scope.accesses[name.value]:
-        node = access.node
+    for node in reads:
         parent = facts.parent(node)
         if node is name:
             continue

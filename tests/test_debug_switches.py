@@ -438,12 +438,23 @@ AST_ANSWERED = [
     '        os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"\n',
     'import os\n\nasync def f():\n    s = "ünïcödé"; os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\ndef f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = (\n        "1"\n    )\n',
-    # The module's own bindings, as aoti_lint.model.imported_names reads them: an import in a `try` binds at module
+    # The module's own bindings (aoti_lint.model.semantic): an import in a `try` binds at module
     # level; a dict of the module is no environ, so its settings are none.
     'try:\n    import os\nexcept ImportError:\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nsettings = {}\nsettings["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
-    # A function's own import, read after it in the function's body (``imported_names.FunctionImports``).
+    # A function's own import, read after it in the function's body (``aoti_lint.model.semantic``).
     'def f():\n    import os\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    # The semantic model's answers: a name bound again or as a parameter, a read in a nested function or before
+    # its import, a star import, a walrus in a test, a name in another Unicode spelling (Python's NFKC form).
+    'import os\n\nos = fake\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\ndef f(os):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'def f():\n    import os\n\n    def g():\n        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'def f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n    import os\n',
+    'from os import *\n\nenviron["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'import os\n\nif (os := fake):\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+    'environ["CUDA_LAUNCH_BLOCKING"] = "1"\nfrom os import environ\n',
+    'import os\n\uff4f\uff53.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
+    'import os\nos.\uff45nviron["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
 ]
 LEFT_TO_LIBCST = [
     'import os\n\nif debug:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
@@ -453,22 +464,13 @@ LEFT_TO_LIBCST = [
     'import os\n\nos.environ.update(CUDA_LAUNCH_BLOCKING="1")\n',
     'import os, subprocess\n\nsubprocess.run(cmd, env={**os.environ, "CUDA_LAUNCH_BLOCKING": "1"})\n',
     'import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n',
-    'import os\n\nos = fake\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'import os\n\ndef f(os):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'def f():\n    import os\n\n    def g():\n        os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'def f():\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n    import os\n',
-    'from os import *\n\nenviron["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'import os\n\nif (os := fake):\n    pass\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nos.environ[f"CUDA_LAUNCH_BLOCKING"] = "1"\nprint("CUDA_LAUNCH_BLOCKING")\n' + ON,
     'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"]: str = "1"\n' + ON,
     # Where the two readings would differ (found by a differential fuzzer): a call in an `if` test, a bare
     # `environ` read above its import, a form feed before the key, a name in another Unicode spelling, a tree
     # deeper than libcst's traversal goes.
     'import os\nif os.environ.setdefault("TORCH_COMPILE_DEBUG", "1"):\n    pass\n',
-    'environ["CUDA_LAUNCH_BLOCKING"] = "1"\nfrom os import environ\n',
     'import os\n\x0cos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-    'import os\n\uff4f\uff53.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
-    'import os\nos.\uff45nviron["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
     'import os\nos.environ.\uff53etdefault("CUDA_LAUNCH_BLOCKING", "1")\n' + ON,
     'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\nx = ' + "+".join(["1"] * 600) + "\n",
 ]
@@ -491,17 +493,17 @@ CONFIG_AST_ANSWERED = [
     "import torch._inductor.config as cfg\n\ncfg.debug += 1\ncfg.nan_asserts: bool = True\n" + CONFIG_ON,
     # Bound to the config and to another module (a fallback import): the config's key, as libcst reads it.
     "try:\n    import torch._inductor.config as cfg\nexcept ImportError:\n    import other as cfg\ncfg.debug = True\n",
-    # A function's own import, read after it in the function's body (``imported_names.FunctionImports``).
+    # A function's own import, read after it in the function's body (``aoti_lint.model.semantic``).
     "def f():\n    import torch._inductor.config as cfg\n    cfg.debug = True\n",
+    "import torch._inductor.config as cfg\n\ndef f(cfg):\n    cfg.debug = True\n",
+    "def f():\n    import torch._inductor.config as cfg\n\n    def g():\n        cfg.debug = True\n",
+    "from torch._inductor.config import *\nimport torch._inductor.config as cfg\ncfg.debug = True\n",
 ]
 CONFIG_LEFT_TO_LIBCST = [
     "import torch._inductor.config as cfg\n\nif debug:\n    cfg.debug = True\n",
     "import torch._inductor.config as cfg\n\nwith ctx:\n    cfg.debug = True\n",
     "import torch._inductor.config as cfg\n\ncfg.patch(debug=True)\n" + CONFIG_ON,
     "import torch._inductor.config as cfg\n\ntorch.compile(m, options={'debug': True})\n" + CONFIG_ON,
-    "import torch._inductor.config as cfg\n\ndef f(cfg):\n    cfg.debug = True\n",
-    "def f():\n    import torch._inductor.config as cfg\n\n    def g():\n        cfg.debug = True\n",
-    "from torch._inductor.config import *\nimport torch._inductor.config as cfg\ncfg.debug = True\n",
     "import torch._inductor.config as cfg\n\n(cfg).debug = True\n",
     "import torch._inductor.config as cfg\n\ncfg.aot_inductor .debug_compile = True\n",
     "import torch._inductor.config as cfg\n\x0ccfg.debug = True\n",

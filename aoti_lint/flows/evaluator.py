@@ -119,8 +119,7 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
             return self._parameter_default(parameter)
         if node.value != "__file__":
             return None
-        scope = self.scopes.get(node)
-        if scope is not None and not scope[node.value]:
+        if self.facts.is_unbound(node):
             return Const(str(Path(self.context.source.path).resolve()))
         return None
 
@@ -411,14 +410,6 @@ class ModuleEvaluator(DefaultDeviceReader, ExampleInputs):
         position = next((i for i, p in enumerate(positional) if p is param), None)
         # References from every scope (a call inside another function counts too).
         reads = self.facts.function_references(function)
-        if reads is None:
-            scope = self.scopes.get(function)
-            if scope is None:
-                return None
-            definitions = list(scope.assignments[function.name.value])
-            if len(definitions) != 1 or definitions[0].node is not function:
-                return None
-            reads = [access.node for access in definitions[0].references]
         if not reads:
             return None
         for read in reads:

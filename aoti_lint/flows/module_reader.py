@@ -60,7 +60,7 @@ class ModuleReader:
         self.cst = cst
         self.context = context
         self.module = context.module
-        # Parents, scopes and single assignments are shared with the other rules of the file.
+        # Parents, bindings and single assignments are shared with the other rules of the file.
         self.facts = context.facts()
         self.positions = context.positions()
         self._memo: dict[int, object] = {}
@@ -102,11 +102,6 @@ class ModuleReader:
         self.load_index = {id(call): index for index, call in enumerate(self.load_calls)}
 
     # -- helpers ------------------------------------------------------------------------------------------
-
-    @property
-    def scopes(self) -> Any:
-        """libcst's scopes, resolved on first use (``ModuleFacts.scopes``)."""
-        return self.facts.scopes
 
     def parent(self, node: Any) -> Any:
         return self.facts.parent(node)

@@ -40,18 +40,10 @@ class SiteReader(ModuleEvaluator):
 
     def _import_ref(self, node: Any) -> str | None:
         """The qualified name of ``NAME``/``module.NAME`` imported from another module, to resolve it there."""
-        from libcst.metadata.scope_provider import ImportAssignment
-
         base = node
         while isinstance(base, self.cst.Attribute):
             base = base.value
-        if not isinstance(base, self.cst.Name) or not self.facts.may_be_import(base):
-            return None
-        scope = self.scopes.get(base)
-        if scope is None:
-            return None
-        assignments = list(scope[base.value])
-        if len(assignments) != 1 or not isinstance(assignments[0], ImportAssignment):
+        if not isinstance(base, self.cst.Name) or not self.facts.imported_alone(base):
             return None
         names = self.names(node)
         return names.pop() if len(names) == 1 else None

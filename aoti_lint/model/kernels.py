@@ -114,14 +114,7 @@ class KernelIndex:
                     self._add(definition, registration)
 
     def _binds(self, name: cst.Name, definition: cst.FunctionDef) -> bool:
-        scope = self.facts.scopes.get(name)
-        if scope is None or name not in scope.accesses:
-            return False
-        for access in scope.accesses[name]:
-            if access.node is name:
-                referents = list(access.referents)
-                return len(referents) == 1 and getattr(referents[0], "node", None) is definition
-        return False
+        return self.facts.referents(name) == [definition]
 
     def _add(self, function: cst.FunctionDef | cst.Lambda, registration: str) -> None:
         if id(function) not in self.kernels:

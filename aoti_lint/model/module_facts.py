@@ -1,22 +1,22 @@
 """Facts about one module that several rules and the codemod need: names, parents, single assignments.
 
 Built once per file and shared through the rule context, each part on first use: qualified names
-(``aoti_lint.model.imported_names``), libcst's scopes, and the nodes' positions, parents and visiting order
+and bindings (``aoti_lint.model.qualified_names``, asking ``aoti_lint.model.semantic``), and the nodes' positions,
+parents and visiting order
 (``aoti_lint.model.node_positions``); imported only when a file is parsed.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
-from collections.abc import Mapping
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, Scope, ScopeProvider
-from libcst.metadata.scope_provider import Assignment
+from libcst.metadata import MetadataWrapper
 
-from aoti_lint.model.imported_names import QualifiedNames
-from aoti_lint.model.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
 from aoti_lint.model.node_positions import NodePositions
+from aoti_lint.model.qualified_names import QualifiedNames
+from aoti_lint.model.semantic import ARGUMENT, ASSIGNMENT, IMPORTS, Binding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,13 +45,10 @@ class ModuleFacts:
         self.module = wrapper.module
         self._wrapper = wrapper
         self._names = names if names is not None else QualifiedNames(wrapper, wrapper.module.code)
-        # (scope, name) -> {id(binding node): assignments}: finding a name's own assignment by scanning all
-        # of that name's assignments is quadratic (20,000 `x = ...` lines took most of a minute).
-        self._assignments_by_node: dict[tuple[int, str], dict[int, list]] = {}
         self._nodes_by_kind: dict[tuple[type, ...], tuple[cst.CSTNode, ...]] = {}
 
     def names(self, node: cst.CSTNode) -> set[str]:
-        """The node's qualified names (``aoti_lint.model.imported_names.QualifiedNames``)."""
+        """The node's qualified names (``aoti_lint.model.qualified_names.QualifiedNames``)."""
         return self._names(node)
 
     def may_be_function(self, name: str) -> bool:
@@ -61,10 +58,6 @@ class ModuleFacts:
     def may_name(self, node: cst.CSTNode, short_names: frozenset[str] | set[str]) -> bool:
         """Whether the node's qualified names can end in one of ``short_names`` (``QualifiedNames.may_name``)."""
         return self._names.may_name(node, short_names)
-
-    @functools.cached_property
-    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
-        return self._wrapper.resolve(ScopeProvider)
 
     @property
     def positions(self) -> NodePositions:
@@ -106,142 +99,100 @@ class ModuleFacts:
             return parent.target, parent
         return None
 
-    def function_references(self, function: cst.FunctionDef) -> list[cst.Name] | None:
-        """Every read of a function defined directly in the module and bound nowhere else, read from ``ast``
-        (``local_bindings.FunctionLocals.function_references``); None where libcst's scopes must tell."""
-        if self._locals is None:
+    # -- bindings, as the semantic model reads them (``aoti_lint.model.semantic``) --------------------------------
+
+    def _binding(self, name: cst.Name) -> Binding | None:
+        """The one binding a read (or a store, an argument, a def's name) reaches."""
+        model, node = self._names.model, self._names.ast_name(name)
+        return None if model is None or node is None else model.only_binding(node)
+
+    def _cst(self, node: ast.AST) -> cst.CSTNode | None:
+        """The libcst node of an ``ast`` Name, argument, def or class."""
+        offset = self.positions.offset_at(*self._names.char_position(node))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return self._definitions_by_offset.get(offset)
+        return self._names_by_offset.get(offset)
+
+    def _reads(self, binding: Binding | None) -> list[cst.Name] | None:
+        model = self._names.model
+        reads = None if binding is None or model is None else model.references(binding)
+        if reads is None:
             return None
-        start = self.positions[function].start
-        reads = self._locals.function_references(function.name.value, start.line, start.column)
-        if reads is NOT_KNOWN:
-            return None
-        nodes = [self._name_at(read) for read in reads]  # type: ignore[attr-defined]
-        if not all(node is not None and node.value == function.name.value for node in nodes):
-            return None
+        nodes = [self._cst(read) for read in reads]
+        if not all(isinstance(node, cst.Name) and node.value == binding.name for node in nodes):  # type: ignore[union-attr]
+            return None  # a name libcst spells otherwise (NFKC) or places elsewhere
         return nodes  # type: ignore[return-value]  # checked above
 
-    def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
-        """Every read of the variable bound at ``name``; None when other assignments may reach them too."""
-        if self._locals is not None:
-            start = self.positions[name].start
-            reads = self._locals.references(name.value, start.line, start.column)
-            if reads is None:
-                return None  # other bindings reach its reads too
-            if reads is not NOT_KNOWN:
-                nodes = [self._name_at(read) for read in reads]  # type: ignore[attr-defined]
-                if all(node is not None and node.value == name.value for node in nodes):
-                    return nodes  # type: ignore[return-value]  # checked above
-        return self._references_from_scopes(name)
+    def function_references(self, function: cst.FunctionDef) -> list[cst.Name] | None:
+        """Every read of a function, when each of them reaches that def alone; else None."""
+        return self._reads(self._binding(function.name))
 
-    def _references_from_scopes(self, name: cst.Name) -> list[cst.CSTNode] | None:
-        scope = self.scopes.get(name)
-        if scope is None:
+    def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
+        """Every read of the variable bound at ``name``; None when other bindings may reach them too."""
+        return self._reads(self._binding(name))  # type: ignore[return-value]
+
+    def sibling_reads(self, name: cst.Name) -> list[cst.Name] | None:
+        """Every read of the one binding the read ``name`` reaches (``name`` among them), when each of them
+        reaches it alone; else None."""
+        return self._reads(self._binding(name))
+
+    def referents(self, name: cst.Name) -> list[cst.CSTNode] | None:
+        """What binds each binding a read may reach (the def, the class, the stored name, the parameter's name);
+        None when not known."""
+        model, node = self._names.model, self._names.ast_name(name)
+        found = None if model is None or node is None else model.bindings_of(node)
+        if found is None:
             return None
-        key = (id(scope), name.value)
-        if key not in self._assignments_by_node:
-            index: dict[int, list] = {}
-            for assignment in scope.assignments[name.value]:
-                index.setdefault(id(getattr(assignment, "node", None)), []).append(assignment)
-            self._assignments_by_node[key] = index
-        assignments = self._assignments_by_node[key].get(id(name), [])
-        if len(assignments) != 1:
-            return None
-        nodes = []
-        for access in assignments[0].references:
-            if len(access.referents) != 1:
-                return None
-            nodes.append(access.node)
-        return nodes
+        nodes = [self._cst(binding.node) for binding in found if not isinstance(binding.node, ast.alias)]
+        return None if any(node is None for node in nodes) else nodes  # type: ignore[return-value]
+
+    def is_unbound(self, name: cst.Name) -> bool:
+        """Whether no binding of the module reaches the read (a builtin, or a name such as `__file__`)."""
+        model, node = self._names.model, self._names.ast_name(name)
+        return model is not None and node is not None and model.bindings_of(node) == ()
+
+    def imported_alone(self, name: cst.Name) -> bool:
+        """Whether the one binding a read reaches is an import."""
+        binding = self._binding(name)
+        return binding is not None and binding.kind in IMPORTS
 
     def single_value(self, name: cst.Name) -> cst.BaseExpression | None:
         """The value of a variable read at ``name`` when exactly one plain assignment reaches it."""
-        known = self._single_value_without_scopes(name)
-        if known is not NOT_KNOWN:
-            return known  # type: ignore[return-value]  # an expression or None
-        return self._single_value_from_scopes(name)
-
-    def _single_value_from_scopes(self, name: cst.Name) -> cst.BaseExpression | None:
-        scope = self.scopes.get(name)
-        if scope is None or name not in scope.accesses:
+        binding = self._binding(name)
+        if binding is None or binding.kind != ASSIGNMENT:
             return None
-        accesses = [a for a in scope.accesses[name] if a.node is name]
-        if len(accesses) != 1 or len(accesses[0].referents) != 1:
-            return None
-        (assignment,) = accesses[0].referents
-        target = getattr(assignment, "node", None)
+        target = self._cst(binding.node)
         parent = self.parent(target) if target is not None else None
+        if isinstance(parent, cst.AnnAssign):
+            return parent.value
         statement = self.parent(parent) if parent is not None else None
         if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
             return statement.value
-        statement = self.parent(target) if target is not None else None
-        if isinstance(statement, cst.AnnAssign):
-            return statement.value
         return None
-
-    @functools.cached_property
-    def _locals(self) -> FunctionLocals | None:
-        from aoti_lint.model.syntax_tree import parse, source_lines
-
-        text = self._names.text
-        tree = parse(text)
-        if isinstance(tree, BaseException) or folds_names(text):
-            return None
-        found = FunctionLocals(tree, source_lines(text))
-        return None if found.opaque else found
-
-    def _single_value_without_scopes(self, name: cst.Name) -> object:
-        """``single_value``'s answer read from ``ast`` (``aoti_lint.model.local_bindings``) where the name is a local
-        of the function it is read in, else ``NOT_KNOWN``."""
-        if self._locals is None:
-            return NOT_KNOWN
-        start = self.positions[name].start
-        answer = self._locals.single_assignment(name.value, start.line, start.column)
-        if answer is NOT_KNOWN or answer is None:
-            return answer
-        target = self._name_at(answer)  # type: ignore[arg-type]  # a (line, column)
-        assign_target = self.parent(target) if target is not None else None
-        if isinstance(assign_target, cst.AnnAssign):
-            return assign_target.value
-        statement = self.parent(assign_target) if assign_target is not None else None
-        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
-            return statement.value
-        return NOT_KNOWN
 
     def lone_parameter(self, name: cst.Name) -> cst.Param | None:
-        """The parameter a read of ``name`` reads, when it is its function's only binding of the name (libcst's
-        scope then holds that one assignment); None when it is not, or not known without libcst's scopes."""
-        if self._locals is None:
-            return self._lone_parameter_from_scopes(name)
-        start = self.positions[name].start
-        answer = self._locals.lone_parameter(name.value, start.line, start.column)
-        if answer is NOT_KNOWN:
-            return self._lone_parameter_from_scopes(name)
-        if answer is None:
+        """The parameter a read of ``name`` reads, when it is the one binding the read reaches."""
+        binding = self._binding(name)
+        if binding is None or binding.kind != ARGUMENT:
             return None
-        parameter_name = self._name_at(answer)  # type: ignore[arg-type]  # a (line, column)
+        parameter_name = self._cst(binding.node)
         parameter = self.parent(parameter_name) if parameter_name is not None else None
-        return parameter if isinstance(parameter, cst.Param) else self._lone_parameter_from_scopes(name)
+        return parameter if isinstance(parameter, cst.Param) else None
 
     def binds_only_a_module(self, name: str, module: str) -> bool:
-        """Whether every binding of ``name`` in the module, in any scope, imports ``module``
-        (``local_bindings.FunctionLocals.binds_only_a_module``); False where ``ast`` cannot read the text."""
-        return self._locals is not None and self._locals.binds_only_a_module(name, module)
+        """Whether every binding of ``name`` in the module, in any scope, imports ``module``."""
+        model = self._names.model
+        return model is not None and model.binds_only_a_module(name, module)
 
     def may_be_import(self, name: cst.Name) -> bool:
-        """Whether libcst's scope of the read ``name`` may hold one import alone for it (False when its function
-        binds the name only as a parameter or by plain assignments)."""
-        if self._locals is None:
-            return True
-        start = self.positions[name].start
-        return self._locals.may_be_import(name.value, start.line, start.column)
+        """Whether an import may be what the read ``name`` reaches (True when not known)."""
+        model, node = self._names.model, self._names.ast_name(name)
+        return model is None or node is None or model.may_be_import(node)
 
-    def _lone_parameter_from_scopes(self, name: cst.Name) -> cst.Param | None:
-        scope = self.scopes.get(name)
-        assignments = list(scope[name.value]) if scope is not None else []
-        if len(assignments) == 1 and isinstance(assignments[0], Assignment):
-            node = assignments[0].node
-            return node if isinstance(node, cst.Param) else None
-        return None
+    @functools.cached_property
+    def _definitions_by_offset(self) -> dict[int, cst.CSTNode]:
+        offsets = self.positions.offsets
+        return {offsets(node)[0]: node for node in self.nodes(cst.FunctionDef, cst.ClassDef)}
 
     @functools.cached_property
     def _names_by_offset(self) -> dict[int, cst.Name]:

@@ -6,6 +6,8 @@ libcst is imported only here, inside the functions, i.e. only when some file pas
 
 from __future__ import annotations
 
+import re
+
 from aoti_lint.read.source import PYTHON_KINDS
 
 TYPE_CHECKING = False
@@ -259,3 +261,15 @@ def named_text(text: str) -> str:
     if not changed:
         return text
     return "".join(changed.get(row, line) for row, line in enumerate(lines))
+
+
+_WORD = re.compile(r"\w+")
+
+
+def folds_names(text: str) -> bool:
+    """Whether some word of the text is not its own NFKC form, which ``ast`` gives identifiers and libcst does not
+    (U+FF58, the fullwidth x, is ``x`` to one and another name to the other): a superset of the identifiers,
+    strings and comments included."""
+    import unicodedata
+
+    return not text.isascii() and any(unicodedata.normalize("NFKC", word) != word for word in _WORD.findall(text))

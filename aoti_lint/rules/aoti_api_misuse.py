@@ -395,16 +395,9 @@ class AotiApiMisuse(PythonRule):
     def _is_module_class(self, name: Any) -> bool:
         """A class defined in this module whose base resolves to ``torch.nn.Module``."""
         facts = self.context.facts()
-        scope = facts.scopes.get(name)
-        if scope is None or name not in scope.accesses:
-            return False
-        for access in scope.accesses[name]:
-            if access.node is not name:
-                continue
-            for assignment in access.referents:
-                definition = getattr(assignment, "node", None)
-                if isinstance(definition, cst.ClassDef):
-                    return any("torch.nn.Module" in facts.names(base.value) for base in definition.bases)
+        for definition in facts.referents(name) or ():
+            if isinstance(definition, cst.ClassDef):
+                return any("torch.nn.Module" in facts.names(base.value) for base in definition.bases)
         return False
 
     # -- loaders -------------------------------------------------------------------------------------
@@ -583,9 +576,7 @@ class _AstMisuse(AstReading):
         """``visit_Call``'s first test: the callee is no call, and its names may end in one of ``CALLEE_NAMES``."""
         import ast
 
-        from aoti_lint.model.imported_names import may_be_named
-
-        return type(func) is not ast.Call and may_be_named(func, CALLEE_NAMES, self.imported.import_aliases)
+        return type(func) is not ast.Call and self.model.may_name(func, CALLEE_NAMES)
 
 
 def _package_of_so(loader: str, path: str) -> str:

@@ -3,8 +3,7 @@ modules whose deprecated calls this reading settles exactly as libcst's analysis
 for the summary, ``codemods.migration_plan`` for the fixes' verdicts); None for any other, which libcst reads.
 
 A module is settled here when
-- its names resolve from its own bindings and its functions' own imports, as libcst resolves them
-  (``imported_names``, ``local_bindings``);
+- its names are read by the semantic model (``aoti_lint.model.semantic``), as for libcst's reading;
 - its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), or of
   ``torch._inductor.aot_compile`` alone (torch's own export helpers call it), or loads of the new API alone
   (``aoti_load_package``/``load_package``, as a migrated server makes them), by a name that resolves to one
@@ -117,15 +116,8 @@ from aoti_lint.knowledge.device_flow import (
     TENSOR_FACTORIES,
     TORCH_DEVICE,
 )
-from aoti_lint.model.imported_names import (
-    FunctionImports,
-    ImportedNames,
-    function_import_names,
-    function_imports,
-    may_be_named,
-    read,
-)
-from aoti_lint.model.local_bindings import NOT_KNOWN, FunctionLocals, folds_names
+from aoti_lint.model.parse import folds_names
+from aoti_lint.model.semantic import ARGUMENT, SemanticModel, model_of
 from aoti_lint.model.syntax_tree import children, source_lines
 
 TYPE_CHECKING = False
@@ -211,15 +203,9 @@ class _Reader(ExampleInputs):
     def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int]) -> None:
         if folds_names(text):
             raise NotSettled
-        imported = read(tree)
-        if imported is None:
-            raise NotSettled  # a star import
         self.text, self.tree, self.target_torch = text, tree, target_torch
         self.lines = source_lines(text)
-        self.imported: ImportedNames = imported
-        self.locals = FunctionLocals(tree, self.lines)
-        if self.locals.opaque:
-            raise NotSettled
+        self.model: SemanticModel = model_of(tree)
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()
@@ -261,8 +247,6 @@ class _Reader(ExampleInputs):
         self.package_loads: dict[int, int] = {}
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
-        self._reads: dict[tuple[int, int], ast.Name] | None = None
-        self.function_imports: list[FunctionImports] | None = None
 
     # -- positions and names ----------------------------------------------------------------------------
 
@@ -283,30 +267,13 @@ class _Reader(ExampleInputs):
 
     def may_name(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
         """``QualifiedNames.may_name``: whether the node's qualified names can end in one of ``short_names``."""
-        return may_be_named(node, short_names, self.imported.import_aliases)
+        return self.model.may_name(node, short_names)
 
     def names(self, node: ast.AST) -> set[str]:
-        """libcst's qualified names of a name or attribute chain, read from the module's bindings."""
+        """The qualified names of a name or attribute chain (``SemanticModel.qualified_names``)."""
         if id(node) in self.in_fstring:
             raise NotSettled  # before Python 3.12, ast may place what an f-string holds elsewhere
-        parts = []
-        current = node
-        while type(current) is ast.Attribute:
-            parts.append(current.attr)
-            current = current.value
-        if type(current) is not ast.Name:
-            raise NotSettled
-        parts.append(current.id)
-        dotted = ".".join(reversed(parts))
-        bare = type(node) is ast.Name
-        found = self.imported.names_of(dotted, bare=bare)
-        if found is None and not (bare and dotted in self.imported.unnamed_spellings):
-            if self.function_imports is None:
-                self.function_imports = function_imports(self.tree)
-            found = function_import_names(self.function_imports, (current.lineno, current.col_offset), dotted)
-        if found is None:
-            raise NotSettled
-        return found
+        return self.model.qualified_names(node)
 
     def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
         return self.names(node) if self.may_name(node, short_names) else set()
@@ -314,39 +281,20 @@ class _Reader(ExampleInputs):
     # -- the module's bindings, as ``dataflow.ModuleFacts`` reads them ------------------------------------
 
     def single_value(self, name: ast.Name) -> ast.expr | None:
-        line, column = self._at(name)
-        answer = self.locals.single_assignment(name.id, line, column)
-        if answer is NOT_KNOWN:
-            raise NotSettled
-        if answer is None:
-            return None
-        statement = self.assignments.get(answer)  # type: ignore[call-overload]  # a (line, column)
-        if statement is None:
-            raise NotSettled
-        return statement.value
+        binding = self.model.only_binding(name)
+        return None if binding is None else binding.value
 
     def lone_parameter(self, name: ast.Name) -> ast.arg | None:
-        line, column = self._at(name)
-        answer = self.locals.lone_parameter(name.id, line, column)
-        if answer is NOT_KNOWN:
-            raise NotSettled
-        if answer is None:
-            return None
-        parameter = self.parameters.get(answer)  # type: ignore[call-overload]  # a (line, column)
-        if parameter is None:
-            raise NotSettled
-        return parameter
+        binding = self.model.only_binding(name)
+        return binding.node if binding is not None and binding.kind == ARGUMENT else None  # type: ignore[return-value]
 
     def references(self, name: ast.Name) -> list[tuple[int, int]] | None:
-        line, column = self._at(name)
-        reads = self.locals.references(name.id, line, column)
-        if reads is NOT_KNOWN:
-            raise NotSettled
-        return reads  # type: ignore[return-value]  # None or the reads' (line, column)
+        binding = self.model.only_binding(name)
+        reads = None if binding is None else self.model.references(binding)
+        return None if reads is None else [self._at(read) for read in reads]
 
     def may_be_import(self, name: ast.Name) -> bool:
-        line, column = self._at(name)
-        return self.locals.may_be_import(name.id, line, column)
+        return self.model.may_be_import(name)
 
     # -- values, as ``analysis.evaluator`` gives them -----------------------------------------------------
 
@@ -447,24 +395,20 @@ class _Reader(ExampleInputs):
     def _left_to_default(self, parameter: ast.arg) -> bool:
         """Whether every call of the parameter's function leaves it to its default, as ``ModuleEvaluator``'s
         ``_parameter_default`` reads it: a function of no class, undecorated, called in this module, by its name
-        (``FunctionLocals.function_references``: where libcst's scopes must tell, ``NotSettled``)."""
+        (``SemanticModel.references`` of its def)."""
         function = self.parent(self.parent(parameter))  # type: ignore[arg-type]  # an ast.arguments, see _default_of
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             raise NotSettled  # a lambda's: libcst's evaluator looks for the def around it
         if function.decorator_list or self._enclosing_class(function) is not None:
             return False
-        reads = self.locals.function_references(function.name, *self._at(function))
-        if reads is NOT_KNOWN:
-            raise NotSettled
+        binding = self.model.binding_made_by(function)
+        reads = None if binding is None else self.model.references(binding)
         if not reads:
             return False
         arguments = function.args
         positional = [*arguments.posonlyargs, *arguments.args]
         position = positional.index(parameter) if parameter in positional else None
-        for at in reads:  # type: ignore[attr-defined]
-            read = self._name_reads().get(at)
-            if read is None:
-                raise NotSettled
+        for read in reads:
             call = self.parent(read)
             if type(call) is not ast.Call or call.func is not read:
                 return False
@@ -475,12 +419,6 @@ class _Reader(ExampleInputs):
             if position is not None and len(call.args) > position:
                 return False
         return True
-
-    def _name_reads(self) -> dict[tuple[int, int], ast.Name]:
-        """Every name read, by where it starts (libcst's line and column)."""
-        if self._reads is None:
-            self._reads = {self._at(node): node for node in self.nodes if type(node) is ast.Name}
-        return self._reads
 
     def _default_of(self, parameter: ast.arg) -> ast.expr | None:
         arguments = self.parent(parameter)
@@ -529,12 +467,7 @@ class _Reader(ExampleInputs):
             raise NotSettled
         if type(call.func) is ast.Attribute and call.func.attr in _RECEIVER_METHODS:
             self.eval(call.func.value)
-        if (
-            type(call.func) is ast.Name
-            and not call.args
-            and not call.keywords
-            and call.func.id in self.imported.functions
-        ):
+        if type(call.func) is ast.Name and not call.args and not call.keywords and call.func.id in self.model.functions:
             raise NotSettled  # a helper of the module: libcst's evaluator reads what it returns
         return None
 
@@ -774,7 +707,7 @@ class _Reader(ExampleInputs):
         if sites:
             name = self._torch_binding() or "torch"
             foreign = [site for site in sites if _root_name(site.call.func) != name]
-            if foreign and not self.locals.binds_only_a_module(name, "torch"):
+            if foreign and not self.model.binds_only_a_module(name, "torch"):
                 for site in foreign:
                     site.verdict.lower(Applicability.DISPLAY_ONLY, foreign_torch(name))
         for site in compiles:
@@ -814,7 +747,7 @@ class _Reader(ExampleInputs):
         ):
             site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
             return
-        if type(f) is ast.Name and f.id in self.imported.functions:
+        if type(f) is ast.Name and f.id in self.model.functions:
             raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
         value = self.single_value(f) if type(f) is ast.Name else None
         if type(value) is ast.Call and self.may_name(value.func, _PROGRAM_FACTORY_NAMES):
@@ -971,7 +904,7 @@ class _Reader(ExampleInputs):
         from aoti_lint.rules import DeprecatedAotCompile, DeprecatedAotLoad
 
         rules = {AOT_COMPILE.qualified_name: DeprecatedAotCompile, AOT_LOAD.qualified_name: DeprecatedAotLoad}
-        aliases = self.imported.import_aliases
+        aliases = self.model.import_aliases
         # The `as` names of imports of a name spelled as the API's: another `as` name is named after what its
         # import names (`from torch._inductor import config as inductor_config`), never the API.
         short_names = {symbol.short_name for symbol in _SYMBOLS}
@@ -1096,7 +1029,7 @@ def _looks_up_the_api(call: ast.Call) -> bool:
     )
 
 
-def _binds_a_name(node: Any, aliases: frozenset[str]) -> bool:
+def _binds_a_name(node: Any, aliases: frozenset[str] | set[str]) -> bool:
     """Whether ``node`` spells a deprecated function's name (or an import's `as` name) where libcst holds a name
     node that ``ast`` does not: `global`/`nonlocal`, `except ... as`, a match capture."""
     names: list[str] = []

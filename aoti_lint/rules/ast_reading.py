@@ -1,5 +1,5 @@
 """What the rules' ``ast`` readings (``PythonRule.check_ast``) share: the tree's parents, the places a reading
-settles alone, names as libcst resolves them, and findings at libcst's positions.
+settles alone, names from the semantic model, and findings at libcst's positions.
 
 A reading answers only where its answer is the one the rule's libcst traversal gives, and returns None
 anywhere the two could differ; ``tests/test_debug_switches.py`` compares both readings on generated texts.
@@ -36,7 +36,7 @@ class AstReading:
     def __init__(self, rule: Any, code: Any, path: str) -> None:
         self.rule, self.code, self.path = rule, code, path
         self.parents: dict[Any, Any] = {}
-        self.imported: Any = None
+        self.model: Any = None
         # The statements directly in a module's, class's or function's body (``outside_compound_statements``).
         self._in_body: set[int] = set()
 
@@ -73,40 +73,15 @@ class AstReading:
         return found
 
     def read_imports(self) -> bool:
-        """The module's bindings (``aoti_lint.model.imported_names``); False after a star import: any name may be
-        bound by it."""
-        from aoti_lint.model.imported_names import read
+        """The module's semantic model (``aoti_lint.model.semantic``), for the names the reading asks about."""
+        from aoti_lint.model.semantic import model_of
 
-        self.imported = read(self.code.tree)
-        return self.imported is not None
+        self.model = model_of(self.code.tree)
+        return True
 
-    def qualified_names(self, node: Any) -> set[str] | None:
-        """libcst's qualified names for a name or an attribute chain on a name, from the module's own bindings
-        (the answer the rule's ``qualified_names`` gives libcst's traversal); None where ``ast`` cannot tell."""
-        import ast
-
-        from aoti_lint.model.imported_names import function_import_names
-
-        if not self.ascii(node):
-            return None
-        parts = []
-        while type(node) is ast.Attribute:
-            parts.append(node.attr)
-            node = node.value
-        if type(node) is not ast.Name:
-            return None
-        dotted = ".".join([node.id, *reversed(parts)])
-        names = self.imported.names_of(dotted, bare=not parts)
-        if names is None and (parts or dotted not in self.imported.unnamed_spellings):
-            return function_import_names(self.function_imports, (node.lineno, node.col_offset), dotted)
-        return names
-
-    @functools.cached_property
-    def function_imports(self) -> list[Any]:
-        """The module's functions' own imports (``imported_names.FunctionImports``), for the names read after them."""
-        from aoti_lint.model.imported_names import function_imports
-
-        return function_imports(self.code.tree)
+    def qualified_names(self, node: Any) -> set[str]:
+        """The qualified names of a name or an attribute chain on a name (``SemanticModel.qualified_names``)."""
+        return self.model.qualified_names(node)
 
     def ascii(self, node: Any) -> bool:
         """Whether the node's source is ASCII: ``ast`` gives identifiers in NFKC form (a fullwidth `os` is

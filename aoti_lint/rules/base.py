@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from libcst.metadata import CodeRange, MetadataWrapper
 
     from aoti_lint.flows.migration_flow import FileFlow
-    from aoti_lint.model.imported_names import QualifiedNames
     from aoti_lint.model.module_facts import ModuleFacts
     from aoti_lint.model.name_index import CodeIndex
+    from aoti_lint.model.qualified_names import QualifiedNames
     from aoti_lint.read.source import SourceFile
 
 if TYPE_CHECKING:
@@ -392,8 +392,8 @@ class PythonContext:
         return self.facts().positions
 
     def names(self) -> QualifiedNames:
-        """The module's qualified names (``aoti_lint.model.imported_names``), shared by the rules and the facts."""
-        from aoti_lint.model.imported_names import QualifiedNames
+        """The module's qualified names (``aoti_lint.model.qualified_names``), shared by the rules and the facts."""
+        from aoti_lint.model.qualified_names import QualifiedNames
 
         return self.memo("qualified-names", lambda: QualifiedNames(self.wrapper, self.source.text))
 

@@ -648,12 +648,11 @@ class _AstSettings(AstReading):
     switch's name as the key of ``environ[K] = V`` (one target: the statement goes; more: no fix) or of
     ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), in a module, class
     or function body outside any ``if`` (whose condition may make it deliberate). What ``environ`` is comes from
-    the module's own bindings as ``aoti_lint.model.imported_names`` reads them from ``ast``, the very answer the rule's
-    ``qualified_names`` gives libcst's traversal. A switch's name read (``environ[K]`` loaded, ``x.get(K)``) is
+    the semantic model (``aoti_lint.model.semantic``), the very answer the rule's ``qualified_names`` gives libcst's
+    traversal. A switch's name read (``environ[K]`` loaded, ``x.get(K)``) is
     passed over as libcst passes over it. Any other place a switch's name takes (a dict key, a keyword, another
     call) leaves the file to libcst: ``findings`` is then None. So do what the two readings would tell apart: a
-    name bound otherwise than by the module's statements (libcst's scopes answer it), a name spelled in other
-    Unicode than its `ast` form (``ast`` normalises it, libcst does not), a form feed before the key on its line
+    form feed before the key on its line
     (libcst's columns start after it), a call in a compound statement's header, and a tree deeper than libcst's
     traversal goes (``AstReading``). ``tests/test_debug_switches.py`` compares both readings."""
 

@@ -152,8 +152,7 @@ def check_source(
             add_ast_answer(source, result, rules, *answered)
             return result
     if not text.isascii():
-        from aoti_lint.model.local_bindings import folds_names
-        from aoti_lint.model.parse import named_text
+        from aoti_lint.model.parse import folds_names, named_text
 
         if folds_names(text):  # libcst reads names as written, CPython as their NFKC form: give it those
             named = named_text(text)

@@ -96,7 +96,7 @@ def process_source(
                 if len(source.data) > MAX_LIBCST_BYTES:
                     raise _Unfixable(TOO_LARGE_TO_REWRITE)
                 if not source.text.isascii():
-                    from aoti_lint.model.local_bindings import folds_names
+                    from aoti_lint.model.parse import folds_names
 
                     if folds_names(source.text):  # planned on the names as CPython reads them, not as written
                         raise _Unfixable("its names are read in their NFKC form, which the migration would write")

@@ -58,6 +58,7 @@ from aoti_lint.knowledge.deprecated_api import (
     NEW_COMPILE,
     PACKAGE_AOTI,
     PACKAGE_OPTION,
+    DeprecatedSymbol,
 )
 from aoti_lint.model.module_facts import ModuleFacts
 
@@ -157,6 +158,8 @@ class MigrationPlan:
                         Applicability.DISPLAY_ONLY,
                         f"`{self.module.code_for_node(node.func)}` may also be bound to something else here",
                     )
+                elif self.facts.names(node.func, across_modules=False) != names:
+                    verdict.lower(Applicability.DISPLAY_ONLY, through_another_module(node, self.module, symbol))
                 arguments = bind(node, positional, keywords)
                 if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
                     verdict.lower(Applicability.DISPLAY_ONLY, ARGUMENTS_UNREAD)
@@ -480,3 +483,11 @@ def _root_name(node: cst.CSTNode) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
+
+
+def through_another_module(node: cst.Call, module: cst.Module, symbol: DeprecatedSymbol) -> str:
+    spelled = module.code_for_node(node.func)
+    return (
+        f"`{spelled}` is `{symbol.qualified_name}` by way of another module of the project: migrate the module that "
+        "binds it, or this call by hand"
+    )

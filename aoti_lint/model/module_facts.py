@@ -47,9 +47,10 @@ class ModuleFacts:
         self._names = names if names is not None else QualifiedNames(wrapper, wrapper.module.code)
         self._nodes_by_kind: dict[tuple[type, ...], tuple[cst.CSTNode, ...]] = {}
 
-    def names(self, node: cst.CSTNode) -> set[str]:
-        """The node's qualified names (``aoti_lint.model.qualified_names.QualifiedNames``)."""
-        return self._names(node)
+    def names(self, node: cst.CSTNode, *, across_modules: bool = True) -> set[str]:
+        """The node's qualified names (``aoti_lint.model.qualified_names.QualifiedNames``); ``across_modules=False``:
+        as this module alone names them."""
+        return self._names(node, across_modules=across_modules)
 
     def may_be_function(self, name: str) -> bool:
         """Whether some def of the module has this name: if none does, no read of it is a function."""

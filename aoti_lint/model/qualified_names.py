@@ -71,7 +71,7 @@ class QualifiedNames:
 
         return NodePositions(self._wrapper.module, self._text)
 
-    def __call__(self, node: cst.CSTNode) -> set[str]:
+    def __call__(self, node: cst.CSTNode, *, across_modules: bool = True) -> set[str]:
         model = self.model
         if model is None:
             return set()
@@ -91,7 +91,7 @@ class QualifiedNames:
             return set()
         tail = parts[::-1]
         head = self.ast_name(node)  # type: ignore[arg-type]
-        return set() if head is None else model.names_of(head, tail)
+        return set() if head is None else model.names_of(head, tail, across_modules=across_modules)
 
     def ast_name(self, node: cst.Name) -> ast.AST | None:
         """The ``ast`` node a libcst name is (a Name, an argument, a def or class by its name), or None where it is
@@ -140,11 +140,11 @@ class QualifiedNames:
             return node.attr.value in short_names  # type: ignore[attr-defined]
         if kind != "Name":
             return False
-        name = node.value  # type: ignore[attr-defined]
-        if name in short_names:
-            return True
+        name = _identifier(node.value)  # type: ignore[attr-defined]
         model = self.model
-        return name in (model.import_aliases if model is not None else AS_ALIAS.findall(self._text))
+        if model is None:
+            return name in short_names or name in AS_ALIAS.findall(self._text)
+        return model.may_be_named(name, short_names)
 
     def may_be_function(self, name: str) -> bool:
         """Whether some def of the module has this name (so that a read of it may be that function)."""

@@ -28,6 +28,7 @@ from aoti_lint.model.syntax_tree import child_fields
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 MODULE, CLASS, FUNCTION, LAMBDA, COMPREHENSION = "module", "class", "function", "lambda", "comprehension"
@@ -96,6 +97,10 @@ class SemanticModel:
 
     def __init__(self, tree: ast.Module) -> None:
         self.tree = tree
+        # The module's file, and what a name imported from another module of the project stands for there
+        # (``project_names.place``): None until the model is told.
+        self.path: str | None = None
+        self.follow: Callable[[str], set[str] | None] | None = None
         self.module = Scope(MODULE, tree, None, "")
         self.scopes: list[Scope] = [self.module]
         # id(Name) -> the bindings a read may reach (empty: none; None: unknown, a star import may bind it)
@@ -107,6 +112,8 @@ class SemanticModel:
         self._scope_of_name: dict[int, Scope] = {}
         self.functions: set[str] = set()
         self.import_aliases: set[str] = set()
+        # Every name a `from` import binds, at any depth: one may name what another module binds it to.
+        self.from_imported: set[str] = set()
         self._branch: tuple[int, ...] = ()
         # Every read and binding in the order made, for a loop's body to be read again (``_again``).
         self._read_log: list[tuple[ast.Name, Scope]] = []
@@ -162,15 +169,33 @@ class SemanticModel:
             return set()
         return self.names_of(node, parts[::-1])
 
-    def names_of(self, head: ast.AST, tail: list[str]) -> set[str]:
-        """The qualified names of ``head.tail[0].tail[1]...``, ``head`` a name (or an argument, a def, a class)."""
+    def names_of(self, head: ast.AST, tail: list[str], *, across_modules: bool = True) -> set[str]:
+        """The qualified names of ``head.tail[0].tail[1]...``, ``head`` a name (or an argument, a def, a class). A
+        name imported from a module of the project is what that module binds it to (``project_names``), once the
+        model knows its file's ``path``; ``across_modules=False``: as this module alone names it."""
         bindings = self.bindings_of(head)
+        if bindings is None and across_modules and self.follow is not None:
+            # Bound by nothing but star imports: the last of them whose module binds it.
+            name = ".".join([getattr(head, "id", ""), *tail])
+            for star in reversed(self.module.star_imports):
+                found = self.follow(f"{star}{name}" if star.endswith(".") else f"{star}.{name}")
+                if found is not None:
+                    return found
         if not bindings:  # unbound here, or bound by nothing the model can see
             name = getattr(head, "id", "")
             return {".".join(["builtins", name, *tail])} if hasattr(builtins, name) else set()
         if tail:  # `torch = None` in an `except ImportError:`: None has no attributes to read
             bindings = tuple(b for b in bindings if not _is_none(b.value))
-        return {_joined(binding, tail) for binding in bindings}
+        names: set[str] = set()
+        for binding in bindings:
+            name = _joined(binding, tail)
+            if across_modules and self.follow is not None and binding.kind in IMPORTS:
+                followed = self.follow(name)
+                if followed is not None:
+                    names |= followed
+                    continue
+            names.add(name)
+        return names
 
     def may_name(self, node: ast.AST, short_names: frozenset[str] | set[str]) -> bool:
         """Whether the node's qualified names can end in one of ``short_names``: a test of its spelling, to make
@@ -180,7 +205,14 @@ class SemanticModel:
             node = node.func if isinstance(node, ast.Call) else node.value
         if type(node) is ast.Attribute:
             return node.attr in short_names
-        return type(node) is ast.Name and (node.id in short_names or node.id in self.import_aliases)
+        return type(node) is ast.Name and self.may_be_named(node.id, short_names)
+
+    def may_be_named(self, name: str, short_names: frozenset[str] | set[str]) -> bool:
+        """Whether a name read can have a qualified name ending in one of ``short_names``: it is one, or an import
+        renamed it, or (once the model knows its file) it is imported from a module the project may hold."""
+        return (
+            name in short_names or name in self.import_aliases or (self.path is not None and name in self.from_imported)
+        )
 
     def only_binding(self, read: ast.AST) -> Binding | None:
         """The one binding a read may reach, or None (none, several, or unknown)."""
@@ -323,6 +355,7 @@ class SemanticModel:
                     continue
                 if alias.asname is not None:
                     self.import_aliases.add(alias.asname)
+                self.from_imported.add(alias.asname or alias.name)
                 qualified = f"{module}{alias.name}" if module.endswith(".") else f"{module}.{alias.name}"
                 self._bind(alias.asname or alias.name, FROM_IMPORT, alias, node, scope, qualified, record=False)
         elif kind in _FUNCTIONS:

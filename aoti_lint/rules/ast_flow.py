@@ -206,6 +206,8 @@ class _Reader(ExampleInputs):
         self.text, self.tree, self.target_torch = text, tree, target_torch
         self.lines = source_lines(text)
         self.model: SemanticModel = model_of(tree)
+        if self.model.path is not None and self.model.from_imported:
+            raise NotSettled  # names another module of the project may bind to the API: libcst's reading follows them
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()

@@ -220,10 +220,16 @@ class Cache:
         import json
 
         try:
-            return outcome_from_json(json.loads(data), display_path)
+            outcome = outcome_from_json(json.loads(data), display_path)
         # RecursionError: a deeply nested entry (planted, or corrupt) is a miss like any other bad entry.
         except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError):
             return None
+        if outcome.depends_on:
+            from aoti_lint.run.file_stats import imports_stamp
+
+            if imports_stamp(outcome.depends_on) != outcome.imports_stamp:
+                return None  # a module of the project it imports changed since
+        return outcome
 
     def store(self, key: str, outcome: FileOutcome) -> None:
         """Write the entry atomically; a cache that cannot be written is silently skipped."""

@@ -87,10 +87,13 @@ def _position(value: Position) -> list[int]:
 
 
 def outcome_to_json(outcome: FileOutcome) -> dict[str, Any]:
-    return {
+    entry: dict[str, Any] = {
         "findings": [finding_to_json(finding) for finding in outcome.findings],
         "project": None if outcome.project is None else encode(outcome.project),
     }
+    if outcome.depends_on:
+        entry["imports"] = [outcome.imports_stamp, *outcome.depends_on]
+    return entry
 
 
 def finding_to_json(finding: Finding) -> dict[str, Any]:
@@ -146,7 +149,12 @@ def outcome_from_json(entry: dict[str, Any], display_path: str) -> FileOutcome:
         raise ValueError("not an entry")
     findings = [finding_from_json(item, display_path) for item in entry["findings"]]
     project = None if entry.get("project") is None else decode(entry["project"])
-    return FileOutcome(path=display_path, findings=findings, checked=True, project=project)
+    outcome = FileOutcome(path=display_path, findings=findings, checked=True, project=project)
+    imports = entry.get("imports")
+    if imports is not None:
+        outcome.imports_stamp, *modules = map(_text, imports)
+        outcome.depends_on = tuple(modules)
+    return outcome
 
 
 def finding_from_json(item: Any, path: str) -> Finding:

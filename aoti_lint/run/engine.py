@@ -20,7 +20,7 @@ from aoti_lint.rules.base import PythonRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.run.ast_answer import add_ast_answer, ast_answer, light_summaries
 from aoti_lint.run.file_context import FileContext
-from aoti_lint.run.prefilter import Wanted, by_bytes, by_code
+from aoti_lint.run.prefilter import Wanted, by_bytes, by_code, place, with_imported_modules
 from aoti_lint.run.results import CheckResult, ProjectPart, project_codes
 
 TYPE_CHECKING = False
@@ -110,8 +110,10 @@ def check_source(
     else:
         wanted = Wanted([rule for rule in rules if issubclass(rule, PythonRule)], list(context.project_rules))
     # A text no rule wants after the prefilter's stages cannot hold a finding: it is not parsed, and AOTI000 has
-    # nothing to say of it (``prefiltered`` holds every stage's answer, else stage one's is given here).
-    if not wanted:
+    # nothing to say of it (``prefiltered`` holds every stage's answer, else stage one's is given here; a file that
+    # passes the screen may still be wanted for the modules it imports, ``with_imported_modules``).
+    if not wanted and (prefiltered is not None or not prefilter or not context.reads(source.prefilter_data)):
+        result.depends_on = wanted.imported
         return result
     report_syntax = SyntaxErrorRule in rules
     try:
@@ -121,9 +123,13 @@ def check_source(
             result.findings.append(SyntaxErrorRule.refusal(source, f"SyntaxError: {exc}", 1, 1))
         return result
     if prefilter and prefiltered is None:
-        wanted = by_code(text, wanted)
+        wanted = with_imported_modules(source, text, context, by_code(text, wanted) if wanted else wanted)
         if not wanted:
+            result.depends_on = wanted.imported
             return result
+    result.depends_on = wanted.imported
+    if wanted.imported or not prefilter:
+        place(source, text)
     if report_syntax:
         # A text some rule reads is reported, and read no further, when CPython refuses it: the same parse the code
         # stage made (``syntax_tree.parse``), asked again.

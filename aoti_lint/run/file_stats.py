@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from aoti_lint.rules import Rule
 
 # Bump when the layout changes: a file of another format is not read.
-STAMPS_FORMAT = 2
+STAMPS_FORMAT = 3
 # A file's verdict: nothing to report and nothing for the project pass (stage one settled it, or the later
 # stages found nothing); otherwise the hex digest of its bytes.
 CLEAN = ""
@@ -69,6 +69,25 @@ def trusted(info: os.stat_result, started_ns: int) -> bool:
     return info.st_mtime_ns < settled and info.st_ctime_ns < settled
 
 
+def imports_stamp(paths: tuple[str, ...], started_ns: int | None = None) -> str | None:
+    """One digest of the stamps of the project's modules a file imports (``FileOutcome.depends_on``): its findings
+    stand while it is unchanged. With ``started_ns`` (the run's start), None when one of them changed too recently
+    to trust (see ``trusted``)."""
+    from aoti_lint.run.blake2 import blake2b
+
+    digest = blake2b(digest_size=20)
+    for path in paths:
+        try:
+            info = os.stat(path)
+        except OSError:
+            digest.update(f"{path}\0-\0".encode("utf-8", "surrogateescape"))
+            continue
+        if started_ns is not None and not trusted(info, started_ns):
+            return None
+        digest.update(f"{path}\0{stamp_of(info, '')}\0".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 class Stamps:
     """The stamps of one run fingerprint: path -> "size:mtime:ctime:inode:device:rules:verdict", as the file
     holds them (an entry is checked when it is used: a planted or corrupt one is a miss); those learned this run
@@ -93,14 +112,28 @@ class Stamps:
         stamp = stamp_of(info, rules)
         if not entry.startswith(stamp):
             return None
-        verdict = entry[len(stamp) :]
+        verdict, *imports = entry[len(stamp) :].split("\0")
+        if imports and imports_stamp(tuple(imports[1:])) != imports[0]:
+            return None  # a module of the project it imports changed
         return verdict if verdict == CLEAN or _is_digest(verdict) else None
 
-    def learn(self, path: str, info: os.stat_result | None, rules: str, verdict: str | None, started_ns: int) -> None:
+    def learn(
+        self,
+        path: str,
+        info: os.stat_result | None,
+        rules: str,
+        verdict: str | None,
+        started_ns: int,
+        imports: tuple[tuple[str, ...], str | None] = ((), ""),
+    ) -> None:
         """Record what the run found for the file read with ``info`` under ``rules``; a None verdict forgets it
-        (an error, a fix), as does a stamp too recent to trust."""
-        if info is not None and verdict is not None and trusted(info, started_ns):
+        (an error, a fix), as does a stamp too recent to trust. ``imports``: the project's modules its findings
+        depend on, and ``imports_stamp`` of them (None: too recent to trust)."""
+        modules, modules_stamp = imports
+        if info is not None and verdict is not None and modules_stamp is not None and trusted(info, started_ns):
             entry = stamp_of(info, rules) + verdict
+            if modules:
+                entry = "\0".join([entry, modules_stamp, *modules])
             if self._recorded.get(path) != entry:
                 self._learned[path] = entry
         elif path in self._recorded:

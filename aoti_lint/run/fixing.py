@@ -81,7 +81,11 @@ def process_source(
     """
     flow = context.flow
     outcome = FileOutcome(path=source.display_path, checked=True)
+    from aoti_lint.model import project_names
+
+    project_names.consulted.clear()
     result = check_source(source, context, build_edits=fix.builds_edits, prefiltered=prefiltered)
+    outcome.depends_on = tuple(dict.fromkeys([*result.depends_on, *sorted(project_names.consulted)]))
     shown = source
     groups = flow.allowed_groups(fix.unsafe) if fix.apply and flow is not None else frozenset()
     if fix.apply and (groups or any(f.fix_applies(fix.unsafe) for f in result.findings)):

@@ -226,6 +226,8 @@ def _lint_files(
                 ),
             )
     parts: list[ProjectPart] = []
+    # A file that imports modules of the project depends on them, and so does the run's memo.
+    imports_project = any(outcome.depends_on for outcome in outcomes)
     for outcome in outcomes:
         run.add(outcome)
         if outcome.project is not None:
@@ -239,7 +241,8 @@ def _lint_files(
 
         # A run that read the project's other files (``OutsideMentions``, the rest of the project) depends on them.
         given = {candidate.where for candidate in candidates}
-        outside_files = outside_digest(ruleset.settings, given) if outside.consulted or rest else None
+        consulted = outside.consulted or rest or imports_project
+        outside_files = outside_digest(ruleset.settings, given) if consulted else None
         remember(cache, memo, run.findings, run.files_checked, outside_files)
     return run
 

@@ -80,10 +80,12 @@ def refine_summaries(text: str, rules: Sequence[RuleType]) -> list[RuleType]:
 
 @dataclass(frozen=True)
 class Wanted:
-    """The rules that still need a Python file's libcst tree: rules to run, project rules to collect data for."""
+    """The rules that still need a Python file's libcst tree: rules to run, project rules to collect data for; and
+    the project's modules the file imports, which its findings may depend on (``with_imported_modules``)."""
 
     rules: list[type[PythonRule]]
     project_rules: list[type[ProjectRule]]
+    imported: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.rules or self.project_rules)
@@ -110,16 +112,47 @@ def prefiltered(source: SourceFile, context: FileContext, first: Wanted | None =
     if source.kind not in PYTHON_KINDS:
         return None
     wanted = by_bytes(source.prefilter_data, context) if first is None else first
-    if not wanted:
+    if not wanted and not context.reads(source.prefilter_data):
         return wanted
     try:
         text = source.text
     except DecodeError:
         return None
-    return by_code(text, wanted)
+    return with_imported_modules(source, text, context, by_code(text, wanted) if wanted else wanted)
+
+
+def with_imported_modules(source: SourceFile, text: str, context: FileContext, wanted: Wanted) -> Wanted:
+    """A file that passes the screen and imports modules of the project: the rules its bytes pass with those
+    modules' bytes beside them are wanted too (``te.aot_compile`` where another module binds ``te`` to
+    ``torch._export``), whatever the later stages say of the file alone, and its findings depend on those
+    modules (the run neither caches nor stamps it)."""
+    from aoti_lint.read.project_modules import followed_imports, with_imports
+
+    imported = tuple(followed_imports(str(source.path), text))
+    if not imported:
+        return wanted
+    place(source, text)
+    widened = by_bytes(with_imports(source.prefilter_data, list(imported)), context)
+    return Wanted(
+        [*wanted.rules, *(rule for rule in widened.rules if rule not in wanted.rules)],
+        [*wanted.project_rules, *(rule for rule in widened.project_rules if rule not in wanted.project_rules)],
+        imported,
+    )
 
 
 def needs_parsing(source: SourceFile, context: FileContext) -> bool:
     """Whether ``engine.check_source`` parses this file with libcst: some Python rule passes every stage, or
     some project rule still wants the file's data."""
     return bool(prefiltered(source, context))
+
+
+def place(source: SourceFile, text: str) -> None:
+    """Tell the text's semantic model which file it is, for the names it imports from the project's modules
+    (``aoti_lint.model.project_names``)."""
+    from aoti_lint.model.project_names import place as place_model
+    from aoti_lint.model.semantic import model_of
+    from aoti_lint.model.syntax_tree import parse
+
+    tree = parse(text)
+    if not isinstance(tree, BaseException):
+        place_model(model_of(tree), str(source.path))

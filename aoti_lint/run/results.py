@@ -43,6 +43,8 @@ class CheckResult:
     project: ProjectPart | None = None
     # Why some fix could not be built (by reason), for a warning: the findings stand, so the exit code does too.
     notes: dict[str, FileError] = field(default_factory=dict)
+    # The project's modules the text imports: its findings may depend on them (``prefilter.with_imported_modules``).
+    depends_on: tuple[str, ...] = ()
 
 
 @dataclass
@@ -67,6 +69,11 @@ class FileOutcome:
     # What a fixed file is written over, when the run writes it after checking the whole flow.
     source_path: Path | None = None
     original_data: bytes | None = None
+    # The project's modules the file imports or whose names it follows, which its findings depend on, and the
+    # digest of their stamps (``file_stats.imports_stamp``, taken as the run settles the file; None: too recent to
+    # cache).
+    depends_on: tuple[str, ...] = ()
+    imports_stamp: str | None = ""
 
 
 def project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:

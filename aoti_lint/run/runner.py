@@ -166,8 +166,10 @@ def run_files(
                     return
                 shown = display_path(candidate.where, cwd)
                 key = cache.key_of(digest, candidate.kind, shown, candidate.path, context.rules, "") if cache else None
+                _stamp_imports(outcome, started_ns)
                 stored = _store(cache, key, outcome)
-                _learn(stamps, candidate, info, context, _verdict(outcome, digest) if stored else None, started_ns)
+                verdict = _verdict(outcome, digest) if stored else None
+                _learn(stamps, candidate, info, context, verdict, started_ns, outcome)
             elif data is not None:  # past stage one: the rest as for a file read here
                 shown = display_path(candidate.where, cwd)
                 take(index, candidate, make_source(candidate.path, shown, candidate.kind, data), info, first)
@@ -292,22 +294,40 @@ def _learn(
     context: FileContext | None,
     verdict: str | None,
     started_ns: int,
+    outcome: FileOutcome | None = None,
 ) -> None:
     if stamps is not None:
         rules = context_rules_named(context) if context is not None else ""
-        stamps.learn(candidate.where, info, rules, verdict, started_ns)
+        imports = (outcome.depends_on, outcome.imports_stamp) if outcome is not None else ((), "")
+        stamps.learn(candidate.where, info, rules, verdict, started_ns, imports)
+
+
+def _stamp_imports(outcome: FileOutcome, started_ns: int) -> None:
+    """The digest of the stamps of the modules the outcome depends on, as the run settles it."""
+    if outcome.depends_on:
+        from aoti_lint.run.file_stats import imports_stamp
+
+        outcome.imports_stamp = imports_stamp(outcome.depends_on, started_ns)
 
 
 def _settle(cache: Cache | None, stamps: Stamps | None, item: Pending, outcome: FileOutcome, started_ns: int) -> None:
+    _stamp_imports(outcome, started_ns)
     stored = _store(cache, item.cache_key, outcome)
     verdict = _verdict(outcome, item.digest) if stored else None
-    _learn(stamps, item.candidate, item.stamp, item.context, verdict, started_ns)
+    _learn(stamps, item.candidate, item.stamp, item.context, verdict, started_ns, outcome)
 
 
 def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
     """Whether the outcome was worth storing (and so its file's stamp worth keeping)."""
     # A fixed file's findings belong to its new bytes, not to the key; errors may be transient.
-    if cache is not None and key is not None and not outcome.errors and not outcome.notes and not outcome.fixed:
+    if (
+        cache is not None
+        and key is not None
+        and not outcome.errors
+        and not outcome.notes
+        and not outcome.fixed
+        and outcome.imports_stamp is not None
+    ):
         cache.store(key, outcome)
         return True
     return False

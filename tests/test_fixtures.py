@@ -219,14 +219,22 @@ def _sources(sweep: str):
 
 def _passes_every_stage(rule, filename: str, text: str) -> bool:
     """Whether ``rule`` passes each prefilter stage on ``text``: bytes, then (Python) text and ast index; for a
-    project rule, the stages that decide whether the file is summarised too."""
+    project rule, the stages that decide whether the file is summarised too. A Python file that passes the screen
+    and imports modules of the project passes stage one with their bytes beside its own, and no later stage
+    (``prefilter.with_imported_modules``)."""
     data = text.encode("utf-8")
+    kind = file_kind(Path(filename)) or "python"
+    if kind in PYTHON_KINDS and issubclass(rule, PythonRule | ProjectRule) and could_hold_a_finding(data):
+        from aoti_lint.read.project_modules import followed_imports, with_imports
+
+        followed = followed_imports(filename, text)
+        if followed and rule.could_match(with_imports(data, followed)):
+            return True
     if not rule.could_match(data):
         return False
     # What the entry point's screen needs (aoti_lint.entry_point): a whole group of the rule's, one of its own.
     assert tokens_match(rule.triggers, data), (rule.code, filename)
     assert could_hold_a_finding(data), (rule.code, filename)
-    kind = file_kind(Path(filename)) or "python"
     if kind not in PYTHON_KINDS or not issubclass(rule, PythonRule | ProjectRule):
         return True
     index = code_index(text)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.model.semantic import COMPREHENSION, FUNCTION, LAMBDA, MODULE, SemanticModel
+from aoti_lint.model.bindings import COMPREHENSION, FUNCTION, LAMBDA, MODULE
+from aoti_lint.model.semantic import SemanticModel
 from aoti_lint.rules import ALL_RULES
 
 ROOT = Path(__file__).resolve().parent

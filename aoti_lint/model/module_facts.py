@@ -14,9 +14,9 @@ import functools
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from aoti_lint.model.bindings import ARGUMENT, ASSIGNMENT, IMPORTS, Binding
 from aoti_lint.model.node_positions import NodePositions
 from aoti_lint.model.qualified_names import QualifiedNames
-from aoti_lint.model.semantic import ARGUMENT, ASSIGNMENT, IMPORTS, Binding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

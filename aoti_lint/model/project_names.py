@@ -15,7 +15,8 @@ import ast
 import os
 import warnings
 
-from aoti_lint.model.semantic import IMPORTS, SemanticModel
+from aoti_lint.model.bindings import IMPORTS
+from aoti_lint.model.semantic import SemanticModel
 from aoti_lint.read.project_modules import module_file
 
 # How many modules one name is followed through: a cycle, or a chain longer than any real one, stops there.

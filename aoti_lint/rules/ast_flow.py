@@ -116,8 +116,9 @@ from aoti_lint.knowledge.device_flow import (
     TENSOR_FACTORIES,
     TORCH_DEVICE,
 )
+from aoti_lint.model.bindings import ARGUMENT
 from aoti_lint.model.parse import folds_names
-from aoti_lint.model.semantic import ARGUMENT, SemanticModel, model_of
+from aoti_lint.model.semantic import SemanticModel, model_of
 from aoti_lint.model.syntax_tree import children, source_lines
 
 TYPE_CHECKING = False
@@ -206,8 +207,6 @@ class _Reader(ExampleInputs):
         self.text, self.tree, self.target_torch = text, tree, target_torch
         self.lines = source_lines(text)
         self.model: SemanticModel = model_of(tree)
-        if self.model.path is not None and self.model.from_imported:
-            raise NotSettled  # names another module of the project may bind to the API: libcst's reading follows them
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()
@@ -275,7 +274,10 @@ class _Reader(ExampleInputs):
         """The qualified names of a name or attribute chain (``SemanticModel.qualified_names``)."""
         if id(node) in self.in_fstring:
             raise NotSettled  # before Python 3.12, ast may place what an f-string holds elsewhere
-        return self.model.qualified_names(node)
+        names = self.model.qualified_names(node)
+        if self.model.follow is not None and names != self.model.qualified_names(node, across_modules=False):
+            raise NotSettled  # named through another module of the project: the fix's verdict is libcst's reading's
+        return names
 
     def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
         return self.names(node) if self.may_name(node, short_names) else set()
@@ -917,6 +919,10 @@ class _Reader(ExampleInputs):
             for alias in statement.names
             if alias.asname is not None and alias.name.rpartition(".")[2] in short_names
         }
+        if self.model.follow is not None and (self.model.from_imported or self.model.module.star_imports):
+            # A name imported from another module of the project may be the API whatever it is spelled:
+            # ``DeprecatedReference``'s reading follows each one.
+            raise NotSettled
         found: list[Finding] = []
         node: Any
         # `name = <the function>` then `name(...)`: ``DeprecatedReference.visit_Call`` follows the name with libcst

@@ -127,9 +127,12 @@ def check_source(
         if not wanted:
             result.depends_on = wanted.imported
             return result
+    if not prefilter and context.reads(source.prefilter_data):
+        # Every rule, and names followed into the modules the file imports where the screen would read it.
+        wanted = with_imported_modules(source, text, context, wanted)
     result.depends_on = wanted.imported
-    if wanted.imported or not prefilter:
-        place(source, text)
+    if wanted.imported:
+        place(source, text)  # in this process too: the stages may have run in another
     if report_syntax:
         # A text some rule reads is reported, and read no further, when CPython refuses it: the same parse the code
         # stage made (``syntax_tree.parse``), asked again.

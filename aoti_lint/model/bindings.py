@@ -14,7 +14,7 @@ MODULE, CLASS, FUNCTION, LAMBDA, COMPREHENSION = "module", "class", "function", 
 # How a binding binds. A plain assignment is `name = value` or `name: T = value` with a single target.
 IMPORT, FROM_IMPORT, DEFINITION, CLASS_DEFINITION = "import", "from-import", "definition", "class"
 ASSIGNMENT, OTHER_ASSIGNMENT, ARGUMENT, LOOP_VARIABLE = "assignment", "other-assignment", "argument", "loop"
-WITH_VARIABLE, EXCEPTION, WALRUS, PATTERN, TYPE_PARAMETER = "with", "exception", "walrus", "pattern", "type-parameter"
+WITH_VARIABLE, EXCEPTION, WALRUS, PATTERN = "with", "exception", "walrus", "pattern"
 IMPORTS = frozenset({IMPORT, FROM_IMPORT})
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)

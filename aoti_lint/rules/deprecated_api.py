@@ -227,7 +227,11 @@ class DeprecatedAotCompile(DeprecatedReference):
     ## What it does
     Finds every reference to `torch._export.aot_compile`, called or not, under any import form:
     `torch._export.aot_compile`, `import torch._export as te`, `from torch._export import aot_compile as c`,
-    `from torch import _export`, `import torch as t`, and imports inside `if`/`try` blocks.
+    `from torch import _export`, `import torch as t`, and imports inside `if`/`try` blocks. A name another module
+    of the project binds to it (a re-export in a package's `__init__.py`, a try/except compat module, a star
+    import, `te = torch._export` imported from a shared module) is found where it is used, in any file that
+    holds a word of some rule (a file that holds none is settled by its bytes); such a call's fix is left to a
+    human: migrate the module that binds the name.
 
     ## Why is this bad?
     Since torch 2.6, `torch._export.aot_compile` logs a deprecation notice and PyTorch points users to
@@ -460,7 +464,8 @@ class DeprecatedAotCompile(DeprecatedReference):
 class DeprecatedAotLoad(DeprecatedReference):
     """
     ## What it does
-    Finds every reference to `torch._export.aot_load`, called or not, under any import form.
+    Finds every reference to `torch._export.aot_load`, called or not, under any import form, and through names
+    other modules of the project bind to it, as AOTI001 does.
 
     ## Why is this bad?
     Since torch 2.6, `torch._export.aot_load` logs a deprecation notice; the replacement is

@@ -860,9 +860,8 @@ MISSED = [
     "CPython's own `compile` (the `ast` parse of each of the ~600 files a rule still wants after the byte and text "
     "stages: torch's sources name the API and its switches everywhere) and in walking those trees, then in "
     "libcst's import and parse of the planted export job (AOTI001's fix plan and AOTI005 read its options); a "
-    "fixing run parses, rewrites and checks again with libcst each file it fixes, and removes the imports a fix "
-    "left unused with libcst's codemod framework (`drop_unused`: a second of tree (a)'s fixing run), so its cost "
-    "grows with the files fixed (tree (b) holds some 400 files with findings), not with the tree.",
+    "fixing run parses, rewrites and checks again with libcst each file it fixes, so its cost grows with the files "
+    "fixed (tree (b) holds some 400 files with findings), not with the tree.",
     "",
 ]
 

@@ -18,7 +18,7 @@ from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.codemods.expressions import bound_as, torch_binding
 from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.fixes.unused_imports import without_blank_openings
+from aoti_lint.fixes.unused_imports import RemoveImports, bound_name, without_blank_openings
 from aoti_lint.model.module_facts import ModuleFacts
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
@@ -67,36 +67,6 @@ def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]
 
     module.visit(Finder())
     return found
-
-
-class _RemoveImports(cst.CSTTransformer):
-    """Drop the given (module, obj, asname) imports wherever they stand.
-
-    The caller has already checked that no bound name is written outside an import, so libcst's
-    RemoveImportsVisitor (a scope analysis of the module per call) would only repeat that check.
-    """
-
-    def __init__(self, entries: set[tuple[str, str | None, str | None]]) -> None:
-        super().__init__()
-        self.entries = entries
-
-    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom):
-        if updated_node.relative or updated_node.module is None or isinstance(updated_node.names, cst.ImportStar):
-            return updated_node
-        source = cst.helpers.get_full_name_for_node(updated_node.module)
-        return self._keep(updated_node, lambda alias: (source, cst.helpers.get_full_name_for_node(alias.name)))
-
-    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import):
-        return self._keep(updated_node, lambda alias: (cst.helpers.get_full_name_for_node(alias.name), None))
-
-    def _keep(self, node, key):
-        names = [alias for alias in node.names if (*key(alias), bound_as(alias)) not in self.entries]
-        if len(names) == len(node.names):
-            return node
-        if not names:
-            return cst.RemoveFromParent()
-        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return node.with_changes(names=names)
 
 
 class _DropBareExportImport(cst.CSTTransformer):
@@ -170,19 +140,14 @@ def tidy_imports(module: cst.Module) -> cst.Module:
     original = module
     body = _code_without_imports(module.code)
     # A name still written somewhere keeps its import: skip libcst's (costly) scope check for it.
-    unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(_bound_name(e))}\b", body)]
+    unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(bound_name(e))}\b", body)]
     if unused:
-        module = module.visit(_RemoveImports(set(unused)))
+        module = module.visit(RemoveImports(set(unused)))
     bare = re.search(r"^\s*import[^#\n]*\btorch\._export\b(?!\s+as)", module.code, flags=re.MULTILINE)
     if bare and not re.search(r"\btorch\._export\b", _code_without_imports(module.code)):
         only_binding = torch_binding(module) == "torch" and not _has_plain_torch_import(module)
         module = module.visit(_DropBareExportImport(keep_torch=only_binding))
     return without_blank_openings(original, module)  # a block whose first line was the import: no blank opening
-
-
-def _bound_name(entry: tuple[str, str | None, str | None]) -> str:
-    source, obj, asname = entry
-    return asname or obj or source.split(".")[0]
 
 
 def _code_without_imports(code: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import symtable
+import sys
 from pathlib import Path
 
 import pytest
@@ -172,7 +173,8 @@ def test_the_model_never_raises_on_the_syntax_python_reads():
         "import a, b.c as d\nfrom e import *\nx: int\ny: int = 1\nz += 1\n"
         "async def f(p, /, q=1, *r, s, t=2, **u) -> int:\n    global g\n    nonlocal_ = 1\n"
         "    async with m as (n, *o):\n        async for v in w:\n            await v\n    del x\n"
-        "    try:\n        pass\n    except* E as err:\n        pass\n    return lambda k=1: k\n"
+        "    try:\n        pass\n    except" + ("* " if sys.version_info >= (3, 11) else " ") + "E as err:\n"
+        "        pass\n    return lambda k=1: k\n"
         "class C(B, metaclass=M):\n    attr = [i for i in range(3) if i]\n"
         "match subject:\n    case {'k': v, **rest}:\n        pass\n    case [1, *others] if others:\n        pass\n"
         "    case P(x=1) as captured:\n        pass\n"

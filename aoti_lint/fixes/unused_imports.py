@@ -1,6 +1,8 @@
 """Imports that fixes left unused, removed as a person would: no blank line left opening a block.
 
-Used after fixes (``Rule.tidy_after_fix``); imports libcst, so only fix runs load it.
+Used after fixes (``Rule.tidy_after_fix``); imports libcst, so only fix runs load it, but not libcst's codemod
+framework (which imports ``libcst.matchers``: about a second), nor its scope analysis: an import goes only when the
+name it binds is spelled nowhere else.
 """
 
 from __future__ import annotations
@@ -8,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import libcst as cst
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # (module, imported name or None for `import module`, alias or None)
 ImportEntry = tuple[str, str | None, str | None]
@@ -27,18 +33,17 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
     if not gives_back(module.code, text):
         return text  # libcst does not give the text back: its code generation would edit lines no fix touched
     imports, spelled = _imports(module)
-    # libcst's scope analysis of the whole module (seconds for a large one) decides only about imports whose name
-    # no longer appears in the code: one still spelled somewhere stays, even where a local of that name shadows it.
-    entries = [entry for entry in imports if wanted(*entry) and _bound_name(entry) not in spelled]
+    # An import goes only when the name it binds appears nowhere else in the code, nor in any string (`__all__`, a
+    # string annotation): one still spelled somewhere stays, even where a local of that name shadows it.
+    strings = _strings(module)
+    entries = [
+        entry
+        for entry in imports
+        if wanted(*entry) and bound_name(entry) not in spelled and not _in_strings(bound_name(entry), strings)
+    ]
     if not entries:
         return text
-    from libcst.codemod import CodemodContext  # imports libcst.matchers (about a second): only when needed
-    from libcst.codemod.visitors import RemoveImportsVisitor
-
-    context = CodemodContext()
-    for name, obj, asname in entries:
-        RemoveImportsVisitor.remove_unused_import(context, name, obj, asname)
-    tidied = RemoveImportsVisitor(context).transform_module(module)
+    tidied = module.visit(RemoveImports(set(entries)))
     from aoti_lint.fixes.edits import with_last_line_end
 
     return with_last_line_end(without_blank_openings(module, tidied).code, text)
@@ -72,7 +77,56 @@ def _imports(module: cst.Module) -> tuple[list[ImportEntry], set[str]]:
     return found, spelled
 
 
-def _bound_name(entry: ImportEntry) -> str:
+def _strings(module: cst.Module) -> list[str]:
+    found: list[str] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_SimpleString(self, node: cst.SimpleString) -> None:
+            found.append(node.value)
+
+        def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+            found.append(node.value)
+
+    module.visit(Finder())
+    return found
+
+
+def _in_strings(name: str, strings: list[str]) -> bool:
+    import re
+
+    word = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    return any(word.search(text) for text in strings)
+
+
+class RemoveImports(cst.CSTTransformer):
+    """Takes the given (module, name, alias) imports out of their statements, wherever they stand; a statement left
+    with none goes. The caller has checked that nothing else spells the names they bind."""
+
+    def __init__(self, entries: set[ImportEntry]) -> None:
+        super().__init__()
+        self.entries = entries
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom, updated_node: cst.ImportFrom) -> Any:
+        if updated_node.relative or updated_node.module is None or isinstance(updated_node.names, cst.ImportStar):
+            return updated_node
+        source = cst.helpers.get_full_name_for_node(updated_node.module)
+        return self._keep(updated_node, lambda alias: (source, cst.helpers.get_full_name_for_node(alias.name)))
+
+    def leave_Import(self, original_node: cst.Import, updated_node: cst.Import) -> Any:
+        return self._keep(updated_node, lambda alias: (cst.helpers.get_full_name_for_node(alias.name), None))
+
+    def _keep(self, node: Any, key: Callable[[cst.ImportAlias], tuple[str | None, str | None]]) -> Any:
+        names = [alias for alias in node.names if (*key(alias), _as_name(alias)) not in self.entries]
+        if len(names) == len(node.names):
+            return node
+        if not names:
+            return cst.RemoveFromParent()
+        # The last alias kept takes the comma the statement's last alias had (a parenthesised list keeps its own).
+        names[-1] = names[-1].with_changes(comma=node.names[-1].comma)
+        return node.with_changes(names=names)
+
+
+def bound_name(entry: ImportEntry) -> str:
     """The name an import binds: its alias, the name imported from a module, or a module's first part."""
     module, name, alias = entry
     return alias or name or module.split(".")[0]

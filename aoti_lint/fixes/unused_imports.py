@@ -35,12 +35,10 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
     imports, spelled = _imports(module)
     # An import goes only when the name it binds appears nowhere else in the code, nor in any string (`__all__`, a
     # string annotation): one still spelled somewhere stays, even where a local of that name shadows it.
-    strings = _strings(module)
-    entries = [
-        entry
-        for entry in imports
-        if wanted(*entry) and bound_name(entry) not in spelled and not _in_strings(bound_name(entry), strings)
-    ]
+    entries = [entry for entry in imports if wanted(*entry) and bound_name(entry) not in spelled]
+    if entries:
+        strings = _strings(module)
+        entries = [entry for entry in entries if not _in_strings(bound_name(entry), strings)]
     if not entries:
         return text
     tidied = module.visit(RemoveImports(set(entries)))

@@ -12,12 +12,11 @@ hold (torch, the standard library) is not looked into; a name not found stays as
 from __future__ import annotations
 
 import ast
-import os
-import warnings
 
 from aoti_lint.model.bindings import IMPORTS
 from aoti_lint.model.semantic import SemanticModel
-from aoti_lint.read.project_modules import module_file
+from aoti_lint.model.syntax_tree import parse_text
+from aoti_lint.read.project_modules import module_file, once_per_version
 
 # How many modules one name is followed through: a cycle, or a chain longer than any real one, stops there.
 MAX_HOPS = 8
@@ -30,24 +29,12 @@ consulted: set[str] = set()
 
 def _model(path: str) -> SemanticModel | None:
     consulted.add(path)
-    try:
-        info = os.stat(path)
-        stamp = (info.st_size, info.st_mtime_ns)
-        known = _models.get(path)
-        if known is not None and known[0] == stamp:
-            return known[1]
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model: SemanticModel | None = SemanticModel(ast.parse(data))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        model = None
-    _models[path] = (stamp, model)
-    return model
+    return once_per_version(_models, path, _modelled)
+
+
+def _modelled(data: bytes) -> SemanticModel | None:
+    tree = parse_text(data)
+    return None if isinstance(tree, BaseException) else SemanticModel(tree)
 
 
 def place(model: SemanticModel, path: str) -> None:

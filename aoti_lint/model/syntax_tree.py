@@ -20,7 +20,13 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 @functools.lru_cache(maxsize=1)
 def parse(text: str) -> ast.Module | BaseException:
-    """The module's tree, or the exception CPython's parser raised (SyntaxError, RecursionError, ...)."""
+    """The module's tree, or the exception CPython's parser raised (SyntaxError, RecursionError, ...); the last
+    text's kept."""
+    return parse_text(text)
+
+
+def parse_text(text: str | bytes) -> ast.Module | BaseException:
+    """``parse`` without keeping the outcome: for a module read beside the one being checked."""
     try:
         with warnings.catch_warnings():
             # The parser warns of what it reads (`"\#"`: a SyntaxWarning from Python 3.12, printed by default):

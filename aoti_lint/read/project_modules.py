@@ -18,7 +18,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 # `from .x.y import a, b` / `from . import (a, b)` / `import a.b as c, d`, at a line's start.
 _STATEMENT = re.compile(
@@ -150,20 +156,27 @@ MAX_DEPTH = 3
 _imported: dict[str, tuple[tuple[int, int], list[str]]] = {}
 
 
-def _imports_of(path: str) -> list[str]:
+def once_per_version(memo: dict[str, tuple[tuple[int, int], T]], path: str, read: Callable[[bytes], T]) -> T | None:
+    """``read`` of a file's bytes, computed once per version of the file (its size and modification time) and kept
+    in ``memo``; None when the file cannot be read."""
     try:
         info = os.stat(path)
         stamp = (info.st_size, info.st_mtime_ns)
-        known = _imported.get(path)
+        known = memo.get(path)
         if known is not None and known[0] == stamp:
             return known[1]
         with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
+            data = handle.read()
     except OSError:
-        return []
-    found = imported_files(path, text)
-    _imported[path] = (stamp, found)
-    return found
+        return None
+    value = read(data)
+    memo[path] = (stamp, value)
+    return value
+
+
+def _imports_of(path: str) -> list[str]:
+    found = once_per_version(_imported, path, lambda data: imported_files(path, data.decode("utf-8", "replace")))
+    return found or []
 
 
 def followed_imports(path: str, text: str) -> list[str]:

@@ -35,7 +35,7 @@ from aoti_lint.model.bindings import (
     walk_pattern,
     walrus_scope,
 )
-from aoti_lint.model.syntax_tree import child_fields
+from aoti_lint.model.syntax_tree import children
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -288,15 +288,7 @@ class Binder:
             if kind is ast.Attribute:
                 stack.append(node.value)  # type: ignore[attr-defined]
                 continue
-            names = child_fields(kind)
-            found: list[ast.AST] = []
-            for name in names:
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    found.extend(item for item in value if isinstance(item, ast.AST))
-                elif isinstance(value, ast.AST):
-                    found.append(value)
-            stack.extend(reversed(found))
+            stack.extend(reversed(children(node)))
 
     def _visit_comprehension(self, node: ast.AST, scope: Scope) -> None:
         generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from aoti_lint.model.syntax_tree import child_fields
+from aoti_lint.model.syntax_tree import children
 
 MODULE, CLASS, FUNCTION, LAMBDA, COMPREHENSION = "module", "class", "function", "lambda", "comprehension"
 
@@ -109,12 +109,7 @@ def walk_pattern(pattern: ast.AST) -> Iterator[ast.AST]:
         node = stack.pop()
         yield node
         if isinstance(node, ast.pattern):
-            for name in child_fields(type(node)):
-                value = getattr(node, name, None)
-                if type(value) is list:
-                    stack.extend(item for item in value if isinstance(item, ast.pattern))
-                elif isinstance(value, ast.pattern):
-                    stack.append(value)
+            stack.extend(child for child in children(node) if isinstance(child, ast.pattern))
 
 
 def declarations(body: list[ast.AST]) -> tuple[set[str], set[str], set[str]]:
@@ -160,12 +155,7 @@ def declarations(body: list[ast.AST]) -> tuple[set[str], set[str], set[str]]:
                 bound.add(node.name)  # type: ignore[attr-defined]
         elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
             bound.add(node.rest)  # type: ignore[attr-defined]
-        for name in child_fields(kind):
-            value = getattr(node, name, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        stack.extend(children(node))
     return globals_, nonlocals, bound
 
 

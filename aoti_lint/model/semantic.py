@@ -24,10 +24,6 @@ import functools
 from aoti_lint.model.binder import Binder
 from aoti_lint.model.bindings import IMPORT, IMPORTS, Binding, Scope, is_none, joined
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    pass
-
 
 class SemanticModel(Binder):
     """The scopes and bindings of one module (``Binder``), and what they answer: the bindings each read of a name may

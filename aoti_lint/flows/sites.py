@@ -53,7 +53,18 @@ class SiteReader(ModuleEvaluator):
         if node is None:
             return None, None
         path = path_of(self.eval(node))
-        return path, (self._import_ref(node) if path is None else None)
+        if path is not None:
+            return path, None
+        # `str(PACKAGE)`, `os.fspath(PACKAGE)`: the text of a path names the same artifact as the path.
+        if (
+            isinstance(node, self.cst.Call)
+            and len(node.args) == 1
+            and node.args[0].keyword is None
+            and not node.args[0].star
+            and self.names(node.func) & {"builtins.str", "os.fspath"}
+        ):
+            node = node.args[0].value
+        return None, self._import_ref(node)
 
     def compile_site(self, call: Any) -> CompileSite:
         names = self.names(call.func)

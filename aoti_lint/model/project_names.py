@@ -29,12 +29,16 @@ consulted: set[str] = set()
 
 def _model(path: str) -> SemanticModel | None:
     consulted.add(path)
-    return once_per_version(_models, path, _modelled)
+    return once_per_version(_models, path, lambda data: _modelled(data, path))
 
 
-def _modelled(data: bytes) -> SemanticModel | None:
+def _modelled(data: bytes, path: str) -> SemanticModel | None:
     tree = parse_text(data)
-    return None if isinstance(tree, BaseException) else SemanticModel(tree)
+    if isinstance(tree, BaseException):
+        return None
+    model = SemanticModel(tree)
+    place(model, path)  # its own imports from the project are followed too (`ENV = environ` of `from x import`)
+    return model
 
 
 def place(model: SemanticModel, path: str) -> None:
@@ -91,7 +95,6 @@ def _bound_in(model: SemanticModel, path: str, qualified: str, rest: list[str], 
         value = binding.value
         if binding.kind not in IMPORTS:
             if isinstance(value, ast.Name | ast.Attribute):  # an alias: `load_so = _legacy_load`, `ENV = os.environ`
-                place(model, path)
                 names |= {".".join([found, *tail]) for found in model.qualified_names(value)}
             else:
                 names.add(qualified)  # the module's own: named as the importer names it

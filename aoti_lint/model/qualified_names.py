@@ -1,9 +1,9 @@
 """The semantic model's answers (``aoti_lint.model.semantic``) asked with libcst's nodes, for the readings that
 still walk libcst's tree.
 
-A libcst node is matched with the ``ast`` name it starts with: by its spelling where every read of that name
-means the same, else by its position. A node no read or store of a name starts (an attribute's last part, a
-keyword's name, a name inside an import statement, a def's name) names nothing.
+A libcst node is matched with the ``ast`` name it starts with, by its position (a def's or class's name by the
+statement's). A node no read or store of a name starts (an attribute's last part, a keyword's name, a name inside
+an import statement) names nothing.
 """
 
 from __future__ import annotations
@@ -24,22 +24,6 @@ if TYPE_CHECKING:
 
 # `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
 AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
-
-
-def dotted_name(node: cst.CSTNode) -> str | None:
-    """``a.b.c`` for a libcst name or attribute chain (a call by its callee); else None."""
-    kind = type(node).__name__
-    if kind == "Call":
-        return dotted_name(node.func)  # type: ignore[attr-defined]
-    parts = []
-    while kind == "Attribute":
-        parts.append(node.attr.value)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-        kind = type(node).__name__
-    if kind != "Name":
-        return None
-    parts.append(node.value)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
 
 
 def _identifier(text: str) -> str:

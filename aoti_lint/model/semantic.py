@@ -148,10 +148,6 @@ class SemanticModel(Binder):
             for binding in bindings
         )
 
-    def module_bindings(self, name: str) -> list[Binding]:
-        """The module scope's bindings of a name, in order."""
-        return self.module.bindings.get(name, [])
-
 
 @functools.lru_cache(maxsize=2)
 def model_of(tree: ast.Module) -> SemanticModel:

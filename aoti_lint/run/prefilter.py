@@ -125,7 +125,7 @@ def with_imported_modules(source: SourceFile, text: str, context: FileContext, w
     """A file that passes the screen and imports modules of the project: the rules its bytes pass with those
     modules' bytes beside them are wanted too (``te.aot_compile`` where another module binds ``te`` to
     ``torch._export``), whatever the later stages say of the file alone, and its findings depend on those
-    modules (the run neither caches nor stamps it)."""
+    modules (its cache entry and stamp hold theirs)."""
     from aoti_lint.read.project_modules import followed_imports, with_imports
 
     imported = tuple(followed_imports(str(source.path), text))

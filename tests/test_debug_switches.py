@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import shutil
@@ -309,9 +310,10 @@ def test_a_fix_that_breaks_python_is_not_written_even_without_aoti000(tmp_path):
     """The engine re-parses fixed Python whatever the selection (`--select AOTI201` leaves AOTI000 out)."""
 
     class BreaksTheFile(DebugEnvVar):
-        def _report_setting(self, key_node, value_node, edits):
-            broken = (Edit("(", Position(1, 1), Position(1, 1)),)
-            self.report(key_node, "breaks", fix=Fix(Applicability.UNSAFE, "break", broken))
+        @classmethod
+        def check_ast(cls, code, path):
+            broken = Fix(Applicability.UNSAFE, "break", (Edit("(", Position(1, 1), Position(1, 1)),))
+            return [dataclasses.replace(finding, fix=broken) for finding in super().check_ast(code, path)]
 
     path = tmp_path / "a.py"
     path.write_text('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n')
@@ -419,6 +421,7 @@ def test_discovery_never_opens_a_named_pipe(cli, tmp_path):
 # AOTI201 read from ast: the forms it answers give what libcst's traversal gives; the others are left to libcst.
 
 ON = 'os.environ["TORCH_USE_CUDA_DSA"] = "1"\n'  # an on setting: the file passes every prefilter stage
+# AOTI201 is read from ast alone: every text is answered there, libcst never parses it in a run that shows no edits.
 AST_ANSWERED = [
     'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nos.environ.setdefault("TORCH_COMPILE_DEBUG", "1")\n',
@@ -456,7 +459,7 @@ AST_ANSWERED = [
     'import os\n\uff4f\uff53.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
     'import os\nos.\uff45nviron["CUDA_LAUNCH_BLOCKING"] = "1"\n' + ON,
 ]
-LEFT_TO_LIBCST = [
+AST_ANSWERED += [
     'import os\n\nif debug:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nif ready:\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\n\nfor _ in range(2):\n    os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
@@ -466,9 +469,8 @@ LEFT_TO_LIBCST = [
     'import os\n\nos.putenv("CUDA_LAUNCH_BLOCKING", "1")\n',
     'import os\n\nos.environ[f"CUDA_LAUNCH_BLOCKING"] = "1"\nprint("CUDA_LAUNCH_BLOCKING")\n' + ON,
     'import os\n\nos.environ["CUDA_LAUNCH_BLOCKING"]: str = "1"\n' + ON,
-    # Where the two readings would differ (found by a differential fuzzer): a call in an `if` test, a bare
-    # `environ` read above its import, a form feed before the key, a name in another Unicode spelling, a tree
-    # deeper than libcst's traversal goes.
+    # Found by a differential fuzzer when libcst read these forms: a call in an `if` test, a form feed before the
+    # key, a name in another Unicode spelling, a tree deeper than libcst's traversal goes.
     'import os\nif os.environ.setdefault("TORCH_COMPILE_DEBUG", "1"):\n    pass\n',
     'import os\n\x0cos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
     'import os\nos.environ.\uff53etdefault("CUDA_LAUNCH_BLOCKING", "1")\n' + ON,
@@ -520,7 +522,7 @@ CONFIG_LEFT_TO_LIBCST = [
     CONFIG_ON + "x = f'{x:\\N{DIGIT ONE}}'\n",
     CONFIG_ON + "x = " + "a[" * 60 + "0" + "]" * 60 + "\n",
 ]
-READINGS = [(DebugEnvVar, text, text in AST_ANSWERED) for text in AST_ANSWERED + LEFT_TO_LIBCST] + [
+READINGS = [(DebugEnvVar, text, True) for text in AST_ANSWERED] + [
     (DebugInductorConfig, text, text in CONFIG_AST_ANSWERED) for text in CONFIG_AST_ANSWERED + CONFIG_LEFT_TO_LIBCST
 ]
 
@@ -554,7 +556,12 @@ def test_the_ast_reading_gives_libcsts_findings_or_none(rule, text, answers, mon
     monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
     fast = _reading(rule, text, edits=False)
     assert bool(parsed) != answered, "a file the ast reading answers is never parsed with libcst"
-    assert fast == _reading(rule, text, edits=True)  # built with libcst, its fixes' edits too
+    built = _reading(rule, text, edits=True)  # its fixes' edits built with libcst
+    if "unavailable: too deeply nested" in str(built):
+        # A tree libcst cannot rewrite: the same findings; only the run that builds the edits learns the fix's fate.
+        assert [finding[:-2] for finding in fast] == [finding[:-2] for finding in built]
+    else:
+        assert fast == built
     if text in (ON, CONFIG_ON):
         assert fast, "the case reports"
 

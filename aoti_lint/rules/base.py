@@ -270,6 +270,16 @@ class PythonRule(Rule):
         return None
 
 
+class AstRule(PythonRule):
+    """A rule read from the module's ``ast`` tree and semantic model alone (``aoti_lint.model.semantic``), in every
+    run whatever it shows: ``check_ast`` always answers. Its fixes leave their edits to a ``build`` of the fix layer
+    (``aoti_lint.fixes``), called only by a run that applies or shows them."""
+
+    @classmethod
+    def check_ast(cls, code: CodeIndex, path: str) -> list[Finding]:
+        raise NotImplementedError
+
+
 class ProjectRule(Rule):
     """A rule over all the files of one run, e.g. a load in one file of an artifact compiled in another.
 

@@ -3,31 +3,32 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 
-from aoti_lint.diagnostics import Edit, Finding
+from aoti_lint.diagnostics import Edit, Finding, Position
 from aoti_lint.knowledge.debug_switches import (
+    DEBUG_CONDITION_MARKER,
     SUBPROCESS_FUNCTIONS,
     SWITCHES_BY_ENV_VAR,
     DebugSwitch,
     message,
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
-from aoti_lint.lazy import LazyPattern, cst
+from aoti_lint.lazy import LazyPattern
+from aoti_lint.model.bindings import ASSIGNMENT
 from aoti_lint.read.source import PYTHON_KINDS
-from aoti_lint.rules.ast_reading import AstReading
-from aoti_lint.rules.base import Invalid, TextRule, Valid
+from aoti_lint.rules.base import AstRule, Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
     GAP,
     STRING_VALUE,
-    PythonSwitchRule,
     follows_callee,
     opens_call,
     quoted_setting_pattern,
+    removal_fix,
     remove_fix,
-    sets_one_key,
-    string_literal,
 )
 
 TYPE_CHECKING = False
@@ -39,10 +40,8 @@ if TYPE_CHECKING:
 
 ENVIRON = "os.environ"
 _IMPORTS_OS = LazyPattern(r"^[ \t]*(?:import[ \t]+os\b|from[ \t]+os[ \t]+import\b)", re.MULTILINE)
-# A callee whose qualified name is one of these ends in the same name (an attribute's qualified name ends in
-# the attribute), unless it is a name bound by `import ... as`: tested before libcst resolves any name.
+# The methods of `os.environ` that set a variable (`putenv` and `subprocess`'s `env=` are calls of functions).
 _ENVIRON_METHODS = frozenset({"setdefault", "update"})
-_SUBPROCESS_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in SUBPROCESS_FUNCTIONS)
 
 
 # AOTI201 in Python: a switch's name in quotes with a string value (`environ["K"] = ...`, `{"K": "1"}`,
@@ -136,7 +135,7 @@ def _earliest_start(text: str, at: int) -> int:
     return 0
 
 
-class DebugEnvVar(PythonSwitchRule, TextRule):
+class DebugEnvVar(AstRule, TextRule):
     """
     ## What it does
     Finds debug environment variables set to an "on" value wherever a project sets them: in Python
@@ -215,10 +214,8 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
         return any(_sets(text, match) for match in _settings(text))
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding] | None:
-        # The common forms only (`os.environ[K] = V`, `os.environ.setdefault(K, V)`, outside any `if`), see
-        # _AstSettings; libcst reads any other.
-        return _AstSettings(cls, code, path).findings()
+    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+        return _PythonSettings(cls, code.tree, code.text, path).findings()
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -257,181 +254,6 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     @staticmethod
     def _reportable(switch: DebugSwitch, setting: EnvSetting) -> bool:
         return setting.value is not None and switch.is_on_value(setting.value) and not setting.under_debug_condition
-
-    def _report_setting(self, key_node: Any, value_node: Any, edits: Sequence[Edit]) -> None:
-        name = string_literal(key_node) or ""
-        switch = SWITCHES_BY_ENV_VAR.get(name)
-        value = string_literal(value_node)
-        if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
-            return
-        self.report(key_node, message(switch, name), fix=remove_fix(name, edits, self.context.source.display_path))
-
-    def _report_keyword(self, arg: Any, edits: Sequence[Edit]) -> None:
-        name = arg.keyword.value
-        switch = SWITCHES_BY_ENV_VAR.get(name)
-        value = string_literal(arg.value)
-        if switch is None or value is None or self.deliberate or not switch.is_on_value(value):
-            return
-        self.report(arg.keyword, message(switch, name), fix=remove_fix(name, edits, self.context.source.display_path))
-
-    def __init__(self, context: Any) -> None:
-        super().__init__(context)
-        self._named_dicts: set[int] = set()
-
-    def _is_environ(self, node: Any) -> bool:
-        if ENVIRON in self.qualified_names(node):
-            return True
-        # `env = os.environ`, then `env[K] = V`: a name whose one binding reaching the read holds `os.environ`
-        if isinstance(node, cst.Name) and node.value in self._environ_aliases():
-            value = self.context.facts().single_value(node)
-            return value is not None and ENVIRON in self.qualified_names(value)
-        return False
-
-    def _environ_aliases(self) -> frozenset[str]:
-        """The names some `name = <x>.environ` (or `= environ`) binds: the only ones ``_is_environ`` follows."""
-
-        def aliases() -> frozenset[str]:
-            found = set()
-            for assign in self.context.facts().nodes(cst.Assign):
-                value = assign.value
-                spelled = value.attr.value if isinstance(value, cst.Attribute) else getattr(value, "value", None)
-                if spelled == "environ" and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name):
-                    found.add(assign.targets[0].target.value)
-            return frozenset(found)
-
-        return self.context.memo("environ-aliases", aliases)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            subscript = target.target
-            if not isinstance(subscript, cst.Subscript):
-                continue
-            if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-                continue
-            # The key first: resolving `environ` resolves every name of the module.
-            if string_literal(subscript.slice[0].slice.value) not in SWITCHES_BY_ENV_VAR or not self._is_environ(
-                subscript.value
-            ):
-                continue
-            edits = self.remove_statement(node) if len(node.targets) == 1 else ()
-            self._report_setting(subscript.slice[0].slice.value, node.value, edits)
-
-    @staticmethod
-    def _may_set(node: Any) -> bool:
-        """The call's arguments could name a switch: a switch as keyword (``update(K=V)``), a dict
-        (``update({K: V})``), or a switch as first of two positional arguments (``setdefault``, ``putenv``)."""
-        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) == 2 and string_literal(positional[0].value) in SWITCHES_BY_ENV_VAR:
-            return True
-        return any(
-            (arg.keyword is not None and arg.keyword.value in SWITCHES_BY_ENV_VAR)
-            or (arg.keyword is None and isinstance(arg.value, cst.Dict))
-            for arg in node.args
-        )
-
-    def _updates_from_variable(self, node: Any) -> bool:
-        """`environ.update(NAME)`: the spelling only, as `_may_set` (most `.update(x)` calls are of other dicts)."""
-        args = node.args
-        return (
-            node.func.attr.value == "update"
-            and len(args) == 1
-            and args[0].keyword is None
-            and not args[0].star
-            and isinstance(args[0].value, cst.Name)
-            and self.context.may_resolve_to(node.func.value, {"environ"})
-        )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _ENVIRON_METHODS:
-            if (self._may_set(node) or self._updates_from_variable(node)) and self._is_environ(func.value):
-                self._environ_method(node, func.attr.value)
-            return
-        has_env = any(arg.keyword is not None and arg.keyword.value == "env" for arg in node.args)
-        may_putenv = self._may_set(node) and self.context.may_resolve_to(func, {"putenv"})
-        if not may_putenv and not (has_env and self.context.may_resolve_to(func, _SUBPROCESS_NAMES)):
-            return
-        names = self.qualified_names(func)
-        if "os.putenv" in names:
-            self._key_value_call(node)
-        elif names & SUBPROCESS_FUNCTIONS:
-            env = next((arg for arg in node.args if arg.keyword is not None and arg.keyword.value == "env"), None)
-            if env is not None:
-                self._env_mapping(env.value)
-
-    def _key_value_call(self, node: Any) -> None:
-        """``setdefault(K, V)`` / ``putenv(K, V)``: removable when the call is a statement of its own."""
-        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) != 2 or len(node.args) != 2:
-            return
-        statement = self.statement_of(node)
-        edits = self.remove_statement(statement) if statement is not None else ()
-        self._report_setting(positional[0].value, positional[1].value, edits)
-
-    def _environ_method(self, node: Any, method: str) -> None:
-        if method == "setdefault":
-            self._key_value_call(node)
-            return
-        # An update of one variable goes whole: `os.environ.update()` would be left doing nothing. Inside an
-        # expression it cannot go: no fix.
-        whole: tuple[Edit, ...] | None = None
-        if sets_one_key(node):
-            statement = self.statement_of(node)
-            whole = self.remove_statement(statement) if statement is not None else ()
-        for arg in node.args:
-            if arg.keyword is not None:
-                self._report_keyword(arg, whole if whole is not None else self.remove_element(node.args, arg))
-            elif not arg.star and isinstance(arg.value, cst.Dict):
-                self._dict_entries(arg.value, whole)
-            elif not arg.star and isinstance(arg.value, cst.Name):
-                self._named_dict(arg.value)
-
-    def _dict_entries(self, mapping: Any, whole: Sequence[Edit] | None = None) -> None:
-        for element in mapping.elements:
-            if isinstance(element, cst.DictElement):
-                edits = whole if whole is not None else self.remove_element(mapping.elements, element)
-                self._report_setting(element.key, element.value, edits)
-
-    def _named_dict(self, name: Any) -> None:
-        """A variable holding a dict display, assigned once where it is read (`os.environ.update(PRESET)`,
-        `env=env`): its entries, reported once however many calls take it. Anything else is not known."""
-        mapping = self.context.facts().single_value(name)
-        if isinstance(mapping, cst.Dict) and id(mapping) not in self._named_dicts:
-            self._named_dicts.add(id(mapping))
-            self._dict_entries(mapping)
-
-    def _env_mapping(self, value: Any) -> None:
-        """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``, or a variable holding a
-        dict display."""
-        if isinstance(value, cst.Name):
-            self._named_dict(value)
-        elif isinstance(value, cst.Dict):
-            self._dict_entries(value, self._whole_env(value, value.elements))
-        elif isinstance(value, cst.Call) and "builtins.dict" in self.qualified_names(value.func):
-            whole = self._whole_env(value, value.args)
-            for arg in value.args:
-                if arg.keyword is not None:
-                    self._report_keyword(arg, whole if whole is not None else self.remove_element(value.args, arg))
-
-    def _whole_env(self, mapping: Any, items: Sequence[Any]) -> tuple[Edit, ...] | None:
-        """Removing the `env=` argument, when its one setting goes and only ``os.environ`` would be left:
-        ``env={**os.environ}`` is what the child inherits anyway."""
-        inherited = [
-            item
-            for item in items
-            if (isinstance(item, cst.StarredDictElement) or (isinstance(item, cst.Arg) and not item.star))
-            and getattr(item, "keyword", None) is None
-            and self._is_environ(item.value)
-        ]
-        if len(items) != 2 or len(inherited) != 1:
-            return None
-        facts = self.context.facts()
-        arg, call = facts.parent(mapping), None
-        if isinstance(arg, cst.Arg):
-            call = facts.parent(arg)
-        if not isinstance(call, cst.Call) or not any(a is arg for a in call.args):
-            return None
-        return self.remove_element(call.args, arg)
 
     VALID = [
         Valid(
@@ -643,117 +465,261 @@ class DebugEnvVar(PythonSwitchRule, TextRule):
     ]
 
 
-class _AstSettings(AstReading):
-    """AOTI201 in Python read from ``ast``, for the forms whose report libcst's traversal settles alone: a
-    switch's name as the key of ``environ[K] = V`` (one target: the statement goes; more: no fix) or of
-    ``environ.setdefault(K, V)`` (a statement of its own: it goes; in an expression: no fix), in a module, class
-    or function body outside any ``if`` (whose condition may make it deliberate). What ``environ`` is comes from
-    the semantic model (``aoti_lint.model.semantic``), the very answer the rule's ``qualified_names`` gives libcst's
-    traversal. A switch's name read (``environ[K]`` loaded, ``x.get(K)``) is
-    passed over as libcst passes over it. Any other place a switch's name takes (a dict key, a keyword, another
-    call) leaves the file to libcst: ``findings`` is then None. So do what the two readings would tell apart: a
-    form feed before the key on its line
-    (libcst's columns start after it), a call in a compound statement's header, and a tree deeper than libcst's
-    traversal goes (``AstReading``). ``tests/test_debug_switches.py`` compares both readings."""
+class _PythonSettings:
+    """AOTI201 in one Python module, read from its ``ast`` tree: which settings switch a debug variable on, what
+    ``os.environ`` and ``subprocess`` are from the semantic model (``aoti_lint.model.semantic``), the dicts a
+    variable holds from its one binding. Each setting's fix removes what ``aoti_lint.fixes.removals`` finds at
+    the place named here."""
 
-    # Calls whose own arguments libcst's visit never reports: not an environ method, no `putenv`, no `env=`.
-    _SETTING_METHODS = frozenset({"setdefault", "update", "putenv"})
+    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
+        self.rule, self.tree, self.text, self.path = rule, tree, text, path
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.found: list[Finding] = []
+        self._model: Any = None
+        self._named_dicts: set[int] = set()
+        self._deliberate = False
 
-    def findings(self) -> list[Finding] | None:
-        import ast
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        from aoti_lint.model.syntax_tree import source_lines
 
-        nodes = self.nodes()
-        if nodes is None:
-            return None
-        candidates: list[Any] = []
-        for node in nodes:
+        return source_lines(self.text)
+
+    @property
+    def model(self) -> Any:
+        if self._model is None:
+            from aoti_lint.model.semantic import model_of
+
+            self._model = model_of(self.tree)
+        return self._model
+
+    def findings(self) -> list[Finding]:
+        from aoti_lint.model.syntax_tree import children, source_segment
+
+        # Depth first, each node with whether an `if` whose condition mentions debug holds it (a deliberate switch).
+        stack: list[tuple[ast.AST, bool]] = [(self.tree, False)]
+        while stack:
+            node, deliberate = stack.pop()
             kind = type(node)
-            if kind is ast.Constant:
-                if type(node.value) is str and node.value in SWITCHES_BY_ENV_VAR:
-                    candidates.append(node)
-            elif kind is ast.keyword and node.arg in SWITCHES_BY_ENV_VAR:
-                return None
-        if not candidates:
-            return []
-        if not self.read_imports():
-            return None
-        if any(_binds_environ(node) for node in nodes):
-            return None  # `env = os.environ`: libcst's traversal follows the name (``DebugEnvVar._is_environ``)
-        found = []
-        for constant in candidates:
-            verdict = self._setting(constant)
-            if verdict is None:
-                return None
-            if isinstance(verdict, Finding):
-                found.append(verdict)
-        return found
+            if kind is ast.If and not deliberate:
+                deliberate = DEBUG_CONDITION_MARKER in source_segment(self.lines, node.test).lower()  # type: ignore[attr-defined]
+            self._deliberate = deliberate
+            if kind is ast.Assign:
+                self._assignment(node)  # type: ignore[arg-type]
+            elif kind is ast.Call:
+                self._call(node)  # type: ignore[arg-type]
+            for child in children(node):
+                self.parents[child] = node
+                stack.append((child, deliberate))
+        return sorted(self.found, key=lambda finding: (finding.start, finding.end))
 
-    def _is_environ(self, node: Any) -> bool | None:
-        """Whether the node is ``os.environ`` as libcst resolves it; None where ``ast`` cannot tell."""
-        names = self.qualified_names(node)
-        return None if names is None else ENVIRON in names
+    # What sets a variable
 
-    def _setting(self, key: Any) -> Finding | bool | None:
-        """The finding at a switch's name; False where libcst reports none; None where it is not known here."""
-        import ast
+    def _assignment(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if type(target) is not ast.Subscript or _string(target.slice) not in SWITCHES_BY_ENV_VAR:
+                continue
+            if self._is_environ(target.value):
+                whole = self._statement_removal(node) if len(node.targets) == 1 else None
+                self._report_setting(target.slice, node.value, whole)
 
-        parent: Any = self.parents.get(key)
-        kind = type(parent)
-        if kind is ast.Subscript and parent.slice is key:
-            if type(parent.ctx) is ast.Load:
-                return False  # a read: only targets of an assignment are settings
-            statement = self.parents.get(parent)
-            if type(statement) is not ast.Assign or parent not in statement.targets:
-                return None
-            environ = self._is_environ(parent.value)
-            if not environ:
-                return environ  # another object than `os.environ`: no report; or not known here
-            if not self.outside_compound_statements(statement):
-                return None
-            return self._report(key, statement.value, len(statement.targets) == 1)
-        if kind is not ast.Call or key not in parent.args:
-            return None
-        func = parent.func
-        if type(func) is not ast.Attribute:
-            return None
-        if func.attr not in self._SETTING_METHODS and not any(k.arg == "env" for k in parent.keywords):
-            return False  # `os.environ.get(K)`, `os.getenv(K, "1")`: libcst's visit of the call stops there
-        if func.attr != "setdefault" or not self.ascii(func) or parent.keywords:
-            return None
-        environ = self._is_environ(func.value)
-        if not environ:
-            return environ  # `x.setdefault(K, V)` on another object: no report; or not known here
-        if len(parent.args) != 2 or parent.args[0] is not key:
-            return None
-        if any(type(arg) is ast.Starred for arg in parent.args):
-            return None
-        statement = self.statement_of(parent)
-        # In a compound statement's header (an `if` test, a decorator, a default) libcst's state differs.
-        if type(statement) not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return):
-            return None
-        if not self.outside_compound_statements(statement):
-            return None
-        return self._report(key, parent.args[1], type(statement) is ast.Expr and statement.value is parent)
+    def _call(self, node: ast.Call) -> None:
+        func = node.func
+        if type(func) is ast.Attribute and func.attr in _ENVIRON_METHODS:
+            if (_may_set(node) or _updates_from_variable(node)) and self._is_environ(func.value):
+                self._environ_method(node, func.attr)
+            return
+        env = next((keyword for keyword in node.keywords if keyword.arg == "env"), None)
+        if env is None and not _may_set(node):
+            return
+        names = self.model.qualified_names(func)
+        if "os.putenv" in names:
+            self._key_value_call(node)
+        elif env is not None and names & SUBPROCESS_FUNCTIONS:
+            self._env_mapping(env)
 
-    def _report(self, key: Any, value: Any, removable: bool) -> Finding | bool | None:
-        import ast
+    def _key_value_call(self, node: ast.Call) -> None:
+        """``setdefault(K, V)`` / ``putenv(K, V)``: removable when the call is a statement of its own."""
+        if len(node.args) != 2 or node.keywords or any(type(arg) is ast.Starred for arg in node.args):
+            return
+        self._report_setting(node.args[0], node.args[1], self._call_statement_removal(node))
 
-        name = key.value
-        switch = SWITCHES_BY_ENV_VAR[name]
-        if not (type(value) is ast.Constant and type(value.value) is str and switch.is_on_value(value.value)):
-            return False
-        return self.finding(
-            key, message(switch, name), remove_fix(name, (), self.path, deferred=True) if removable else None
+    def _environ_method(self, node: ast.Call, method: str) -> None:
+        if method == "setdefault":
+            self._key_value_call(node)
+            return
+        # An update of one variable goes whole: `os.environ.update()` would be left doing nothing. Inside an
+        # expression it cannot go: no fix.
+        goes_whole = _sets_one_key(node)
+        whole = self._call_statement_removal(node) if goes_whole else None
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                self._report_keyword(keyword, whole if goes_whole else self._element_removal(keyword))
+        for arg in node.args:
+            if type(arg) is ast.Dict:
+                self._dict_entries(arg, whole, goes_whole)
+            elif type(arg) is ast.Name:
+                self._named_dict(arg)
+
+    def _dict_entries(
+        self, mapping: ast.Dict, whole: Callable[[], tuple[Edit, ...]] | None = None, goes_whole: bool = False
+    ) -> None:
+        """Each entry's setting; its fix removes the entry, or ``whole`` where the entry cannot go alone
+        (``goes_whole``: None, then there is no fix)."""
+        for key, value in zip(mapping.keys, mapping.values, strict=True):
+            if key is not None:
+                self._report_setting(key, value, whole if goes_whole else self._element_removal(key))
+
+    def _named_dict(self, name: ast.Name) -> None:
+        """A variable holding a dict display, assigned once where it is read (`os.environ.update(PRESET)`,
+        `env=env`): its entries, reported once however many calls take it. Anything else is not known."""
+        mapping = self._single_value(name)
+        if type(mapping) is ast.Dict and id(mapping) not in self._named_dicts:
+            self._named_dicts.add(id(mapping))
+            self._dict_entries(mapping)
+
+    def _env_mapping(self, env: ast.keyword) -> None:
+        """``env={...}``, ``env={**os.environ, K: V}``, ``env=dict(os.environ, K=V)``, or a variable holding a
+        dict display."""
+        value = env.value
+        if type(value) is ast.Name:
+            self._named_dict(value)
+        elif type(value) is ast.Dict:
+            inherited = [v for k, v in zip(value.keys, value.values, strict=True) if k is None and self._is_environ(v)]
+            whole = self._whole_env(env, len(value.keys), inherited)
+            self._dict_entries(value, whole, whole is not None)
+        elif type(value) is ast.Call and "builtins.dict" in self.model.qualified_names(value.func):
+            inherited = [arg for arg in value.args if type(arg) is not ast.Starred and self._is_environ(arg)]
+            whole = self._whole_env(env, len(value.args) + len(value.keywords), inherited)
+            for keyword in value.keywords:
+                if keyword.arg is not None:
+                    self._report_keyword(keyword, whole or self._element_removal(keyword))
+
+    def _whole_env(
+        self, env: ast.keyword, items: int, inherited: list[ast.expr]
+    ) -> Callable[[], tuple[Edit, ...]] | None:
+        """Removing the `env=` argument, when its one setting goes and only ``os.environ`` would be left:
+        ``env={**os.environ}`` is what the child inherits anyway."""
+        if items != 2 or len(inherited) != 1:
+            return None
+        return self._element_removal(env)
+
+    # What the names are
+
+    def _is_environ(self, node: ast.expr) -> bool:
+        if ENVIRON in self.model.qualified_names(node):
+            return True
+        # `env = os.environ`, then `env[K] = V`: a name whose one binding reaching the read holds `os.environ`
+        value = self._single_value(node) if type(node) is ast.Name else None
+        return value is not None and ENVIRON in self.model.qualified_names(value)
+
+    def _single_value(self, name: ast.Name) -> ast.expr | None:
+        """The value of the variable read at ``name`` when exactly one plain assignment to it alone reaches it."""
+        binding = self.model.only_binding(name)
+        if binding is None or binding.kind != ASSIGNMENT:
+            return None
+        statement = binding.statement
+        if type(statement) is ast.Assign and statement.targets == [binding.node]:
+            return statement.value
+        if type(statement) is ast.AnnAssign and statement.target is binding.node:
+            return statement.value
+        return None
+
+    # Findings and fixes
+
+    def _report_setting(self, key: ast.expr, value: ast.expr, fix: Callable[[], tuple[Edit, ...]] | None) -> None:
+        name = _string(key)
+        switch = SWITCHES_BY_ENV_VAR.get(name or "")
+        if switch is not None and name is not None:
+            self._report(key, name, switch, _string(value), fix)
+
+    def _report_keyword(self, keyword: ast.keyword, fix: Callable[[], tuple[Edit, ...]] | None) -> None:
+        name = keyword.arg or ""
+        switch = SWITCHES_BY_ENV_VAR.get(name)
+        if switch is not None:
+            self._report(keyword, name, switch, _string(keyword.value), fix, width=len(name))
+
+    def _report(
+        self,
+        node: Any,
+        name: str,
+        switch: DebugSwitch,
+        value: str | None,
+        fix: Callable[[], tuple[Edit, ...]] | None,
+        width: int | None = None,
+    ) -> None:
+        if value is None or self._deliberate or not switch.is_on_value(value):
+            return
+        lines = self.lines
+        start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
+        if width is None:
+            end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
+        else:
+            end_row, end = node.lineno, start + width
+        self.found.append(
+            Finding(
+                code=self.rule.code,
+                message=message(switch, name),
+                path=self.path,
+                start=Position(node.lineno, start + 1),
+                end=Position(end_row, end + 1),
+                severity=self.rule.severity,
+                fix=removal_fix(name, fix, self.path),
+                url=self.rule.url(),
+            )
         )
 
+    def _start(self, node: Any) -> Position:
+        from aoti_lint.fixes.removals import ast_position
 
-def _binds_environ(node: Any) -> bool:
-    """Whether ``node`` is `name = <x>.environ` (or `name = environ`)."""
-    import ast
+        return ast_position(self.lines, node.lineno, node.col_offset)
 
-    if type(node) is not ast.Assign or len(node.targets) != 1 or type(node.targets[0]) is not ast.Name:
-        return False
-    value = node.value
-    return (type(value) is ast.Attribute and value.attr == "environ") or (
-        type(value) is ast.Name and value.id == "environ"
+    def _statement_removal(self, statement: ast.stmt) -> Callable[[], tuple[Edit, ...]]:
+        from aoti_lint.fixes.removals import remove_statement
+
+        return functools.partial(remove_statement, self.text, self._start(statement))
+
+    def _call_statement_removal(self, call: ast.Call) -> Callable[[], tuple[Edit, ...]] | None:
+        statement = self.parents.get(call)
+        return self._statement_removal(statement) if type(statement) is ast.Expr else None
+
+    def _element_removal(self, node: Any) -> Callable[[], tuple[Edit, ...]]:
+        """Removing the dict entry whose key is ``node``, or the keyword argument ``node``."""
+        from aoti_lint.fixes.removals import remove_element
+
+        return functools.partial(remove_element, self.text, self._start(node))
+
+
+def _string(node: Any) -> str | None:
+    return node.value if type(node) is ast.Constant and type(node.value) is str else None
+
+
+def _may_set(node: ast.Call) -> bool:
+    """The call's arguments could name a switch: a switch as keyword (``update(K=V)``), a dict
+    (``update({K: V})``), or a switch as first of two positional arguments (``setdefault``, ``putenv``)."""
+    positional = [arg for arg in node.args if type(arg) is not ast.Starred]
+    if len(positional) == 2 and _string(positional[0]) in SWITCHES_BY_ENV_VAR:
+        return True
+    return any(keyword.arg in SWITCHES_BY_ENV_VAR for keyword in node.keywords) or any(
+        type(arg) is ast.Dict for arg in positional
     )
+
+
+def _updates_from_variable(node: ast.Call) -> bool:
+    """`environ.update(NAME)`."""
+    return (
+        node.func.attr == "update"  # type: ignore[attr-defined]
+        and len(node.args) == 1
+        and not node.keywords
+        and type(node.args[0]) is ast.Name
+    )
+
+
+def _sets_one_key(node: ast.Call) -> bool:
+    """The call sets exactly one key: ``f(K=V)`` or ``f({K: V})``."""
+    if len(node.args) + len(node.keywords) != 1:
+        return False
+    if node.keywords:
+        return node.keywords[0].arg is not None
+    arg = node.args[0]
+    return type(arg) is ast.Dict and len(arg.keys) == 1

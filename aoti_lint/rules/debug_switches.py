@@ -5,7 +5,7 @@ statements and elements are, how to remove them, which code runs only under a de
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
 from aoti_lint.knowledge.debug_switches import (
@@ -155,6 +155,14 @@ def remove_fix(name: str, edits: Sequence[Edit], path: str, deferred: bool = Fal
     if deferred:
         return Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True, reason=WANTED_WHERE_IT_IS)
     return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits), reason=WANTED_WHERE_IT_IS) if edits else None
+
+
+def removal_fix(name: str, build: Callable[[], tuple[Edit, ...]] | None, path: str) -> Fix | None:
+    """The fix removing a setting whose edits ``build`` makes (``aoti_lint.fixes.removals``); none where the setting
+    cannot go alone (``build`` None) or in a debugging tool (its switches are there on purpose)."""
+    if build is None or is_debugging_tool(path):
+        return None
+    return Fix(Applicability.UNSAFE, f"Remove `{name}`", build=build, reason=WANTED_WHERE_IT_IS)
 
 
 # Why removing a debug switch is unsafe (the rules' "Fix safety").

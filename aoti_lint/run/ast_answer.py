@@ -105,6 +105,9 @@ def _ast_answer(
             answer = None
         if answer is None:
             return None
+        for finding in answer:
+            if finding.fix is not None:
+                finding.fix = finding.fix.settled(build_edits=False)
         found.extend(answer)
     summaries: dict[str, object] = {}
     codes = {rule.code for rule in wanted.rules} & MIGRATION_CODES

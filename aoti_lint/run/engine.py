@@ -16,7 +16,7 @@ from aoti_lint.diagnostics import FileError, Finding, Fix
 from aoti_lint.model.node_positions import NotReproduced
 from aoti_lint.model.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
-from aoti_lint.rules.base import PythonRule, TextRule
+from aoti_lint.rules.base import AstRule, PythonRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.run.ast_answer import add_ast_answer, ast_answer, light_summaries
 from aoti_lint.run.file_context import FileContext
@@ -384,7 +384,10 @@ def _check_python(
     # Each rule's own visit_<Type>/leave_<Type> methods, called in one traversal as libcst's batched visitor
     # would call them.
     methods: dict[str, list[Any]] = {}
+    read_from_ast = [rule_type for rule_type in wanted.rules if issubclass(rule_type, AstRule)]
     for rule_type in wanted.rules:
+        if rule_type in read_from_ast:
+            continue
         rule = rule_type(python_context)
         for name in dir(rule_type):
             if name.startswith(("visit_", "leave_")) and callable(getattr(rule, name)):
@@ -398,6 +401,13 @@ def _check_python(
             for entering, node in events:
                 for method in methods.get(("visit_" if entering else "leave_") + type(node).__name__, ()):
                     method(node)
+    if read_from_ast:
+        from aoti_lint.model.name_index import code_index
+
+        index = code_index(text)
+        if index is not None:
+            for rule_type in read_from_ast:
+                python_context.findings.extend(rule_type.check_ast(index, source.display_path))
     summaries: dict[str, object] = {}
     for project_rule in wanted.project_rules:
         if project_rule.summary_key not in summaries:

@@ -36,8 +36,9 @@ class _Module:
         # holding one is mapped to the text's by the characters other than form feeds (``_column``).
         self.code_lines = self.lines if "\f" not in text else _LINE_END.split(self.module.code)
         self.statements: dict[Position, Any] = {}
-        # (start, end, element) of each dict entry by its key and each keyword argument by its keyword: an ``ast``
-        # key's start lies within (libcst's key holds the parentheses around it, ``ast``'s not).
+        # (start, end, element) of each dict entry by its key (a ``**`` entry by its value) and each keyword argument
+        # by its keyword: an ``ast`` key's start lies within (libcst's key holds the parentheses around it, ``ast``'s
+        # not).
         self.elements: list[tuple[Position, Position, Any]] = []
         for node in self.positions:
             if isinstance(node, cst.BaseSmallStatement):
@@ -50,6 +51,8 @@ class _Module:
                 self.elements.append((self.start(node.key), self.end(node.key), node))
             elif isinstance(node, cst.Arg) and node.keyword is not None:
                 self.elements.append((self.start(node.keyword), self.end(node.keyword), node))
+            elif isinstance(node, cst.StarredDictElement):  # by its value: ``ast`` has no node for the entry
+                self.elements.append((self.start(node.value), self.end(node.value), node))
 
     def _at(self, line: int, column: int) -> Position:
         code_line = self.code_lines[line - 1] if line <= len(self.code_lines) else ""
@@ -137,8 +140,8 @@ def _with_blank_lines(text: str, first: int, last: int, opens_block: bool) -> tu
 
 
 def remove_element(text: str, at: Position) -> tuple[Edit, ...]:
-    """Remove the dict entry whose key, or the call argument whose keyword, holds ``at``, and the comma that
-    goes with it."""
+    """Remove the dict entry whose key (a ``**`` entry: whose value), or the call argument whose keyword, holds
+    ``at``, and the comma that goes with it."""
     import libcst as cst
 
     read = _read(text)

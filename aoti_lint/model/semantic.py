@@ -22,7 +22,7 @@ import builtins
 import functools
 
 from aoti_lint.model.binder import Binder
-from aoti_lint.model.bindings import IMPORT, IMPORTS, Binding, Scope, is_none, joined
+from aoti_lint.model.bindings import ASSIGNMENT, IMPORT, IMPORTS, Binding, Scope, is_none, joined
 
 
 class SemanticModel(Binder):
@@ -120,6 +120,19 @@ class SemanticModel(Binder):
         """The one binding a read may reach, or None (none, several, or unknown)."""
         found = self.bindings_of(read)
         return found[0] if found is not None and len(found) == 1 else None
+
+    def single_value(self, read: ast.AST) -> ast.expr | None:
+        """The value of the variable read at ``read`` when one plain assignment to it alone reaches the read
+        (``x = V`` or ``x: T = V``, ``x`` its one target)."""
+        binding = self.only_binding(read)
+        if binding is None or binding.kind != ASSIGNMENT:
+            return None
+        statement = binding.statement
+        if type(statement) is ast.Assign and statement.targets == [binding.node]:
+            return statement.value
+        if type(statement) is ast.AnnAssign and statement.target is binding.node:
+            return statement.value
+        return None
 
     def references(self, binding: Binding) -> list[ast.Name] | None:
         """Every read of the binding when it is the only binding each of them may reach, else None."""

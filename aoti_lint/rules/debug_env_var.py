@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Callable, Iterator
 
-from aoti_lint.diagnostics import Edit, Finding, Position
+from aoti_lint.diagnostics import Finding
 from aoti_lint.knowledge.debug_switches import (
-    DEBUG_CONDITION_MARKER,
     SUBPROCESS_FUNCTIONS,
     SWITCHES_BY_ENV_VAR,
     DebugSwitch,
@@ -18,17 +16,19 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import LazyPattern
-from aoti_lint.model.bindings import ASSIGNMENT
 from aoti_lint.read.source import PYTHON_KINDS
 from aoti_lint.rules.base import AstRule, Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
     GAP,
     STRING_VALUE,
+    PythonSwitchReading,
+    Removal,
     follows_callee,
     opens_call,
     quoted_setting_pattern,
-    removal_fix,
     remove_fix,
+    sets_one_key,
+    string,
 )
 
 TYPE_CHECKING = False
@@ -465,62 +465,29 @@ class DebugEnvVar(AstRule, TextRule):
     ]
 
 
-class _PythonSettings:
-    """AOTI201 in one Python module, read from its ``ast`` tree: which settings switch a debug variable on, what
-    ``os.environ`` and ``subprocess`` are from the semantic model (``aoti_lint.model.semantic``), the dicts a
-    variable holds from its one binding. Each setting's fix removes what ``aoti_lint.fixes.removals`` finds at
-    the place named here."""
+class _PythonSettings(PythonSwitchReading):
+    """AOTI201 in one Python module: which settings switch a debug variable on, what ``os.environ`` and
+    ``subprocess`` are from the semantic model, the dicts a variable holds from its one binding."""
 
     def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
-        self.rule, self.tree, self.text, self.path = rule, tree, text, path
-        self.parents: dict[ast.AST, ast.AST] = {}
-        self.found: list[Finding] = []
-        self._model: Any = None
+        super().__init__(rule, tree, text, path)
         self._named_dicts: set[int] = set()
-        self._deliberate = False
 
-    @functools.cached_property
-    def lines(self) -> list[str]:
-        from aoti_lint.model.syntax_tree import source_lines
-
-        return source_lines(self.text)
-
-    @property
-    def model(self) -> Any:
-        if self._model is None:
-            from aoti_lint.model.semantic import model_of
-
-            self._model = model_of(self.tree)
-        return self._model
-
-    def findings(self) -> list[Finding]:
-        from aoti_lint.model.syntax_tree import children, source_segment
-
-        # Depth first, each node with whether an `if` whose condition mentions debug holds it (a deliberate switch).
-        stack: list[tuple[ast.AST, bool]] = [(self.tree, False)]
-        while stack:
-            node, deliberate = stack.pop()
-            kind = type(node)
-            if kind is ast.If and not deliberate:
-                deliberate = DEBUG_CONDITION_MARKER in source_segment(self.lines, node.test).lower()  # type: ignore[attr-defined]
-            self._deliberate = deliberate
-            if kind is ast.Assign:
-                self._assignment(node)  # type: ignore[arg-type]
-            elif kind is ast.Call:
-                self._call(node)  # type: ignore[arg-type]
-            for child in children(node):
-                self.parents[child] = node
-                stack.append((child, deliberate))
-        return sorted(self.found, key=lambda finding: (finding.start, finding.end))
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        if kind is ast.Assign:
+            self._assignment(node)  # type: ignore[arg-type]
+        elif kind is ast.Call:
+            self._call(node)  # type: ignore[arg-type]
 
     # What sets a variable
 
     def _assignment(self, node: ast.Assign) -> None:
         for target in node.targets:
-            if type(target) is not ast.Subscript or _string(target.slice) not in SWITCHES_BY_ENV_VAR:
+            if type(target) is not ast.Subscript or string(target.slice) not in SWITCHES_BY_ENV_VAR:
                 continue
             if self._is_environ(target.value):
-                whole = self._statement_removal(node) if len(node.targets) == 1 else None
+                whole = self.statement_removal(node) if len(node.targets) == 1 else None
                 self._report_setting(target.slice, node.value, whole)
 
     def _call(self, node: ast.Call) -> None:
@@ -542,7 +509,7 @@ class _PythonSettings:
         """``setdefault(K, V)`` / ``putenv(K, V)``: removable when the call is a statement of its own."""
         if len(node.args) != 2 or node.keywords or any(type(arg) is ast.Starred for arg in node.args):
             return
-        self._report_setting(node.args[0], node.args[1], self._call_statement_removal(node))
+        self._report_setting(node.args[0], node.args[1], self.call_statement_removal(node))
 
     def _environ_method(self, node: ast.Call, method: str) -> None:
         if method == "setdefault":
@@ -550,30 +517,28 @@ class _PythonSettings:
             return
         # An update of one variable goes whole: `os.environ.update()` would be left doing nothing. Inside an
         # expression it cannot go: no fix.
-        goes_whole = _sets_one_key(node)
-        whole = self._call_statement_removal(node) if goes_whole else None
+        goes_whole = sets_one_key(node)
+        whole = self.call_statement_removal(node) if goes_whole else None
         for keyword in node.keywords:
             if keyword.arg is not None:
-                self._report_keyword(keyword, whole if goes_whole else self._element_removal(keyword))
+                self._report_keyword(keyword, whole if goes_whole else self.element_removal(keyword))
         for arg in node.args:
             if type(arg) is ast.Dict:
                 self._dict_entries(arg, whole, goes_whole)
             elif type(arg) is ast.Name:
                 self._named_dict(arg)
 
-    def _dict_entries(
-        self, mapping: ast.Dict, whole: Callable[[], tuple[Edit, ...]] | None = None, goes_whole: bool = False
-    ) -> None:
+    def _dict_entries(self, mapping: ast.Dict, whole: Removal | None = None, goes_whole: bool = False) -> None:
         """Each entry's setting; its fix removes the entry, or ``whole`` where the entry cannot go alone
         (``goes_whole``: None, then there is no fix)."""
         for key, value in zip(mapping.keys, mapping.values, strict=True):
             if key is not None:
-                self._report_setting(key, value, whole if goes_whole else self._element_removal(key))
+                self._report_setting(key, value, whole if goes_whole else self.element_removal(key))
 
     def _named_dict(self, name: ast.Name) -> None:
         """A variable holding a dict display, assigned once where it is read (`os.environ.update(PRESET)`,
         `env=env`): its entries, reported once however many calls take it. Anything else is not known."""
-        mapping = self._single_value(name)
+        mapping = self.model.single_value(name)
         if type(mapping) is ast.Dict and id(mapping) not in self._named_dicts:
             self._named_dicts.add(id(mapping))
             self._dict_entries(mapping)
@@ -593,51 +558,35 @@ class _PythonSettings:
             whole = self._whole_env(env, len(value.args) + len(value.keywords), inherited)
             for keyword in value.keywords:
                 if keyword.arg is not None:
-                    self._report_keyword(keyword, whole or self._element_removal(keyword))
+                    self._report_keyword(keyword, whole or self.element_removal(keyword))
 
-    def _whole_env(
-        self, env: ast.keyword, items: int, inherited: list[ast.expr]
-    ) -> Callable[[], tuple[Edit, ...]] | None:
+    def _whole_env(self, env: ast.keyword, items: int, inherited: list[ast.expr]) -> Removal | None:
         """Removing the `env=` argument, when its one setting goes and only ``os.environ`` would be left:
         ``env={**os.environ}`` is what the child inherits anyway."""
         if items != 2 or len(inherited) != 1:
             return None
-        return self._element_removal(env)
-
-    # What the names are
+        return self.element_removal(env)
 
     def _is_environ(self, node: ast.expr) -> bool:
         if ENVIRON in self.model.qualified_names(node):
             return True
         # `env = os.environ`, then `env[K] = V`: a name whose one binding reaching the read holds `os.environ`
-        value = self._single_value(node) if type(node) is ast.Name else None
+        value = self.model.single_value(node) if type(node) is ast.Name else None
         return value is not None and ENVIRON in self.model.qualified_names(value)
 
-    def _single_value(self, name: ast.Name) -> ast.expr | None:
-        """The value of the variable read at ``name`` when exactly one plain assignment to it alone reaches it."""
-        binding = self.model.only_binding(name)
-        if binding is None or binding.kind != ASSIGNMENT:
-            return None
-        statement = binding.statement
-        if type(statement) is ast.Assign and statement.targets == [binding.node]:
-            return statement.value
-        if type(statement) is ast.AnnAssign and statement.target is binding.node:
-            return statement.value
-        return None
+    # Findings
 
-    # Findings and fixes
-
-    def _report_setting(self, key: ast.expr, value: ast.expr, fix: Callable[[], tuple[Edit, ...]] | None) -> None:
-        name = _string(key)
+    def _report_setting(self, key: ast.expr, value: ast.expr, removal: Removal | None) -> None:
+        name = string(key)
         switch = SWITCHES_BY_ENV_VAR.get(name or "")
         if switch is not None and name is not None:
-            self._report(key, name, switch, _string(value), fix)
+            self._report(key, name, switch, string(value), removal)
 
-    def _report_keyword(self, keyword: ast.keyword, fix: Callable[[], tuple[Edit, ...]] | None) -> None:
+    def _report_keyword(self, keyword: ast.keyword, removal: Removal | None) -> None:
         name = keyword.arg or ""
         switch = SWITCHES_BY_ENV_VAR.get(name)
         if switch is not None:
-            self._report(keyword, name, switch, _string(keyword.value), fix, width=len(name))
+            self._report(keyword, name, switch, string(keyword.value), removal, width=len(name))
 
     def _report(
         self,
@@ -645,60 +594,18 @@ class _PythonSettings:
         name: str,
         switch: DebugSwitch,
         value: str | None,
-        fix: Callable[[], tuple[Edit, ...]] | None,
+        removal: Removal | None,
         width: int | None = None,
     ) -> None:
-        if value is None or self._deliberate or not switch.is_on_value(value):
-            return
-        lines = self.lines
-        start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
-        if width is None:
-            end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
-        else:
-            end_row, end = node.lineno, start + width
-        self.found.append(
-            Finding(
-                code=self.rule.code,
-                message=message(switch, name),
-                path=self.path,
-                start=Position(node.lineno, start + 1),
-                end=Position(end_row, end + 1),
-                severity=self.rule.severity,
-                fix=removal_fix(name, fix, self.path),
-                url=self.rule.url(),
-            )
-        )
-
-    def _start(self, node: Any) -> Position:
-        from aoti_lint.fixes.removals import ast_position
-
-        return ast_position(self.lines, node.lineno, node.col_offset)
-
-    def _statement_removal(self, statement: ast.stmt) -> Callable[[], tuple[Edit, ...]]:
-        from aoti_lint.fixes.removals import remove_statement
-
-        return functools.partial(remove_statement, self.text, self._start(statement))
-
-    def _call_statement_removal(self, call: ast.Call) -> Callable[[], tuple[Edit, ...]] | None:
-        statement = self.parents.get(call)
-        return self._statement_removal(statement) if type(statement) is ast.Expr else None
-
-    def _element_removal(self, node: Any) -> Callable[[], tuple[Edit, ...]]:
-        """Removing the dict entry whose key is ``node``, or the keyword argument ``node``."""
-        from aoti_lint.fixes.removals import remove_element
-
-        return functools.partial(remove_element, self.text, self._start(node))
-
-
-def _string(node: Any) -> str | None:
-    return node.value if type(node) is ast.Constant and type(node.value) is str else None
+        if value is not None and not self.deliberate and switch.is_on_value(value):
+            self.report(node, name, message(switch, name), removal, width)
 
 
 def _may_set(node: ast.Call) -> bool:
     """The call's arguments could name a switch: a switch as keyword (``update(K=V)``), a dict
     (``update({K: V})``), or a switch as first of two positional arguments (``setdefault``, ``putenv``)."""
     positional = [arg for arg in node.args if type(arg) is not ast.Starred]
-    if len(positional) == 2 and _string(positional[0]) in SWITCHES_BY_ENV_VAR:
+    if len(positional) == 2 and string(positional[0]) in SWITCHES_BY_ENV_VAR:
         return True
     return any(keyword.arg in SWITCHES_BY_ENV_VAR for keyword in node.keywords) or any(
         type(arg) is ast.Dict for arg in positional
@@ -713,13 +620,3 @@ def _updates_from_variable(node: ast.Call) -> bool:
         and not node.keywords
         and type(node.args[0]) is ast.Name
     )
-
-
-def _sets_one_key(node: ast.Call) -> bool:
-    """The call sets exactly one key: ``f(K=V)`` or ``f({K: V})``."""
-    if len(node.args) + len(node.keywords) != 1:
-        return False
-    if node.keywords:
-        return node.keywords[0].arg is not None
-    arg = node.args[0]
-    return type(arg) is ast.Dict and len(arg.keys) == 1

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from aoti_lint.diagnostics import Edit, Finding, Position
@@ -16,34 +16,31 @@ from aoti_lint.knowledge.debug_switches import (
     message,
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
-from aoti_lint.lazy import cst
-from aoti_lint.rules.ast_reading import AstReading
-from aoti_lint.rules.base import Invalid, Valid, holds, tokens_match
+from aoti_lint.model.name_index import NOT_A_LITERAL, literal
+from aoti_lint.rules.base import AstRule, Invalid, Valid, holds, tokens_match
 from aoti_lint.rules.debug_switches import (
     CHAINED,
     GAP,
     ON_VALUE,
-    UNKNOWN,
-    PythonSwitchRule,
+    PythonSwitchReading,
+    Removal,
     is_word_byte,
-    literal_value,
     may_follow,
     opens_call,
     quoted_setting_pattern,
-    remove_fix,
     sets_one_key,
-    string_literal,
+    string,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# A callee whose qualified name is one of these ends in the same name (an attribute's qualified name ends in
-# the attribute), unless it is a name bound by `import ... as`: tested before libcst resolves any name.
+    # What a dict a reading found sets: (the node reported, the key, its value, what removes it, deliberate).
+    _Entry = tuple[Any, str, ast.expr, Removal | None, bool]
+
 _PATCH = INDUCTOR_CONFIG + ".patch"
 _DICT_KEYWORDS = frozenset(CONFIG_DICT_KEYWORDS.values())
-_COMPILERS = frozenset(name.rsplit(".", 1)[-1] for name in CONFIG_DICT_KEYWORDS)
 
 
 @dataclass(frozen=True)
@@ -119,7 +116,7 @@ for _key, _switch in SWITCHES_BY_CONFIG_KEY.items():
     _SWITCHES_BY_LAST_NAME.setdefault(_key.rsplit(".", 1)[-1], []).append(_switch)
 
 
-class DebugInductorConfig(PythonSwitchRule):
+class DebugInductorConfig(AstRule):
     """
     ## What it does
     Finds debug keys of `torch._inductor.config` switched on in Python: assignments under any import form
@@ -201,10 +198,8 @@ class DebugInductorConfig(PythonSwitchRule):
         return False
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding] | None:
-        # Assignments to a key (`config.debug = True`) only, in a file where nothing can take a config dict or
-        # patch a key (see _AstConfigWrites); libcst reads any other.
-        return _AstConfigWrites(cls, code, path).findings()
+    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+        return _PythonConfigKeys(cls, code.tree, code.text, path).findings()
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -219,292 +214,6 @@ class DebugInductorConfig(PythonSwitchRule):
                 or (module == INDUCTOR_CONFIG.rsplit(".", 1)[0] and name == "config")
             ),
         )
-
-    def __init__(self, context: Any) -> None:
-        super().__init__(context)
-        self._scopes: list[_Scope] = [_Scope()]
-        self._decorator: Any = None
-
-    def _report_key(self, node: Any, key: str, value_node: Any, edits: Sequence[Edit], deliberate: bool) -> None:
-        switch = SWITCHES_BY_CONFIG_KEY.get(key)
-        value = literal_value(value_node)
-        if switch is None or value is UNKNOWN or deliberate or not switch.is_on_value(value):
-            return
-        self.report(
-            node,
-            message(switch, f"{INDUCTOR_CONFIG}.{key}"),
-            fix=remove_fix(key, edits, self.context.source.display_path),
-        )
-
-    def _config_key(self, node: Any, depth: int = 0) -> str | None:
-        """The config key ``node`` names (`trace.enabled`), or "" for the config module itself; None for anything
-        else. A name bound once to the config or a part of it (`cfg = torch._inductor.config`, then
-        `c = cfg.trace`) is followed to the value it holds where it is read."""
-        names = self.qualified_names(node)
-        if INDUCTOR_CONFIG in names:
-            return ""
-        prefix = INDUCTOR_CONFIG + "."
-        key = next((name[len(prefix) :] for name in names if name.startswith(prefix)), None)
-        if key is not None or depth > 4:
-            return key
-        parts: list[str] = []
-        root = node
-        while isinstance(root, cst.Attribute):
-            parts.append(root.attr.value)
-            root = root.value
-        if not isinstance(root, cst.Name) or root.value not in self._attribute_aliases():
-            return None
-        value = self.context.facts().single_value(root)
-        base = self._config_key(value, depth + 1) if value is not None else None
-        if base is None:
-            return None
-        return ".".join([base, *reversed(parts)] if base else reversed(parts)) or None
-
-    def _attribute_aliases(self) -> frozenset[str]:
-        """The names some `name = a.b` binds: the only ones ``_config_key`` follows."""
-
-        def aliases() -> frozenset[str]:
-            return frozenset(
-                assign.targets[0].target.value
-                for assign in self.context.facts().nodes(cst.Assign)
-                if isinstance(assign.value, cst.Attribute)
-                and len(assign.targets) == 1
-                and isinstance(assign.targets[0].target, cst.Name)
-            )
-
-        return self.context.memo("attribute-aliases", aliases)
-
-    # Scopes: a dict built in a variable is reported where the variable reaches a compile call.
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._scopes.append(_Scope())
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._close_scope()
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._scopes.append(_Scope())
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._close_scope()
-
-    def leave_Module(self, node: cst.Module) -> None:
-        self._close_scope()
-
-    def _close_scope(self) -> None:
-        scope = self._scopes.pop()
-        for name, all_deliberate in scope.uses.items():
-            assigned = scope.assignments.get(name, [])
-            if not assigned or any(mapping is None for mapping in assigned):
-                continue
-            for entry in scope.entries.get(name, []):
-                key_node, key, value_node, edits, deliberate = entry
-                self._report_key(key_node, key, value_node, edits, deliberate or all_deliberate)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        scope = self._scopes[-1]
-        for assign_target in node.targets:
-            target = assign_target.target
-            if isinstance(target, cst.Name):
-                mapping = node.value if self._is_mapping(node.value) and len(node.targets) == 1 else None
-                scope.assignments.setdefault(target.value, []).append(mapping)
-                if mapping is not None and target.value == _NAMED_FOR_THE_API:
-                    for entry in self._entries(mapping):
-                        self._report_key(*entry)
-                elif mapping is not None:
-                    scope.entries.setdefault(target.value, []).extend(self._entries(mapping))
-            elif isinstance(target, cst.Attribute) and target.attr.value in _SWITCHES_BY_LAST_NAME:
-                key = self._config_key(target)
-                if key is not None:
-                    edits = self.remove_statement(node) if len(node.targets) == 1 else ()
-                    self._report_key(target, key, node.value, edits, self.deliberate)
-            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(node.targets) == 1:
-                index = target.slice[0].slice if len(target.slice) == 1 else None
-                if not isinstance(index, cst.Index):
-                    continue
-                key = string_literal(index.value)
-                if key is not None:
-                    entry = (index.value, key, node.value, self.remove_statement(node), self.deliberate)
-                    scope.entries.setdefault(target.value.value, []).append(entry)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        """``inductor_configs: dict = {...}``, or a dataclass field ``= field(default_factory=lambda: {...})``."""
-        target, value = node.target, node.value
-        if not isinstance(target, cst.Name) or target.value != _NAMED_FOR_THE_API or value is None:
-            return
-        if isinstance(value, cst.Call) and "dataclasses.field" in self.qualified_names(value.func):
-            factory = next(
-                (a.value for a in value.args if a.keyword is not None and a.keyword.value == "default_factory"), None
-            )
-            value = factory.body if isinstance(factory, cst.Lambda) else None
-        if value is not None and self._is_mapping(value):
-            for entry in self._entries(value):
-                self._report_key(*entry)
-
-    def _is_mapping(self, node: Any) -> bool:
-        """A dict display, or a call of the builtin `dict` (whose keywords are keys: `dict(BASE, debug=True)`)."""
-        if isinstance(node, cst.Dict):
-            return True
-        return (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == "dict"
-            and "builtins.dict" in self.qualified_names(node.func)
-        )
-
-    def _entries(self, mapping: Any) -> Iterator[tuple[Any, str, Any, tuple[Edit, ...], bool]]:
-        """The literal keys a dict display or a `dict(...)` call sets, those of a `**{...}` inside it too."""
-        if isinstance(mapping, cst.Call):
-            for arg in mapping.args:
-                if arg.keyword is not None:
-                    edits = self.remove_element(mapping.args, arg)
-                    yield arg.keyword, arg.keyword.value, arg.value, edits, self.deliberate
-                elif not arg.star and isinstance(arg.value, cst.Dict):
-                    yield from self._entries(arg.value)
-            return
-        for element in mapping.elements:
-            if isinstance(element, cst.StarredDictElement) and isinstance(element.value, cst.Dict):
-                inner = list(self._entries(element.value))
-                if len(element.value.elements) == 1:  # `**{}` would be left: the whole element goes
-                    whole = self.remove_element(mapping.elements, element)
-                    inner = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in inner]
-                yield from inner
-                continue
-            key = string_literal(element.key) if isinstance(element, cst.DictElement) else None
-            if key is not None:
-                yield element.key, key, element.value, self.remove_element(mapping.elements, element), self.deliberate
-
-    @staticmethod
-    def _may_patch(node: Any) -> bool:
-        """The arguments could set a key as ``_patch`` reads them: a key as keyword, a dict, or a key and a
-        value."""
-        positional = [arg for arg in node.args if arg.keyword is None and not arg.star]
-        if len(positional) == 2 and string_literal(positional[0].value) is not None:
-            return True
-        return any(
-            (arg.keyword is not None and arg.keyword.value in SWITCHES_BY_CONFIG_KEY)
-            or (arg.keyword is None and isinstance(arg.value, cst.Dict))
-            for arg in node.args
-        )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "update":
-            # An attribute named `update` never resolves to `patch` (attributes are named by their last part).
-            self._dict_update(node)
-        # Names are resolved only for a call that could take a config dict or patch a key.
-        takes_dict = any(arg.keyword is not None and arg.keyword.value in _DICT_KEYWORDS for arg in node.args)
-        context = self.context
-        if not (takes_dict and context.may_resolve_to(node.func, _COMPILERS)) and not (
-            self._may_patch(node) and context.may_resolve_to(node.func, {"patch"})
-        ):
-            return
-        names = self.qualified_names(node.func)
-        # `patch = torch._inductor.config.patch`, then `@patch(debug=True)`: the name holds the function
-        if _PATCH in names or (isinstance(node.func, cst.Name) and self._config_key(node.func) == "patch"):
-            self._patch(node)
-            return
-        keyword = next((CONFIG_DICT_KEYWORDS[name] for name in names if name in CONFIG_DICT_KEYWORDS), None)
-        arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == keyword), None)
-        if arg is None:
-            return
-        if self._is_mapping(arg.value):
-            for entry in self._argument_entries(node.args, arg):
-                self._report_key(*entry)
-        elif isinstance(arg.value, cst.Name):
-            uses = self._scopes[-1].uses
-            uses[arg.value.value] = uses.get(arg.value.value, True) and self.deliberate
-
-    def _argument_entries(
-        self, args: Sequence[Any], arg: Any
-    ) -> Iterator[tuple[Any, str, Any, tuple[Edit, ...], bool]]:
-        """The entries of a literal `options=` / `inductor_configs=` dict; its last entry takes the argument
-        with it (`options={}` would be left, and it means what no argument means)."""
-        entries = self._entries(arg.value)
-        if isinstance(arg.value, cst.Call) or len(arg.value.elements) != 1:
-            return entries
-        whole = self.remove_element(args, arg)
-        return ((key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries)
-
-    def _dict_update(self, node: Any) -> None:
-        """``options.update({...})`` on a variable: more entries of the dict it holds."""
-        target = node.func.value
-        if isinstance(target, cst.Name) and len(node.args) == 1 and isinstance(node.args[0].value, cst.Dict):
-            entries = list(self._entries(node.args[0].value))
-            if sets_one_key(node):  # `options.update({})` would be left doing nothing: the statement goes, or no fix
-                statement = self.statement_of(node)
-                whole = self.remove_statement(statement) if statement is not None else ()
-                entries = [(key_node, key, value, whole, deliberate) for key_node, key, value, _, deliberate in entries]
-            self._scopes[-1].entries.setdefault(target.value, []).extend(entries)
-
-    def visit_Decorator(self, node: cst.Decorator) -> None:
-        self._decorator = node
-
-    def leave_Decorator(self, node: cst.Decorator) -> None:
-        self._decorator = None
-
-    def _patch(self, node: Any) -> None:
-        args = node.args
-        positional = [arg for arg in args if arg.keyword is None and not arg.star]
-        pair = len(positional) == 2 and len(args) == 2
-        # The last key of a patch takes the patch with it (`config.patch()` would be left doing nothing): the
-        # decorator, the `with` (its body dedented), the statement; where none of these can go, no fix.
-        whole = self._whole_patch(node) if pair or sets_one_key(node) else None
-        if pair:
-            key = string_literal(positional[0].value)
-            if key is not None:
-                self._report_key(positional[0].value, key, positional[1].value, whole or (), self.deliberate)
-            return
-        for arg in args:
-            if arg.keyword is not None:
-                edits = whole if whole is not None else self.remove_element(args, arg)
-                self._report_key(arg.keyword, arg.keyword.value, arg.value, edits, self.deliberate)
-            elif not arg.star and isinstance(arg.value, cst.Dict):
-                for key_node, key, value, edits, deliberate in self._entries(arg.value):
-                    self._report_key(key_node, key, value, whole if whole is not None else edits, deliberate)
-
-    def _whole_patch(self, node: Any) -> tuple[Edit, ...]:
-        decorator = self._decorator
-        if decorator is not None and decorator.decorator is node:
-            first, last = self._position(decorator).row, self._position(decorator, end=True).row
-            return (Edit("", Position(first, 1), Position(last + 1, 1)),)
-        statement = self.statement_of(node)
-        if statement is not None:
-            return self.remove_statement(statement)
-        facts = self.context.facts()
-        item = facts.parent(node)
-        block = facts.parent(item) if isinstance(item, cst.WithItem) and item.asname is None else None
-        if isinstance(block, cst.With) and len(block.items) == 1 and block.asynchronous is None:
-            return self._unwrap_with(block)
-        return ()
-
-    def _unwrap_with(self, node: Any) -> tuple[Edit, ...]:
-        """``with config.patch(k=v):`` and its body become the body, one indent level out; no edit when the
-        body holds a line that dedenting could change (a multi-line string, a backslash continuation)."""
-        body = node.body
-        start = self._position(node)
-        if isinstance(body, cst.SimpleStatementSuite):
-            return (Edit("", start, self._position(body.body[0])),)
-        lines = self._lines()
-        indent = lines[start.row - 1][: start.column - 1]
-        header_row = self._position(body.header).row
-        end_row = self._position(node, end=True).row
-        inner = lines[header_row:end_row]
-        first = next((line for line in inner if line.strip()), None)
-        if indent.strip() or first is None or not first.startswith(indent):
-            return ()
-        deeper = first[: len(first) - len(first.lstrip())]
-        if len(deeper) <= len(indent):
-            return ()
-        dedented = []
-        for line in inner:
-            if not line.strip():
-                dedented.append("")
-            elif not line.startswith(deeper) or line.rstrip().endswith("\\") or '"""' in line or "'''" in line:
-                return ()
-            else:
-                dedented.append(indent + line[len(deeper) :])
-        newline = "\r\n" if "\r\n" in self.context.text else "\n"
-        return (Edit(newline.join(dedented) + newline, Position(start.row, 1), Position(end_row + 1, 1)),)
 
     VALID = [
         Valid(
@@ -696,104 +405,297 @@ class DebugInductorConfig(PythonSwitchRule):
 
 @dataclass
 class _Scope:
-    # Every value assigned to each name in the scope: the Dict node, or None for anything else.
-    assignments: dict[str, list[Any]] = field(default_factory=dict)
-    # Entries put in the dict a name holds: (key node, key, value node, removal edits, deliberate).
-    entries: dict[str, list[tuple[Any, str, Any, tuple[Edit, ...], bool]]] = field(default_factory=dict)
+    """What one module, class or function body does with dict variables: a dict built in a variable is reported
+    where the variable reaches a compile call of the same body."""
+
+    # Whether each value assigned to a name is a dict (a display, or a call of `dict`).
+    assignments: dict[str, list[bool]] = field(default_factory=dict)
+    # Entries put in the dict a name holds.
+    entries: dict[str, list[_Entry]] = field(default_factory=dict)
     # Names passed as a compile call's config dict, and whether every such call is deliberate.
     uses: dict[str, bool] = field(default_factory=dict)
 
 
-class _AstConfigWrites(AstReading):
-    """AOTI202 read from ``ast`` for files whose only possible reports are assignments to a key through
-    ``torch._inductor.config`` (``cfg.aot_inductor.debug_compile = True``, ``a = config.debug = 1``): no call in
-    the file passes ``inductor_configs=`` / ``options=`` (which may take a dict of keys, or a name holding one)
-    and no callee may be ``patch`` (by its last name or an imported one), the very test of ``could_match_code``;
-    otherwise ``findings`` is None and libcst reads the file. A key assigned with one target is reported with the
-    fix that removes the statement (its edits deferred), with more targets without a fix, as libcst's traversal
-    reports it. It is read from ``ast`` only in a module, class or function body outside any ``if`` (whose
-    condition may make it deliberate), with the target spelled as a plain dotted name whose root the module's own
-    statements bind (``AstReading.qualified_names``), and the same holds for the rest as for AOTI201's reading
-    (``debug_env_var._AstSettings``). ``tests/test_debug_switches.py`` compares both readings."""
+class _PythonConfigKeys(PythonSwitchReading):
+    """AOTI202 in one Python module: which keys the config module gets (assignments, ``patch``), which dicts reach
+    a compile call as its config, from the semantic model's names and the one binding of a variable."""
 
-    def findings(self) -> list[Finding] | None:
-        import ast
+    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
+        super().__init__(rule, tree, text, path)
+        self._scopes: dict[ast.AST, _Scope] = {}
 
-        code = self.code
-        reached = code.reached
-        if code.keywords & _DICT_KEYWORDS or "patch" in reached or _NAMED_FOR_THE_API in code.identifiers:
-            return None
-        nodes = self.nodes()
-        if nodes is None:
-            return None
-        candidates = [
-            (node, target)
-            for node in nodes
-            if type(node) is ast.Assign
-            for target in node.targets
-            if type(target) is ast.Attribute and target.attr in _SWITCHES_BY_LAST_NAME
-        ]
-        if not candidates:
-            return []
-        if not self.read_imports():
-            return None
-        aliases = {
-            node.targets[0].id
-            for node in nodes
-            if type(node) is ast.Assign
-            and len(node.targets) == 1
-            and type(node.targets[0]) is ast.Name
-            and type(node.value) is ast.Attribute
-        }
-        if any(_root_name(target) in aliases for _, target in candidates):
-            return None  # `c = cfg.trace`, then `c.enabled = True`: libcst's reading follows the name
-        found = []
-        for statement, target in candidates:
-            verdict = self._write(statement, target)
-            if verdict is None:
-                return None
-            if isinstance(verdict, Finding):
-                found.append(verdict)
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        if kind is ast.Assign:
+            self._assignment(node)  # type: ignore[arg-type]
+        elif kind is ast.AnnAssign:
+            self._annotated_assignment(node)  # type: ignore[arg-type]
+        elif kind is ast.Call:
+            self._call(node)  # type: ignore[arg-type]
+
+    @property
+    def _scope(self) -> _Scope:
+        found = self._scopes.get(self.scope)
+        if found is None:
+            found = self._scopes[self.scope] = _Scope()
         return found
 
-    def _write(self, statement: Any, target: Any) -> Finding | bool | None:
-        """The finding at an assigned key; False where libcst reports none; None where it is not known here."""
-        from aoti_lint.model.name_index import NOT_A_LITERAL, literal
-        from aoti_lint.model.syntax_tree import source_segment
+    def finish(self) -> None:
+        for scope in self._scopes.values():
+            for name, all_deliberate in scope.uses.items():
+                assigned = scope.assignments.get(name, [])
+                if not assigned or not all(assigned):
+                    continue
+                for where, key, value, removal, deliberate in scope.entries.get(name, []):
+                    self._report(where, key, value, removal, deliberate or all_deliberate)
 
-        names = self.qualified_names(target)
-        if names is None:
-            return None
+    # Assignments
+
+    def _assignment(self, node: ast.Assign) -> None:
+        scope = self._scope
+        alone = len(node.targets) == 1
+        for target in node.targets:
+            kind = type(target)
+            if kind is ast.Name:
+                mapping = node.value if alone and self._is_mapping(node.value) else None
+                scope.assignments.setdefault(target.id, []).append(mapping is not None)  # type: ignore[attr-defined]
+                if mapping is not None and target.id == _NAMED_FOR_THE_API:  # type: ignore[attr-defined]
+                    self._report_all(self._entries(mapping))
+                elif mapping is not None:
+                    scope.entries.setdefault(target.id, []).extend(self._entries(mapping))  # type: ignore[attr-defined]
+            elif kind is ast.Attribute and target.attr in _SWITCHES_BY_LAST_NAME:  # type: ignore[attr-defined]
+                key = self._config_key(target)
+                if key is not None:
+                    removal = self.statement_removal(node) if alone else None
+                    self._report(target, key, node.value, removal, self.deliberate)
+            elif kind is ast.Subscript and type(target.value) is ast.Name and alone:  # type: ignore[attr-defined]
+                key = string(target.slice)  # type: ignore[attr-defined]
+                if key is not None:
+                    entry = (target.slice, key, node.value, self.statement_removal(node), self.deliberate)  # type: ignore[attr-defined]
+                    scope.entries.setdefault(target.value.id, []).append(entry)  # type: ignore[attr-defined]
+
+    def _annotated_assignment(self, node: ast.AnnAssign) -> None:
+        """``inductor_configs: dict = {...}``, or a dataclass field ``= field(default_factory=lambda: {...})``."""
+        target, value = node.target, node.value
+        if type(target) is not ast.Name or target.id != _NAMED_FOR_THE_API or value is None:
+            return
+        if type(value) is ast.Call and "dataclasses.field" in self.model.qualified_names(value.func):
+            factory = next((k.value for k in value.keywords if k.arg == "default_factory"), None)
+            value = factory.body if type(factory) is ast.Lambda else None
+        if value is not None and self._is_mapping(value):
+            self._report_all(self._entries(value))
+
+    def _config_key(self, node: ast.expr, depth: int = 0) -> str | None:
+        """The config key ``node`` names (`trace.enabled`), or "" for the config module itself; None for anything
+        else. A name assigned an attribute of the config or the config (`cfg = torch._inductor.config`, then
+        `c = cfg.trace`) is followed to the value its one binding gives it."""
+        names = self.model.qualified_names(node)
+        if INDUCTOR_CONFIG in names:
+            return ""
         prefix = INDUCTOR_CONFIG + "."
-        keys = {name[len(prefix) :] for name in names if name.startswith(prefix)}
-        if not keys:
-            return False  # not the config: libcst resolves it to no key either
-        if len(keys) > 1:
-            return None  # libcst takes the first of its set: which one is not known here
-        (key,) = keys
+        key = min((name[len(prefix) :] for name in names if name.startswith(prefix)), default=None)
+        if key is not None or depth > 4:
+            return key
+        parts: list[str] = []
+        root = node
+        while type(root) is ast.Attribute:
+            parts.append(root.attr)
+            root = root.value
+        value = self.model.single_value(root) if type(root) is ast.Name else None
+        base = self._config_key(value, depth + 1) if type(value) is ast.Attribute else None
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)] if base else reversed(parts)) or None
+
+    # Dicts
+
+    def _is_mapping(self, node: ast.expr) -> bool:
+        """A dict display, or a call of the builtin `dict` (whose keywords are keys: `dict(BASE, debug=True)`)."""
+        if type(node) is ast.Dict:
+            return True
+        return (
+            type(node) is ast.Call
+            and type(node.func) is ast.Name
+            and node.func.id == "dict"
+            and "builtins.dict" in self.model.qualified_names(node.func)
+        )
+
+    def _entries(self, mapping: ast.expr) -> list[_Entry]:
+        """The literal keys a dict display or a `dict(...)` call sets, those of a `**{...}` inside it too."""
+        deliberate = self.deliberate
+        if type(mapping) is ast.Call:
+            found: list[_Entry] = []
+            for arg in mapping.args:
+                if type(arg) is ast.Dict:
+                    found += self._entries(arg)
+            for keyword in mapping.keywords:
+                if keyword.arg is not None:
+                    found.append((keyword, keyword.arg, keyword.value, self.element_removal(keyword), deliberate))
+            return found
+        found = []
+        for key, value in zip(mapping.keys, mapping.values, strict=True):  # type: ignore[attr-defined]
+            if key is None:
+                if type(value) is ast.Dict:
+                    inner = self._entries(value)
+                    # `**{}` would be left: the whole entry goes
+                    found += _removed_by(inner, self.element_removal(value)) if len(value.keys) == 1 else inner
+                continue
+            name = string(key)
+            if name is not None:
+                found.append((key, name, value, self.element_removal(key), deliberate))
+        return found
+
+    def _dict_update(self, node: ast.Call) -> None:
+        """``options.update({...})`` on a variable: more entries of the dict it holds."""
+        target = node.func.value  # type: ignore[attr-defined]
+        if type(target) is not ast.Name or len(node.args) != 1 or node.keywords or type(node.args[0]) is not ast.Dict:
+            return
+        entries = self._entries(node.args[0])
+        if sets_one_key(node):  # `options.update({})` would be left doing nothing: the statement goes, or no fix
+            entries = _removed_by(entries, self.call_statement_removal(node))
+        self._scope.entries.setdefault(target.id, []).extend(entries)
+
+    # Calls: compile functions given a config dict, `patch`
+
+    def _call(self, node: ast.Call) -> None:
+        func = node.func
+        if type(func) is ast.Attribute and func.attr == "update":
+            self._dict_update(node)
+        takes_dict = any(keyword.arg in _DICT_KEYWORDS for keyword in node.keywords)
+        if not (takes_dict or _may_patch(node)):
+            return
+        names = self.model.qualified_names(func)
+        # `patch = torch._inductor.config.patch`, then `@patch(debug=True)`: the name holds the function
+        if _PATCH in names or (type(func) is ast.Name and self._config_key(func) == "patch"):
+            self._patch(node)
+            return
+        wanted = next((CONFIG_DICT_KEYWORDS[name] for name in sorted(names) if name in CONFIG_DICT_KEYWORDS), None)
+        keyword = next((k for k in node.keywords if k.arg is not None and k.arg == wanted), None)
+        if keyword is None:
+            return
+        value = keyword.value
+        if self._is_mapping(value):
+            entries = self._entries(value)
+            # The last entry takes the argument with it: `options={}` means what no argument means.
+            if type(value) is ast.Dict and len(value.keys) == 1:
+                entries = _removed_by(entries, self.element_removal(keyword))
+            self._report_all(entries)
+        elif type(value) is ast.Name:
+            uses = self._scope.uses
+            uses[value.id] = uses.get(value.id, True) and self.deliberate
+
+    def _patch(self, node: ast.Call) -> None:
+        positional = [arg for arg in node.args if type(arg) is not ast.Starred]
+        pair = len(positional) == 2 and len(node.args) + len(node.keywords) == 2
+        # The last key of a patch takes the patch with it (`config.patch()` would be left doing nothing): the
+        # decorator, the `with` (its body dedented), the statement; where none of these can go, no fix.
+        goes_whole = pair or sets_one_key(node)
+        whole = self._whole_patch(node) if goes_whole else None
+        if pair:
+            key = string(positional[0])
+            if key is not None:
+                self._report(positional[0], key, positional[1], whole, self.deliberate)
+            return
+        entries: list[_Entry] = []
+        for arg in positional:
+            if type(arg) is ast.Dict:
+                entries += self._entries(arg)
+        for keyword in node.keywords:
+            if keyword.arg is not None:
+                entries.append((keyword, keyword.arg, keyword.value, self.element_removal(keyword), self.deliberate))
+        self._report_all(_removed_by(entries, whole) if goes_whole else entries)
+
+    def _whole_patch(self, node: ast.Call) -> Removal | None:
+        parent = self.parents.get(node)
+        edits: tuple[Edit, ...] = ()
+        if isinstance(parent, _DECORATED) and any(decorator is node for decorator in parent.decorator_list):
+            last = node.end_lineno or node.lineno
+            edits = (Edit("", Position(node.lineno, 1), Position(last + 1, 1)),)
+        elif type(parent) is ast.Expr:
+            return self.statement_removal(parent)
+        elif type(parent) is ast.withitem and parent.optional_vars is None:
+            block = self.parents.get(parent)
+            if type(block) is ast.With and len(block.items) == 1:
+                edits = self._unwrap_with(block)
+        return (lambda: edits) if edits else None
+
+    def _unwrap_with(self, node: ast.With) -> tuple[Edit, ...]:
+        """``with config.patch(k=v):`` and its body become the body, one indent level out; no edit when the
+        body holds a line that dedenting could change (a multi-line string, a backslash continuation)."""
+        start = self.start(node)
+        first_statement = self.start(node.body[0])
+        lines = _LINE_END.split(self.text)
+        if lines[first_statement.row - 1][: first_statement.column - 1].strip():  # `with patch(k=v): body`
+            return (Edit("", start, first_statement),)
+        indent = lines[start.row - 1][: start.column - 1]
+        end_row = node.end_lineno or start.row
+        inner = lines[self._colon_row(node) : end_row]
+        first = next((line for line in inner if line.strip()), None)
+        if indent.strip() or first is None or not first.startswith(indent):
+            return ()
+        deeper = first[: len(first) - len(first.lstrip())]
+        if len(deeper) <= len(indent):
+            return ()
+        dedented = []
+        for line in inner:
+            if not line.strip():
+                dedented.append("")
+            elif not line.startswith(deeper) or line.rstrip().endswith("\\") or '"""' in line or "'''" in line:
+                return ()
+            else:
+                dedented.append(indent + line[len(deeper) :])
+        newline = "\r\n" if "\r\n" in self.text else "\n"
+        return (Edit(newline.join(dedented) + newline, Position(start.row, 1), Position(end_row + 1, 1)),)
+
+    def _colon_row(self, node: ast.With) -> int:
+        """The row of the colon ending a `with` statement's header: after its last item, only closing brackets,
+        blanks, line continuations and comments come before it."""
+        item = node.items[-1].context_expr
+        row = item.end_lineno or node.lineno
+        column = len(self.lines[row - 1].encode()[: item.end_col_offset].decode())
+        while row <= len(self.lines):
+            line = self.lines[row - 1]
+            while column < len(line) and line[column] not in ":#":
+                column += 1
+            if column < len(line) and line[column] == ":":
+                return row
+            row, column = row + 1, 0
+        return row
+
+    # Findings
+
+    def _report_all(self, entries: list[_Entry]) -> None:
+        for entry in entries:
+            self._report(*entry)
+
+    def _report(self, where: Any, key: str, value: ast.expr, removal: Removal | None, deliberate: bool) -> None:
         switch = SWITCHES_BY_CONFIG_KEY.get(key)
-        value = literal(statement.value)
-        if switch is None or value is NOT_A_LITERAL:
-            return False  # not a debug key, or a value that is not a literal
-        # libcst's range of a target in parentheses or split over lines is not the one `ast` gives.
-        spelled = source_segment(self.lines, target)
-        if not (spelled.isascii() and spelled.replace(".", "").replace("_", "").isalnum()):
-            return None
-        if not self.outside_compound_statements(statement):
-            return None
-        if not switch.is_on_value(value):  # type: ignore[arg-type]  # a literal: checked above
-            return False
-        fix = remove_fix(key, (), self.path, deferred=True) if len(statement.targets) == 1 else None
-        return self.finding(target, message(switch, f"{INDUCTOR_CONFIG}.{key}"), fix)
+        if switch is None or deliberate:
+            return
+        on = literal(value)
+        if on is NOT_A_LITERAL or not switch.is_on_value(on):  # type: ignore[arg-type]
+            return
+        width = len(key) if type(where) is ast.keyword else None
+        self.report(where, key, message(switch, f"{INDUCTOR_CONFIG}.{key}"), removal, width)
 
 
-def _root_name(node: Any) -> str | None:
-    """The name an attribute chain starts from (`c` in `c.trace.enabled`)."""
-    import ast
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_LINE_END = re.compile(r"\r\n?|\n")  # rows as the edits count them (a lone "\r" ends a line too)
 
-    while type(node) is ast.Attribute:
-        node = node.value
-    return node.id if type(node) is ast.Name else None
+
+def _removed_by(entries: list[_Entry], removal: Removal | None) -> list[_Entry]:
+    """The entries, each removed with what removes them all (the container they leave empty)."""
+    return [(where, key, value, removal, deliberate) for where, key, value, _, deliberate in entries]
+
+
+def _may_patch(node: ast.Call) -> bool:
+    """The arguments could set a key as ``_patch`` reads them: a key as keyword, a dict, or a key and a value."""
+    positional = [arg for arg in node.args if type(arg) is not ast.Starred]
+    if len(positional) == 2 and string(positional[0]) is not None:
+        return True
+    return any(keyword.arg in SWITCHES_BY_CONFIG_KEY for keyword in node.keywords) or any(
+        type(arg) is ast.Dict for arg in positional
+    )
 
 
 def _binds_an_attribute(name: str, text: str) -> bool:

@@ -1,29 +1,29 @@
 """What AOTI201 (``debug_env_var``) and AOTI202 (``debug_inductor_config``) share: the byte patterns their
-prefilters are built from, literal values, the removal fix, and the Python plumbing of both rules (where
-statements and elements are, how to remove them, which code runs only under a debug condition)."""
+prefilters are built from, the removal fix, and the reading of a Python module both are built on
+(``PythonSwitchReading``: which code runs only under a debug condition, where a finding lies, what a fix removes)."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from collections.abc import Callable, Sequence
 
-from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
+from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position
 from aoti_lint.knowledge.debug_switches import (
     DEBUG_CONDITION_MARKER,
     DEBUGGING_TOOL_FOLDERS,
     DEBUGGING_TOOL_NAME_WORDS,
 )
-from aoti_lint.lazy import cst
-from aoti_lint.rules.base import PythonRule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    pass
+    from aoti_lint.model.semantic import SemanticModel
 
-UNKNOWN = object()
-_LINE_END = re.compile(r"\r\n?|\n")
+# What builds a fix's edits (``Fix.build``).
+Removal = Callable[[], tuple[Edit, ...]]
 
 
 # Between a key and its value: blanks, line continuations, comments. A comment runs to the end of its line
@@ -113,29 +113,19 @@ def follows_callee(data: bytes, at: int) -> bool:
     return callee is None or (callee >= 0 and (is_word_byte(data[callee]) or data[callee] in _CLOSING))
 
 
-def literal_value(node: Any) -> Any:
-    """The value of a literal string, number, bool or None; ``UNKNOWN`` for anything else."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else UNKNOWN
-    if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
-        return {"True": True, "False": False, "None": None}[node.value]
-    return UNKNOWN
+def string(node: Any) -> str | None:
+    """The value of a string literal (adjacent ones joined), else None."""
+    return node.value if type(node) is ast.Constant and type(node.value) is str else None
 
 
-def string_literal(node: Any) -> str | None:
-    value = literal_value(node)
-    return value if isinstance(value, str) else None
-
-
-def sets_one_key(call: Any) -> bool:
+def sets_one_key(call: ast.Call) -> bool:
     """The call sets exactly one key: ``f(K=V)`` or ``f({K: V})``."""
-    if len(call.args) != 1 or call.args[0].star:
+    if len(call.args) + len(call.keywords) != 1:
         return False
+    if call.keywords:
+        return call.keywords[0].arg is not None
     arg = call.args[0]
-    return arg.keyword is not None or (isinstance(arg.value, cst.Dict) and len(arg.value.elements) == 1)
+    return type(arg) is ast.Dict and len(arg.keys) == 1
 
 
 def is_debugging_tool(path: str) -> bool:
@@ -147,17 +137,15 @@ def is_debugging_tool(path: str) -> bool:
     return not DEBUGGING_TOOL_NAME_WORDS.isdisjoint(re.split(r"[_.\-]", name.lower()))
 
 
-def remove_fix(name: str, edits: Sequence[Edit], path: str, deferred: bool = False) -> Fix | None:
-    """The fix removing a setting, none in a debugging tool (its switches are there on purpose); ``deferred``: its
-    edits are left for libcst to build when a run needs them."""
+def remove_fix(name: str, edits: Sequence[Edit], path: str) -> Fix | None:
+    """The fix removing a setting with ``edits`` (a scanner's, in a file that is not Python), none in a debugging
+    tool (its switches are there on purpose)."""
     if is_debugging_tool(path):
         return None
-    if deferred:
-        return Fix(Applicability.UNSAFE, f"Remove `{name}`", deferred=True, reason=WANTED_WHERE_IT_IS)
     return Fix(Applicability.UNSAFE, f"Remove `{name}`", tuple(edits), reason=WANTED_WHERE_IT_IS) if edits else None
 
 
-def removal_fix(name: str, build: Callable[[], tuple[Edit, ...]] | None, path: str) -> Fix | None:
+def removal_fix(name: str, build: Removal | None, path: str) -> Fix | None:
     """The fix removing a setting whose edits ``build`` makes (``aoti_lint.fixes.removals``); none where the setting
     cannot go alone (``build`` None) or in a debugging tool (its switches are there on purpose)."""
     if build is None or is_debugging_tool(path):
@@ -169,125 +157,103 @@ def removal_fix(name: str, build: Callable[[], tuple[Edit, ...]] | None, path: s
 WANTED_WHERE_IT_IS = "the switch may be wanted where it is, e.g. in a job that exists to debug"
 
 
-class PythonSwitchRule(PythonRule):
-    """Shared Python plumbing: where statements and elements are, how to remove them, debug conditions."""
+# Where a node's own names are bound: what a dict variable holds is known within one of these.
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
-    def __init__(self, context: Any) -> None:
-        super().__init__(context)
-        self._debug_conditions: list[bool] = []
-        self._blocks: list[Any] = []
-        self._line: Any = None
 
-    def visit_If(self, node: cst.If) -> None:
-        test = self.context.module.code_for_node(node.test)
-        self._debug_conditions.append(DEBUG_CONDITION_MARKER in test.lower())
+class PythonSwitchReading:
+    """One Python module read for AOTI201 or AOTI202 from its ``ast`` tree and semantic model
+    (``aoti_lint.model.semantic``): a depth-first walk calls ``visit`` for each node knowing the node it is in
+    (``parents``), whether an ``if`` whose condition mentions debug holds it (``deliberate``: switched on on
+    purpose) and the function or class whose body it is in (``scope``: its decorators too), then ``finish``. A
+    fix's edits are built by ``aoti_lint.fixes.removals`` at the place named here, when a run needs them."""
 
-    def leave_If(self, node: cst.If) -> None:
-        self._debug_conditions.pop()
+    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
+        self.rule, self.tree, self.text, self.path = rule, tree, text, path
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.found: list[Finding] = []
+        self.deliberate = False
+        self.scope: ast.AST = tree
 
-    def visit_Module(self, node: cst.Module) -> None:
-        self._blocks.append(node)
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        from aoti_lint.model.syntax_tree import source_lines
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._blocks.append(node)
+        return source_lines(self.text)
 
-    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-        self._blocks.pop()
+    @functools.cached_property
+    def model(self) -> SemanticModel:
+        from aoti_lint.model.semantic import model_of
 
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        self._line = node
+        return model_of(self.tree)
 
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
-        self._line = node
+    def findings(self) -> list[Finding]:
+        from aoti_lint.model.syntax_tree import children, source_segment
 
-    @property
-    def deliberate(self) -> bool:
-        """Inside an `if` whose condition mentions debug: switched on on purpose."""
-        return any(self._debug_conditions)
+        stack: list[tuple[ast.AST, bool, ast.AST]] = [(self.tree, False, self.tree)]
+        while stack:
+            node, deliberate, scope = stack.pop()
+            kind = type(node)
+            if kind is ast.If and not deliberate:
+                deliberate = DEBUG_CONDITION_MARKER in source_segment(self.lines, node.test).lower()  # type: ignore[attr-defined]
+            self.deliberate, self.scope = deliberate, scope
+            self.visit(node)
+            if kind in _SCOPES:
+                scope = node
+            for child in children(node):
+                self.parents[child] = node
+                stack.append((child, deliberate, scope))
+        self.finish()
+        return sorted(self.found, key=lambda finding: (finding.start, finding.end))
 
-    def _position(self, node: Any, end: bool = False) -> Position:
-        code_range = self.context.positions()[node]
-        point = code_range.end if end else code_range.start
-        return Position(point.line, point.column + 1)
+    def visit(self, node: ast.AST) -> None:
+        """Read one node (its parents and the nodes before it in the walk already read)."""
 
-    def remove_statement(self, statement: Any) -> tuple[Edit, ...]:
-        """Remove a small statement of the current line, leaving valid code (`pass` in an emptied block)."""
-        line = self._line
-        if line is None or not any(small is statement for small in line.body):
-            return ()
-        body = list(line.body)
-        if len(body) > 1:
-            index = next(i for i, small in enumerate(body) if small is statement)
-            if index + 1 < len(body):
-                return (Edit("", self._position(statement), self._position(body[index + 1])),)
-            return (Edit("", self._position(body[index - 1], end=True), self._position(statement, end=True)),)
-        block = self._blocks[-1] if self._blocks else None
-        if isinstance(line, cst.SimpleStatementLine) and (
-            isinstance(block, cst.Module) or (block is not None and len(block.body) > 1)
-        ):
-            first, last = self._position(line).row, self._position(line, end=True).row
-            first, last = self._with_blank_lines(first, last, opens_block=block.body[0] is line)
-            start, end = Position(first, 1), Position(last + 1, 1)
-            # Empty edits at both ends: removals whose ranges meet (neighbouring statements) then overlap and go
-            # in separate rounds, so each one's blank lines are counted on the text the other left.
-            edits = [Edit("", start, end), Edit("", start, start), Edit("", end, end)]
-            if isinstance(block, cst.IndentedBlock):
-                # An empty edit at the block's header: two removals from one block overlap there, so they
-                # are applied in separate rounds and the last statement left becomes `pass`, never nothing.
-                anchor = self._position(block.header)
-                edits.append(Edit("", anchor, anchor))
-            return tuple(edits)
-        return (Edit("pass", self._position(statement), self._position(statement, end=True)),)
+    def finish(self) -> None:
+        """Report what is known once every node is read."""
 
-    def _lines(self) -> list[str]:
-        # Rows as the edits count them (a lone "\r" ends a line too, see aoti_lint.fixes.edits).
-        return self.context.memo("debug-switch-lines", lambda: _LINE_END.split(self.context.text))
-
-    def _with_blank_lines(self, first: int, last: int, opens_block: bool) -> tuple[int, int]:
-        """The rows to remove with statement rows ``first..last`` so that no run of blank lines is left: the
-        blank lines around it merge into the longer of the two, none opens a block, none ends the file."""
-        lines = self._lines()
-        real = len(lines) - (1 if lines and lines[-1] == "" else 0)  # the "" after a final newline is no line
-
-        def blank(row: int) -> bool:
-            return 1 <= row <= real and not lines[row - 1].strip()
-
-        before = after = 0
-        while blank(first - before - 1):
-            before += 1
-        while blank(last + after + 1):
-            after += 1
-        if last + after >= real:
-            return first - before, last + after
-        if opens_block:
-            return first, last + after
-        return first, last + min(before, after)
-
-    def remove_element(self, elements: Sequence[Any], element: Any) -> tuple[Edit, ...]:
-        """Remove a dict element or a call argument, and the comma that goes with it."""
-        index = next(i for i, item in enumerate(elements) if item is element)
-
-        def span(item: Any) -> tuple[Position, Position]:
-            first = getattr(item, "key", None) or getattr(item, "keyword", None) or item.value
-            if getattr(item, "star", "") or isinstance(item, cst.StarredDictElement):
-                first = item
-            return self._position(first), self._position(item.value, end=True)
-
-        start, end = span(element)
-        if index + 1 < len(elements):
-            return (Edit("", start, span(elements[index + 1])[0]),)
-        if index > 0:
-            return (Edit("", span(elements[index - 1])[1], end),)
-        if isinstance(element.comma, cst.Comma):
-            end = self._position(element.comma, end=True)
-        return (Edit("", start, end),)
-
-    def statement_of(self, expression: Any) -> Any:
-        """The small statement that is exactly ``expression`` (a call used as a statement), or None."""
-        line = self._line
-        if line is None:
-            return None
-        return next(
-            (s for s in line.body if isinstance(s, cst.Expr) and s.value is expression),
-            None,
+    def report(self, node: Any, name: str, text: str, removal: Removal | None, width: int | None = None) -> None:
+        """A finding at ``node`` (its first ``width`` characters, or all of it) whose fix removes the setting of
+        ``name`` with the edits ``removal`` builds (no fix where it is None)."""
+        lines = self.lines
+        start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
+        if width is None:
+            end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
+        else:
+            end_row, end = node.lineno, start + width
+        self.found.append(
+            Finding(
+                code=self.rule.code,
+                message=text,
+                path=self.path,
+                start=Position(node.lineno, start + 1),
+                end=Position(end_row, end + 1),
+                severity=self.rule.severity,
+                fix=removal_fix(name, removal, self.path),
+                url=self.rule.url(),
+            )
         )
+
+    # The removals a fix may make
+
+    def start(self, node: Any) -> Position:
+        from aoti_lint.fixes.removals import ast_position
+
+        return ast_position(self.lines, node.lineno, node.col_offset)
+
+    def statement_removal(self, statement: ast.stmt) -> Removal:
+        from aoti_lint.fixes.removals import remove_statement
+
+        return functools.partial(remove_statement, self.text, self.start(statement))
+
+    def call_statement_removal(self, call: ast.Call) -> Removal | None:
+        """Removing the statement that is the call alone; None where the call is part of something else."""
+        statement = self.parents.get(call)
+        return self.statement_removal(statement) if type(statement) is ast.Expr else None
+
+    def element_removal(self, node: Any) -> Removal:
+        """Removing the dict entry whose key is ``node`` (or the ``**`` entry whose value is ``node``), or the
+        keyword argument ``node``."""
+        from aoti_lint.fixes.removals import remove_element
+
+        return functools.partial(remove_element, self.text, self.start(node))

@@ -26,6 +26,11 @@ def literal(node: ast.AST) -> object:
     return _UNKNOWN
 
 
+def string(node: ast.AST | None) -> str | None:
+    """The value of a string literal (adjacent ones joined), else None."""
+    return node.value if type(node) is ast.Constant and type(node.value) is str else None
+
+
 @dataclass(frozen=True)
 class CodeIndex:
     """The names a module's code uses, gathered in one ``ast`` walk for every rule to query."""

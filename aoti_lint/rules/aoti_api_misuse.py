@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from aoti_lint.diagnostics import Finding, Position
@@ -14,10 +15,10 @@ from aoti_lint.knowledge.deprecated_api import (
     NEW_LOAD_LOW_LEVEL,
 )
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
-from aoti_lint.lazy import cst
-from aoti_lint.model.calls import call_argument
-from aoti_lint.rules.ast_reading import AstReading
-from aoti_lint.rules.base import Invalid, PythonRule, Valid, defined_at
+from aoti_lint.model.calls import argument
+from aoti_lint.model.name_index import string
+from aoti_lint.model.syntax_tree import source_segment
+from aoti_lint.rules.base import AstRule, Invalid, Valid, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,13 +44,6 @@ _CALLED_FOR_THEMSELVES = frozenset(
     name.rsplit(".", 1)[-1] for name in (NEW_COMPILE, NEW_LOAD, NEW_LOAD_LOW_LEVEL, AOT_LOAD.qualified_name)
 )
 MODULE_RETURNING_METHODS = ("module", "eval", "train", "to", "cuda", "cpu", "float", "half", "double")
-
-
-def _string(node: Any) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
 
 
 # Calls whose result is a path ending in their last positional argument (joins) or in their only one.
@@ -101,16 +95,16 @@ def _printer_key_in_string(text: str) -> bool:
     return False
 
 
-def _file_name_literal(node: Any) -> Any:
+def _file_name_literal(node: ast.expr) -> ast.expr:
     """The literal carrying a path's file name: "x.pt2", os.path.join(d, "x.pt2"), d / "x.pt2"."""
-    if isinstance(node, cst.Call) and node.args and node.args[-1].keyword is None:
-        return _file_name_literal(node.args[-1].value)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+    if type(node) is ast.Call and node.args and not node.keywords:
+        return _file_name_literal(node.args[-1])
+    if type(node) is ast.BinOp and type(node.op) is ast.Div:
         return _file_name_literal(node.right)
     return node
 
 
-class AotiApiMisuse(PythonRule):
+class AotiApiMisuse(AstRule):
     """
     ## What it does
     Finds calls of the current AOTI API that are known to fail at run time, as hand-written or half-migrated
@@ -323,102 +317,8 @@ class AotiApiMisuse(PythonRule):
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding] | None:
-        # No findings where no call can give one (see _AstMisuse); libcst reads any other file.
-        return _AstMisuse(cls, code, path).findings()
-
-    def visit_Call(self, node: cst.Call) -> None:
-        # The callee's last name first: the first qualified_names call resolves every name of the module. libcst
-        # names a call after its callee: `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API.
-        if isinstance(node.func, cst.Call) or not self.context.may_resolve_to(node.func, CALLEE_NAMES):
-            return
-        names = self.qualified_names(node.func)
-        if not names:
-            return
-        if NEW_COMPILE in names:
-            self._check_compile(node)
-        if NEW_LOAD in names:
-            self._check_load_keywords(node, NEW_LOAD_PARAMETERS, "aoti_load_package")
-        if NEW_LOAD_LOW_LEVEL in names:
-            self._check_load_keywords(node, LOW_LEVEL_LOAD_PARAMETERS, "load_package")
-        loader = next((_PACKAGE_LOADERS[name] for name in names if name in _PACKAGE_LOADERS), None)
-        if loader is not None:
-            self._check_package_path(node, loader)
-        if AOT_LOAD.qualified_name in names:
-            self._check_old_load(node)
-        for function, keyword in CONFIG_DICT_ARGUMENTS.items():
-            if function in names:
-                self._check_config_dict(node, keyword)
-
-    # -- aoti_compile_and_package --------------------------------------------------------------------
-    def _check_compile(self, call: Any) -> None:
-        program = call_argument(call, 0, "exported_program")
-        what = self._not_an_exported_program(program) if program is not None else None
-        if what is not None:
-            self.report(
-                program,
-                f"`aoti_compile_and_package` takes an `ExportedProgram`, not {what}: pass "
-                "`torch.export.export(model, args)` (fails with 'Only ExportedProgram is supported')",
-            )
-        package_path = call_argument(call, None, "package_path")
-        literal = _file_name_literal(package_path) if package_path is not None else None
-        name = _string(literal)
-        if literal is not None and name is not None and not name.endswith(".pt2"):
-            self.report(
-                literal,
-                f"`package_path` must end in `.pt2`, got `{name}` "
-                "(fails with 'Expect package path to be a file ending in .pt2')",
-            )
-
-    def _not_an_exported_program(self, node: Any, depth: int = 0) -> str | None:
-        facts = self.context.facts()
-        if isinstance(node, cst.Lambda):
-            return "a lambda"
-        if isinstance(node, cst.Call):
-            callee = facts.names(node.func)
-            if "functools.partial" in callee:
-                return "a `functools.partial`"
-            if any(name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() for name in callee):
-                return "an `nn.Module`"
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value == "module" and not node.args:
-                return "an `ExportedProgram.module()` (a `GraphModule`)"
-            if isinstance(node.func, cst.Attribute) and node.func.attr.value in MODULE_RETURNING_METHODS[1:]:
-                inner = self._not_an_exported_program(node.func.value, depth + 1)
-                return inner if inner and "Module" in inner else None
-            if isinstance(node.func, cst.Name) and self._is_module_class(node.func):
-                return "an `nn.Module`"
-        if isinstance(node, cst.Name) and depth < 5:
-            value = facts.single_value(node)
-            return self._not_an_exported_program(value, depth + 1) if value is not None else None
-        return None
-
-    def _is_module_class(self, name: Any) -> bool:
-        """A class defined in this module whose base resolves to ``torch.nn.Module``."""
-        facts = self.context.facts()
-        for definition in facts.referents(name) or ():
-            if isinstance(definition, cst.ClassDef):
-                return any("torch.nn.Module" in facts.names(base.value) for base in definition.bases)
-        return False
-
-    # -- loaders -------------------------------------------------------------------------------------
-    def _check_load_keywords(self, call: Any, parameters: tuple[str, ...], function: str) -> None:
-        for arg in call.args:
-            if arg.keyword is not None and arg.keyword.value not in parameters:
-                hint = (
-                    "; the package records its device type, pass `device_index=N` to choose a GPU"
-                    if arg.keyword.value in ("device", "map_location")
-                    else ""
-                )
-                self.report(
-                    arg.keyword,
-                    f"`{function}` takes no `{arg.keyword.value}=` argument (it takes {', '.join(parameters)}){hint}",
-                )
-
-    def _check_package_path(self, call: Any, loader: str) -> None:
-        path = call_argument(call, 0, "path")
-        name = self._path_name(path) if path is not None else None
-        if name is not None and name.endswith(".so"):
-            self.report(path, _package_of_so(loader, name))
+    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+        return _PythonMisuse(cls, code.tree, code.text, path).findings()
 
     @classmethod
     def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
@@ -451,132 +351,192 @@ class AotiApiMisuse(PythonRule):
                     )
         return found
 
-    def _path_name(self, node: Any, depth: int = 0) -> str | None:
+
+class _PythonMisuse:
+    """AOTI003 in one Python module, read from its ``ast`` tree: every call whose callee the semantic model names as
+    a function of the API, its arguments followed to the literals and the one value of a variable they hold."""
+
+    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
+        from aoti_lint.model.semantic import model_of
+        from aoti_lint.model.syntax_tree import source_lines
+
+        self.rule, self.path = rule, path
+        self.model = model_of(tree)
+        self.lines = source_lines(text)
+        self.tree = tree
+        self.found: list[Finding] = []
+
+    def findings(self) -> list[Finding]:
+        may_name = self.model.may_name
+        for node in ast.walk(self.tree):
+            # `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API: a call is named after its
+            # callee, so a callee that is a call is passed over.
+            if type(node) is ast.Call and type(node.func) is not ast.Call and may_name(node.func, CALLEE_NAMES):
+                self._call(node)
+        return sorted(self.found, key=lambda finding: (finding.start, finding.end))
+
+    def _report(self, node: Any, message: str, width: int | None = None) -> None:
+        self.found.append(self.rule.finding_at(node, self.lines, self.path, message, width=width))
+
+    def _call(self, node: ast.Call) -> None:
+        names = self.model.qualified_names(node.func)
+        if not names:
+            return
+        if NEW_COMPILE in names:
+            self._check_compile(node)
+        if NEW_LOAD in names:
+            self._check_load_keywords(node, NEW_LOAD_PARAMETERS, "aoti_load_package")
+        if NEW_LOAD_LOW_LEVEL in names:
+            self._check_load_keywords(node, LOW_LEVEL_LOAD_PARAMETERS, "load_package")
+        loader = next((_PACKAGE_LOADERS[name] for name in sorted(names) if name in _PACKAGE_LOADERS), None)
+        if loader is not None:
+            self._check_package_path(node, loader)
+        if AOT_LOAD.qualified_name in names:
+            self._check_old_load(node)
+        for function, keyword in CONFIG_DICT_ARGUMENTS.items():
+            if function in names:
+                self._check_config_dict(node, keyword, NEW_COMPILE in names)
+
+    # -- aoti_compile_and_package --------------------------------------------------------------------
+    def _check_compile(self, call: ast.Call) -> None:
+        program = argument(call, 0, "exported_program")
+        what = self._not_an_exported_program(program) if program is not None else None
+        if what is not None:
+            self._report(
+                program,
+                f"`aoti_compile_and_package` takes an `ExportedProgram`, not {what}: pass "
+                "`torch.export.export(model, args)` (fails with 'Only ExportedProgram is supported')",
+            )
+        package_path = argument(call, None, "package_path")
+        literal = _file_name_literal(package_path) if package_path is not None else None
+        name = string(literal)
+        if literal is not None and name is not None and not name.endswith(".pt2"):
+            self._report(
+                literal,
+                f"`package_path` must end in `.pt2`, got `{name}` "
+                "(fails with 'Expect package path to be a file ending in .pt2')",
+            )
+
+    def _not_an_exported_program(self, node: ast.expr, depth: int = 0) -> str | None:
+        model = self.model
+        if type(node) is ast.Lambda:
+            return "a lambda"
+        if type(node) is ast.Call:
+            func = node.func
+            callee = model.qualified_names(func)
+            if "functools.partial" in callee:
+                return "a `functools.partial`"
+            if any(name.startswith("torch.nn.") and name.rsplit(".", 1)[-1][:1].isupper() for name in callee):
+                return "an `nn.Module`"
+            if type(func) is ast.Attribute and func.attr == "module" and not node.args and not node.keywords:
+                return "an `ExportedProgram.module()` (a `GraphModule`)"
+            if type(func) is ast.Attribute and func.attr in MODULE_RETURNING_METHODS[1:]:
+                inner = self._not_an_exported_program(func.value, depth + 1)
+                return inner if inner and "Module" in inner else None
+            if type(func) is ast.Name and self._is_module_class(func):
+                return "an `nn.Module`"
+        if type(node) is ast.Name and depth < 5:
+            value = model.single_value(node)
+            return self._not_an_exported_program(value, depth + 1) if value is not None else None
+        return None
+
+    def _is_module_class(self, name: ast.Name) -> bool:
+        """A class defined in this module whose base resolves to ``torch.nn.Module``."""
+        for binding in self.model.bindings_of(name) or ():
+            definition = binding.node
+            if type(definition) is ast.ClassDef:
+                return any("torch.nn.Module" in self.model.qualified_names(base) for base in definition.bases)
+        return False
+
+    # -- loaders -------------------------------------------------------------------------------------
+    def _check_load_keywords(self, call: ast.Call, parameters: tuple[str, ...], function: str) -> None:
+        for item in call.keywords:
+            if item.arg is not None and item.arg not in parameters:
+                hint = (
+                    "; the package records its device type, pass `device_index=N` to choose a GPU"
+                    if item.arg in ("device", "map_location")
+                    else ""
+                )
+                self._report(
+                    item,
+                    f"`{function}` takes no `{item.arg}=` argument (it takes {', '.join(parameters)}){hint}",
+                    width=len(item.arg),
+                )
+
+    def _check_package_path(self, call: ast.Call, loader: str) -> None:
+        path = argument(call, 0, "path")
+        name = self._path_name(path) if path is not None else None
+        if name is not None and name.endswith(".so"):
+            self._report(path, _package_of_so(loader, name))
+
+    def _path_name(self, node: ast.expr | None, depth: int = 0) -> str | None:
         """How the path ``node`` certainly ends (its last literal part), or None when that is not known.
 
         Follows literals, `os.path.join` / `Path(...)` (last part), `/` and `+` (right side), f-strings ending in
         text, `str()` / `os.fspath()`, `.with_suffix(...)`, and names assigned once in scope.
         """
-        if depth > 8:
+        if node is None or depth > 8:
             return None
-        literal = _string(node)
+        literal = string(node)
         if literal is not None:
             return literal
-        facts = self.context.facts()
-        if isinstance(node, cst.FormattedString):
-            last = node.parts[-1] if node.parts else None
-            return last.value if isinstance(last, cst.FormattedStringText) else None
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Divide, cst.Add)):
-            return self._path_name(node.right, depth + 1)
-        if isinstance(node, cst.Name):
-            value = facts.single_value(node)
-            return self._path_name(value, depth + 1) if value is not None else None
-        if not isinstance(node, cst.Call) or any(arg.star or arg.keyword is not None for arg in node.args):
+        kind = type(node)
+        if kind is ast.JoinedStr:
+            last = node.values[-1] if node.values else None  # type: ignore[attr-defined]
+            return string(last)
+        if kind is ast.BinOp and type(node.op) in (ast.Div, ast.Add):  # type: ignore[attr-defined]
+            return self._path_name(node.right, depth + 1)  # type: ignore[attr-defined]
+        if kind is ast.Name:
+            return self._path_name(self.model.single_value(node), depth + 1)
+        if kind is not ast.Call or not node.args or node.keywords:  # type: ignore[attr-defined]
             return None
-        if not node.args:
+        args = node.args  # type: ignore[attr-defined]
+        if any(type(arg) is ast.Starred for arg in args):
             return None
-        func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "with_suffix" and len(node.args) == 1:
-            return _string(node.args[0].value)
-        names = facts.names(func)
-        if names & _PATH_JOINS or (names & _PATH_WRAPPERS and len(node.args) == 1):
-            return self._path_name(node.args[-1].value, depth + 1)
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and func.attr == "with_suffix" and len(args) == 1:
+            return string(args[0])
+        names = self.model.qualified_names(func)
+        if names & _PATH_JOINS or (names & _PATH_WRAPPERS and len(args) == 1):
+            return self._path_name(args[-1], depth + 1)
         return None
 
-    def _check_old_load(self, call: Any) -> None:
-        path = call_argument(call, 0, "so_path")
+    def _check_old_load(self, call: ast.Call) -> None:
+        path = argument(call, 0, "so_path")
         if path is None:
             return
-        facts = self.context.facts()
         name = self._path_name(path)
-        value = facts.single_value(path) if isinstance(path, cst.Name) else None
-        from_package = isinstance(value, cst.Call) and NEW_COMPILE in facts.names(value.func)
+        value = self.model.single_value(path) if type(path) is ast.Name else None
+        from_package = type(value) is ast.Call and NEW_COMPILE in self.model.qualified_names(value.func)
         if (name is not None and name.endswith(".pt2")) or from_package:
-            self.report(
+            self._report(
                 path,
                 "the old `torch._export.aot_load` cannot read a `.pt2` package; "
                 "use `torch._inductor.aoti_load_package(path)`",
             )
 
     # -- inductor config dicts -----------------------------------------------------------------------
-    def _check_config_dict(self, call: Any, keyword: str) -> None:
-        configs = call_argument(call, None, keyword)
-        if isinstance(configs, cst.Name):
-            configs = self.context.facts().single_value(configs)
-        if not isinstance(configs, cst.Dict):
+    def _check_config_dict(self, call: ast.Call, keyword: str, compile_new: bool) -> None:
+        configs = argument(call, None, keyword)
+        if type(configs) is ast.Name:
+            configs = self.model.single_value(configs)
+        if type(configs) is not ast.Dict:
             return
-        compile_new = NEW_COMPILE in self.qualified_names(call.func)
-        for element in configs.elements:
-            if not isinstance(element, cst.DictElement):
-                continue
-            key = _string(element.key)
-            if key == OUTPUT_PATH_KEY and compile_new:
-                self.report(
-                    element.key,
+        for key, value in zip(configs.keys, configs.values, strict=True):
+            name = string(key)
+            if name == OUTPUT_PATH_KEY and compile_new:
+                self._report(
+                    key,
                     "`aot_inductor.output_path` is refused by `aoti_compile_and_package`: "
                     "pass `package_path=...pt2` instead",
                 )
-            elif key == PRINTER_KEY and isinstance(element.value, cst.Integer):
-                self.report(
-                    element.value,
-                    f'`{PRINTER_KEY}` must be a string such as "{element.value.value}", not an integer '
-                    f"(fails with '{element.value.value} is not a valid IntermediateValueDebuggingLevel')",
+            elif name == PRINTER_KEY and type(value) is ast.Constant and type(value.value) is int:
+                written = source_segment(self.lines, value)
+                self._report(
+                    value,
+                    f'`{PRINTER_KEY}` must be a string such as "{written}", not an integer '
+                    f"(fails with '{written} is not a valid IntermediateValueDebuggingLevel')",
                 )
-
-
-# The API functions whose calls this rule checks, as libcst names them.
-_CHECKED = frozenset({NEW_COMPILE, NEW_LOAD, NEW_LOAD_LOW_LEVEL, AOT_LOAD.qualified_name, *CONFIG_DICT_ARGUMENTS})
-# Each loader and the keywords it takes (`**kwargs`, whose ``ast`` keyword has no name, is checked by none).
-_LOADERS = ((NEW_LOAD, {None, *NEW_LOAD_PARAMETERS}), (NEW_LOAD_LOW_LEVEL, {None, *LOW_LEVEL_LOAD_PARAMETERS}))
-
-
-class _AstMisuse(AstReading):
-    """AOTI003 read from ``ast`` where no call can be reported, as torch's own modules that define the API are: every
-    call whose callee may be the API (``visit_Call``'s own test) is named from the module's bindings, and each call of
-    it is one no check can report. A loader's keywords are its parameters, and its path cannot end in `.so` when no
-    string of the module does but a comparison's operands and statements of their own (every path the rule follows
-    ends in one of its literals, which are neither); a config dict cannot hold
-    a key no string of the module spells. A compile of the new API, or a load of the old one, is left to libcst, as
-    is a callee this reading cannot name. ``tests/test_api_misuse_ast.py`` compares both readings."""
-
-    def findings(self) -> list[Finding] | None:
-        import ast
-
-        nodes = self.nodes()
-        if nodes is None or not self.read_imports():
-            return None
-        calls = [node for node in nodes if type(node) is ast.Call and self._may_be_checked(node.func)]
-        if not calls:
-            return []
-        constants = [node for node in nodes if type(node) is ast.Constant and type(node.value) is str]
-        strings = {node.value for node in constants}
-        # A comparison's operand, or a statement of its own, is in no path the rule follows.
-        bare_so = any(
-            str(node.value).endswith(".so") and type(self.parents.get(node)) not in (ast.Compare, ast.Expr)
-            for node in constants
-        )
-        keyed = OUTPUT_PATH_KEY in strings or PRINTER_KEY in strings
-        for call in calls:
-            names = self.qualified_names(call.func)
-            if names is None:
-                return None
-            checked = names & _CHECKED
-            if not checked:
-                continue
-            if NEW_COMPILE in checked or AOT_LOAD.qualified_name in checked:
-                return None
-            for loader, parameters in _LOADERS:
-                if loader in checked and (bare_so or any(item.arg not in parameters for item in call.keywords)):
-                    return None
-            if keyed and checked & CONFIG_DICT_ARGUMENTS.keys():
-                return None
-        return []
-
-    def _may_be_checked(self, func: Any) -> bool:
-        """``visit_Call``'s first test: the callee is no call, and its names may end in one of ``CALLEE_NAMES``."""
-        import ast
-
-        return type(func) is not ast.Call and self.model.may_name(func, CALLEE_NAMES)
 
 
 def _package_of_so(loader: str, path: str) -> str:

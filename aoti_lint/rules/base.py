@@ -279,6 +279,28 @@ class AstRule(PythonRule):
     def check_ast(cls, code: CodeIndex, path: str) -> list[Finding]:
         raise NotImplementedError
 
+    @classmethod
+    def finding_at(
+        cls, node: Any, lines: Sequence[str], path: str, message: str, fix: Fix | None = None, width: int | None = None
+    ) -> Finding:
+        """The rule's finding over an ``ast`` node (its first ``width`` characters, or all of it), its columns counted
+        in characters; ``lines``: the text's ``syntax_tree.source_lines``."""
+        start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
+        if width is None:
+            end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
+        else:
+            end_row, end = node.lineno, start + width
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=path,
+            start=Position(node.lineno, start + 1),
+            end=Position(end_row, end + 1),
+            severity=cls.severity,
+            fix=fix,
+            url=cls.url(),
+        )
+
 
 class ProjectRule(Rule):
     """A rule over all the files of one run, e.g. a load in one file of an artifact compiled in another.

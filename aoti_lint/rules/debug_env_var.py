@@ -16,6 +16,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.lazy import LazyPattern
+from aoti_lint.model.name_index import string
 from aoti_lint.read.source import PYTHON_KINDS
 from aoti_lint.rules.base import AstRule, Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
@@ -28,7 +29,6 @@ from aoti_lint.rules.debug_switches import (
     quoted_setting_pattern,
     remove_fix,
     sets_one_key,
-    string,
 )
 
 TYPE_CHECKING = False

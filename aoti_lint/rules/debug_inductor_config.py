@@ -16,7 +16,7 @@ from aoti_lint.knowledge.debug_switches import (
     message,
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
-from aoti_lint.model.name_index import NOT_A_LITERAL, literal
+from aoti_lint.model.name_index import NOT_A_LITERAL, literal, string
 from aoti_lint.rules.base import AstRule, Invalid, Valid, holds, tokens_match
 from aoti_lint.rules.debug_switches import (
     CHAINED,
@@ -29,7 +29,6 @@ from aoti_lint.rules.debug_switches import (
     opens_call,
     quoted_setting_pattern,
     sets_one_key,
-    string,
 )
 
 TYPE_CHECKING = False

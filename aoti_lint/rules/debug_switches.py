@@ -113,11 +113,6 @@ def follows_callee(data: bytes, at: int) -> bool:
     return callee is None or (callee >= 0 and (is_word_byte(data[callee]) or data[callee] in _CLOSING))
 
 
-def string(node: Any) -> str | None:
-    """The value of a string literal (adjacent ones joined), else None."""
-    return node.value if type(node) is ast.Constant and type(node.value) is str else None
-
-
 def sets_one_key(call: ast.Call) -> bool:
     """The call sets exactly one key: ``f(K=V)`` or ``f({K: V})``."""
     if len(call.args) + len(call.keywords) != 1:
@@ -215,24 +210,8 @@ class PythonSwitchReading:
     def report(self, node: Any, name: str, text: str, removal: Removal | None, width: int | None = None) -> None:
         """A finding at ``node`` (its first ``width`` characters, or all of it) whose fix removes the setting of
         ``name`` with the edits ``removal`` builds (no fix where it is None)."""
-        lines = self.lines
-        start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
-        if width is None:
-            end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
-        else:
-            end_row, end = node.lineno, start + width
-        self.found.append(
-            Finding(
-                code=self.rule.code,
-                message=text,
-                path=self.path,
-                start=Position(node.lineno, start + 1),
-                end=Position(end_row, end + 1),
-                severity=self.rule.severity,
-                fix=removal_fix(name, removal, self.path),
-                url=self.rule.url(),
-            )
-        )
+        fix = removal_fix(name, removal, self.path)
+        self.found.append(self.rule.finding_at(node, self.lines, self.path, text, fix, width))
 
     # The removals a fix may make
 

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import posixpath
 import re
 
 from aoti_lint.knowledge.deprecated_api import ABSOLUTE_PATH_FUNCTIONS, AOT_COMPILE, OUTPUT_PATH_OPTION
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
-from aoti_lint.lazy import cst
-from aoti_lint.model.calls import call_argument
-from aoti_lint.rules.base import Invalid, PythonRule, Valid
+from aoti_lint.model.calls import argument
+from aoti_lint.model.name_index import string
+from aoti_lint.rules.base import AstRule, Invalid, Valid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from aoti_lint.diagnostics import Finding, Position
+    from aoti_lint.model.semantic import SemanticModel
 
 # The compiles that take `options` and link the library at `aot_inductor.output_path`: the deprecated one calls the
 # other, which is not deprecated (it takes a GraphModule).
@@ -22,7 +26,7 @@ _COMPILES = frozenset({AOT_COMPILE.qualified_name, "torch._inductor.aot_compile"
 _KEY = re.compile(r"""output_path['"]\s*:""")
 
 
-class RelativeOutputPath(PythonRule):
+class RelativeOutputPath(AstRule):
     """
     ## What it does
     Finds `torch._export.aot_compile` and `torch._inductor.aot_compile` calls whose `options` set
@@ -115,43 +119,49 @@ class RelativeOutputPath(PythonRule):
         # hold a finding (torch's own modules define `aot_compile` and spell the key without calling it so).
         return "aot_compile" in code.reached and "options" in code.keywords
 
-    def visit_Call(self, node: Any) -> None:
-        if not self.context.may_resolve_to(node.func, {"aot_compile"}):
-            return
-        if not self.qualified_names(node.func) & _COMPILES:
-            return
-        options = call_argument(node, None, "options")
-        if isinstance(options, cst.Name):
-            options = self.context.facts().single_value(options)
-        if not isinstance(options, cst.Dict):
-            return
-        for element in options.elements:
-            if isinstance(element, cst.DictElement) and _string(element.key) == OUTPUT_PATH_OPTION:
-                relative = self._relative(element.value)
+    @classmethod
+    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+        from aoti_lint.model.semantic import model_of
+        from aoti_lint.model.syntax_tree import source_lines
+
+        model = model_of(code.tree)
+        found: list[tuple[ast.expr, str]] = []
+        for node in ast.walk(code.tree):
+            if type(node) is not ast.Call or not model.may_name(node.func, {"aot_compile"}):
+                continue
+            if not model.qualified_names(node.func) & _COMPILES:
+                continue
+            options = argument(node, None, "options")
+            if type(options) is ast.Name:
+                options = model.single_value(options)
+            if type(options) is not ast.Dict:
+                continue
+            for key, value in zip(options.keys, options.values, strict=True):
+                relative = _relative(model, value) if string(key) == OUTPUT_PATH_OPTION else None
                 if relative is not None:
-                    self.report(element.value, _message(relative))
+                    found.append((value, _message(relative)))
+        lines = source_lines(code.text) if found else []
+        return sorted((cls.finding_at(node, lines, path, message) for node, message in found), key=_start)
 
-    def _relative(self, path: Any) -> str | None:
-        """The path a literal (or `os.path.join` of literals) names when it is relative; None otherwise."""
-        literal = _string(path)
-        if literal is None and isinstance(path, cst.Call) and "os.path.join" in self.qualified_names(path.func):
-            parts = [_string(arg.value) if arg.keyword is None and not arg.star else None for arg in path.args]
-            first = path.args[0].value if path.args else None
-            if isinstance(first, cst.Call) and self.qualified_names(first.func) & ABSOLUTE_PATH_FUNCTIONS:
-                return None
-            if not parts or None in parts:
-                return None
-            literal = posixpath.join(*[part for part in parts if part is not None])
-        if literal is None or not literal or literal.startswith(("/", "~")) or "\\" in literal:
+
+def _start(finding: Finding) -> Position:
+    return finding.start
+
+
+def _relative(model: SemanticModel, path: ast.expr) -> str | None:
+    """The path a literal (or `os.path.join` of literals) names when it is relative; None otherwise."""
+    literal = string(path)
+    if literal is None and type(path) is ast.Call and "os.path.join" in model.qualified_names(path.func):
+        parts = [string(arg) for arg in path.args]
+        first = path.args[0] if path.args else None
+        if type(first) is ast.Call and model.qualified_names(first.func) & ABSOLUTE_PATH_FUNCTIONS:
             return None
-        return literal
-
-
-def _string(node: Any) -> str | None:
-    if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+        if not parts or None in parts or path.keywords:
+            return None
+        literal = posixpath.join(*[part for part in parts if part is not None])
+    if literal is None or not literal or literal.startswith(("/", "~")) or "\\" in literal:
+        return None
+    return literal
 
 
 def _message(path: str) -> str:

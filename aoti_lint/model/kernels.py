@@ -1,19 +1,17 @@
 """Which Python functions of a module are fake/meta kernels of custom ops, and which of their expressions are
-sizes or data of their tensor arguments.
+sizes or data of their tensor arguments: read from the module's ``ast`` tree and semantic model.
 
-Shared by the AOTI3xx rules through the rule context; imported only when a file is parsed. Precision first:
-a function counts only when its registration is spelled in this module and resolves to torch.library, and an
-expression is a size only when it provably reads the shape of a parameter that is a tensor and is never
-rebound in the kernel.
+Shared by the AOTI3xx rules; imported only when a file is read. Precision first: a function counts only when its
+registration is spelled in this module and resolves to torch.library, and an expression is a size only when it
+provably reads the shape of a parameter that is a tensor and is never rebound in the kernel.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-
-import libcst as cst
 
 from aoti_lint.knowledge.custom_ops import (
     CUSTOM_OP_METHOD,
@@ -26,45 +24,39 @@ from aoti_lint.knowledge.custom_ops import (
     TENSOR_ANNOTATION,
     TENSOR_METHODS,
 )
-from aoti_lint.model.calls import call_argument
-from aoti_lint.model.module_facts import ModuleFacts
+from aoti_lint.model.calls import argument
+from aoti_lint.model.name_index import string
+from aoti_lint.model.syntax_tree import children, source_lines, source_segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from aoti_lint.model.semantic import SemanticModel
+
 _TENSOR_ANNOTATION = re.compile(TENSOR_ANNOTATION)
-_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+# Bodies of their own: a kernel's reading does not enter them.
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# A Meta key as the prefilter finds it in the bytes: a plain literal, quotes and all.
+_META_LITERALS = frozenset(quote + key + quote for key in META_KEYS for quote in ('"', "'"))
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 
 
-def _string(node: cst.BaseExpression | None) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _is_meta(node: cst.BaseExpression | None) -> bool:
-    """``"Meta"``, ``"meta"``, or a list/tuple of dispatch keys or device types holding one. Only a plain
-    literal counts, spelled as it reads (the prefilter looks for the quoted key in the file's bytes)."""
-    if isinstance(node, (cst.List, cst.Tuple)):
-        return any(_is_meta(element.value) for element in node.elements)
-    return isinstance(node, cst.SimpleString) and node.raw_value in META_KEYS
-
-
-def children(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes under ``node`` (itself excluded) in source order, not entering nested functions or classes."""
-    stack = list(reversed(node.children))
+def own_nodes(roots: list[ast.AST]) -> Iterator[ast.AST]:
+    """``roots`` and everything under them in source order, not entering nested functions, lambdas or classes (which
+    are yielded themselves)."""
+    stack = list(reversed(roots))
     while stack:
-        item = stack.pop()
-        yield item
-        if not isinstance(item, _SCOPES):
-            stack.extend(reversed(item.children))
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(reversed(children(node)))
 
 
 @dataclass
 class Kernel:
-    function: cst.FunctionDef | cst.Lambda
+    function: Function
     # How it is registered, for messages: "register_fake", "impl_abstract", "a Meta impl".
     registration: str
     tensors: frozenset[str] = frozenset()
@@ -74,245 +66,323 @@ class Kernel:
 
     @property
     def name(self) -> str:
-        return self.function.name.value if isinstance(self.function, cst.FunctionDef) else "<lambda>"
+        return "<lambda>" if type(self.function) is ast.Lambda else self.function.name  # type: ignore[union-attr]
 
-    def nodes(self) -> Iterator[cst.CSTNode]:
+    def nodes(self) -> Iterator[ast.AST]:
         """The kernel's body and everything under it, nested functions and classes left out."""
         body = self.function.body
-        yield body
-        yield from children(body)
+        return own_nodes(body if isinstance(body, list) else [body])  # type: ignore[arg-type]
+
+    def is_tensor(self, node: ast.AST) -> bool:
+        """A tensor computed from a tensor parameter: ``x``, ``x[0]``, ``x.sum()``, ``(x > 0).sum()``."""
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self.tensors  # type: ignore[attr-defined]
+        if kind is ast.Subscript:
+            return self.is_tensor(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            return type(func) is ast.Attribute and func.attr in TENSOR_METHODS and self.is_tensor(func.value)
+        if kind is ast.Compare:
+            return self.is_tensor(node.left)  # type: ignore[attr-defined]
+        if kind is ast.BinOp:
+            return self.is_tensor(node.left) or self.is_tensor(node.right)  # type: ignore[attr-defined]
+        return False
+
+    def is_shape(self, node: ast.AST) -> bool:
+        """The whole shape (or a slice of it) of a tensor parameter: ``x.shape``, ``x.size()``, ``x.shape[1:]``."""
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self.shape_names  # type: ignore[attr-defined]
+        if kind is ast.Attribute:
+            return node.attr in SHAPE_ATTRIBUTES and self.is_tensor(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            return (
+                type(func) is ast.Attribute
+                and not node.args  # type: ignore[attr-defined]
+                and not node.keywords  # type: ignore[attr-defined]
+                and func.attr in ("size", "stride")
+                and self.is_tensor(func.value)
+            )
+        if kind is ast.Subscript:
+            return type(_single(node.slice)) is ast.Slice and self.is_shape(node.value)  # type: ignore[attr-defined]
+        return False
+
+    def is_size(self, node: ast.AST) -> bool:
+        """One size of a tensor parameter, or arithmetic on one: a SymInt under export with dynamic shapes."""
+        kind = type(node)
+        if kind is ast.Name:
+            return node.id in self.size_names  # type: ignore[attr-defined]
+        if kind is ast.Subscript:
+            index = _single(node.slice)  # type: ignore[attr-defined]
+            return type(index) not in (ast.Slice, ast.Tuple) and self.is_shape(node.value)  # type: ignore[attr-defined]
+        if kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is not ast.Attribute or func.attr not in SIZE_METHODS or not self.is_tensor(func.value):
+                return False
+            given = bool(node.args or node.keywords)  # type: ignore[attr-defined]
+            return given if func.attr in ("size", "stride") else not given
+        if kind is ast.BinOp:
+            return self.is_size(node.left) or self.is_size(node.right)  # type: ignore[attr-defined]
+        if kind is ast.UnaryOp and type(node.op) is ast.USub:  # type: ignore[attr-defined]
+            return self.is_size(node.operand)  # type: ignore[attr-defined]
+        return False
+
+
+def _single(index: ast.AST) -> ast.AST:
+    """``x[i,]`` indexes with one element, as ``x[i]`` does."""
+    if type(index) is ast.Tuple and len(index.elts) == 1:
+        return index.elts[0]
+    return index
+
+
+def arguments(call: ast.Call) -> list[ast.expr]:
+    """The values a call passes, positional and by keyword, unpacking aside."""
+    return [arg for arg in call.args if type(arg) is not ast.Starred] + [
+        keyword.value for keyword in call.keywords if keyword.arg is not None
+    ]
 
 
 class KernelIndex:
     """The fake/meta kernels of one module."""
 
-    def __init__(self, facts: ModuleFacts) -> None:
-        self.facts = facts
+    def __init__(self, tree: ast.Module, text: str, model: SemanticModel) -> None:
+        self.model = model
+        self.lines = source_lines(text)
         self.kernels: dict[int, Kernel] = {}
-        definitions: dict[str, list[cst.FunctionDef]] = {}
-        calls: list[cst.Call] = []
-        for node in _walk(facts.module):
-            if isinstance(node, cst.FunctionDef):
-                definitions.setdefault(node.name.value, []).append(node)
-                for decorator in node.decorators:
-                    registration = self._decorator_registration(decorator.decorator)
+        definitions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        calls: list[ast.Call] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                definitions.setdefault(node.name, []).append(node)
+                for decorator in node.decorator_list:
+                    registration = self._decorator_registration(decorator)
                     if registration is not None:
                         self._add(node, registration)
-            elif isinstance(node, cst.Call):
+            elif type(node) is ast.Call:
                 calls.append(node)
         for call in calls:
             found = self._call_registration(call)
             if found is None:
                 continue
             function, registration = found
-            if isinstance(function, cst.Lambda):
+            if type(function) is ast.Lambda:
                 self._add(function, registration)
-            elif isinstance(function, cst.Name) and len(definitions.get(function.value, ())) == 1:
-                (definition,) = definitions[function.value]
+            elif type(function) is ast.Name and len(definitions.get(function.id, ())) == 1:
+                (definition,) = definitions[function.id]
                 # The name must be that very function where the registration reads it.
                 if self._binds(function, definition):
                     self._add(definition, registration)
 
-    def _binds(self, name: cst.Name, definition: cst.FunctionDef) -> bool:
-        return self.facts.referents(name) == [definition]
+    def _binds(self, name: ast.Name, definition: ast.AST) -> bool:
+        bindings = self.model.bindings_of(name)
+        return bindings is not None and [b.node for b in bindings if type(b.node) is not ast.alias] == [definition]
 
-    def _add(self, function: cst.FunctionDef | cst.Lambda, registration: str) -> None:
+    def _add(self, function: Function, registration: str) -> None:
         if id(function) not in self.kernels:
-            self.kernels[id(function)] = _analyse(Kernel(function, registration))
+            self.kernels[id(function)] = analyse(Kernel(function, registration), self.lines)
 
-    def _decorator_registration(self, decorator: cst.BaseExpression) -> str | None:
-        if isinstance(decorator, cst.Attribute) and decorator.attr.value == CUSTOM_OP_METHOD:
+    def _is_meta(self, node: ast.expr | None) -> bool:
+        """``"Meta"``, ``"meta"``, or a list/tuple of dispatch keys or device types holding one. Only a plain
+        literal counts, spelled as it reads (the prefilter looks for the quoted key in the file's bytes)."""
+        if type(node) is ast.List or type(node) is ast.Tuple:
+            return any(self._is_meta(element) for element in node.elts)
+        if type(node) is not ast.Constant or type(node.value) not in (str, bytes):
+            return False
+        return source_segment(self.lines, node).lstrip("rRbBuU") in _META_LITERALS
+
+    def _decorator_registration(self, decorator: ast.expr) -> str | None:
+        names = self.model.qualified_names
+        if type(decorator) is ast.Attribute and decorator.attr == CUSTOM_OP_METHOD:
             # `@my_op.register_fake` on a custom_op object; `@torch.library.register_fake` needs the op.
-            return None if self.facts.names(decorator) & set(FAKE_REGISTRATIONS) else CUSTOM_OP_METHOD
-        if not isinstance(decorator, cst.Call):
+            return None if names(decorator) & set(FAKE_REGISTRATIONS) else CUSTOM_OP_METHOD
+        if type(decorator) is not ast.Call:
             return None
-        names = self.facts.names(decorator.func)
+        callee = names(decorator.func)
         for registration in FAKE_REGISTRATIONS:
-            if registration in names:
+            if registration in callee:
                 return registration.rsplit(".", 1)[-1]
-        if LIBRARY_IMPL in names:
-            first = call_argument(decorator, 0, "qualname")
-            if _string(first) is not None:
-                return "a Meta impl" if _is_meta(call_argument(decorator, 1, "types")) else None
+        if LIBRARY_IMPL in callee:
+            if string(argument(decorator, 0, "qualname")) is not None:
+                return "a Meta impl" if self._is_meta(argument(decorator, 1, "types")) else None
             # The legacy form `impl(lib, name, dispatch_key)`.
-            return "a Meta impl" if _is_meta(call_argument(decorator, 2, "dispatch_key")) else None
+            return "a Meta impl" if self._is_meta(argument(decorator, 2, "dispatch_key")) else None
         return None
 
-    def _call_registration(self, call: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    def _call_registration(self, call: ast.Call) -> tuple[ast.expr, str] | None:
         """``register_fake("ns::op", fn)``, ``my_op.register_fake(fn)``, ``impl("ns::op", "Meta", fn)``,
         ``lib.impl("op", fn, "Meta")``: the kernel expression and how it is registered."""
         func = call.func
-        names = self.facts.names(func)
+        names = self.model.qualified_names(func)
         for registration in FAKE_REGISTRATIONS:
             if registration in names:
-                kernel = call_argument(call, 1, "func")
+                kernel = argument(call, 1, "func")
                 return (kernel, registration.rsplit(".", 1)[-1]) if kernel is not None else None
         if LIBRARY_IMPL in names:
-            kernel = call_argument(call, 2, "func")
-            if kernel is not None and _string(call_argument(call, 0, "qualname")) is not None:
-                return (kernel, "a Meta impl") if _is_meta(call_argument(call, 1, "types")) else None
+            kernel = argument(call, 2, "func")
+            if kernel is not None and string(argument(call, 0, "qualname")) is not None:
+                return (kernel, "a Meta impl") if self._is_meta(argument(call, 1, "types")) else None
             return None
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not ast.Attribute:
             return None
-        if func.attr.value == CUSTOM_OP_METHOD and len(call.args) == 1 and not call.args[0].keyword:
-            if names & set(FAKE_REGISTRATIONS):
+        if func.attr == CUSTOM_OP_METHOD and len(call.args) == 1 and not call.keywords:
+            if names & set(FAKE_REGISTRATIONS) or type(call.args[0]) is ast.Starred:
                 return None
-            return call.args[0].value, CUSTOM_OP_METHOD
-        if func.attr.value == "impl" and self._library(func.value) is not None:
-            kernel = call_argument(call, 1, "fn")
-            key = call_argument(call, 2, "dispatch_key")
-            if key is None and not any(arg.keyword and arg.keyword.value == "dispatch_key" for arg in call.args):
+            return call.args[0], CUSTOM_OP_METHOD
+        if func.attr == "impl" and self._library(func.value) is not None:
+            kernel = argument(call, 1, "fn")
+            key = argument(call, 2, "dispatch_key")
+            if key is None and not any(keyword.arg == "dispatch_key" for keyword in call.keywords):
                 library = self._library(func.value)
-                key = call_argument(library, 2, "dispatch_key") if library is not None else None
-            return (kernel, "a Meta impl") if kernel is not None and _is_meta(key) else None
+                key = argument(library, 2, "dispatch_key") if library is not None else None
+            return (kernel, "a Meta impl") if kernel is not None and self._is_meta(key) else None
         return None
 
-    def _library(self, node: cst.BaseExpression) -> cst.Call | None:
+    def _library(self, node: ast.expr) -> ast.Call | None:
         """The ``torch.library.Library(...)`` call ``node`` is, or a name bound once to."""
-        if isinstance(node, cst.Name):
-            value = self.facts.single_value(node)
-            node = value if value is not None else node
-        if isinstance(node, cst.Call) and LIBRARY_CLASS in self.facts.names(node.func):
+        if type(node) is ast.Name:
+            node = self.model.single_value(node) or node
+        if type(node) is ast.Call and LIBRARY_CLASS in self.model.qualified_names(node.func):
             return node
         return None
 
 
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        yield item
-        stack.extend(reversed(item.children))
+_ARITHMETIC = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Pow: "**", ast.LShift: "<<", ast.FloorDiv: "//"}
+
+
+def number(node: ast.expr, model: SemanticModel | None = None, depth: int = 0) -> float | None:
+    """A number literal, its negation, or arithmetic on them (a threshold written `1 << 20`, `4 * 1024`); with the
+    module's ``model``, a name bound once where it is read to such a number (`_MAX_NUMEL = 1 << 20`)."""
+    if type(node) is ast.Name and model is not None and depth < 4:
+        value = model.single_value(node)
+        return None if value is None else number(value, model, depth + 1)
+    if type(node) is ast.Constant and isinstance(node.value, int | float) and type(node.value) is not bool:
+        return float(node.value)
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
+        inner = number(node.operand, model, depth)
+        return None if inner is None else -inner
+    if type(node) is ast.BinOp:
+        left, right = number(node.left, model, depth), number(node.right, model, depth)
+        operator = _ARITHMETIC.get(type(node.op))
+        return None if left is None or right is None or operator is None else _arithmetic(operator, left, right)
+    return None
+
+
+def _arithmetic(operator: str, left: float, right: float) -> float | None:
+    """``left operator right``; None where Python would fail, or the result would not be a size's scale."""
+    if operator in ("<<", "**") and not (left == int(left) and right == int(right) and 0 <= right <= 64):
+        return None
+    if operator == "<<":
+        return float(int(left) << int(right))
+    if operator == "**":
+        return float(left**right) if abs(left) <= 1 << 16 else None
+    if operator == "//":
+        return None if right == 0 else float(left // right)
+    return float(left + right if operator == "+" else left - right if operator == "-" else left * right)
+
+
+def raises_only(node: ast.If, lines: list[str]) -> bool:
+    """An `if` whose indented block only raises: a check, which the rules leave to the programmer (a one-line
+    `if c: raise E` is no such block)."""
+    if not node.body or not all(type(statement) is ast.Raise for statement in node.body):
+        return False
+    first = node.body[0]
+    line = lines[first.lineno - 1] if first.lineno <= len(lines) else ""
+    return not line.encode()[: first.col_offset].strip()
 
 
 # -- inside one kernel --------------------------------------------------------------------------------------
-def _parameters(function: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
-    params = function.params
-    return [*params.posonly_params, *params.params, *params.kwonly_params]
-
-
-def _bound_names(node: cst.CSTNode) -> Iterator[str]:
+def _bound_names(node: ast.AST | None) -> Iterator[str]:
     """Names an assignment target binds (``a``, ``a, *b``; attributes and subscripts bind none)."""
-    if isinstance(node, cst.Name):
-        yield node.value
-    elif isinstance(node, (cst.Tuple, cst.List)):
-        for element in node.elements:
-            yield from _bound_names(element.value)
-    elif isinstance(node, cst.StarredElement):
+    if type(node) is ast.Name:
+        yield node.id
+    elif type(node) is ast.Tuple or type(node) is ast.List:
+        for element in node.elts:
+            yield from _bound_names(element)
+    elif type(node) is ast.Starred:
         yield from _bound_names(node.value)
 
 
-def _assignments(
-    function: cst.FunctionDef | cst.Lambda,
-) -> tuple[dict[str, int], list[cst.Assign | cst.For | cst.CompFor]]:
-    """How often each name is bound in the kernel (nested scopes aside), and its plain assignments and loops."""
+_Binding = ast.Assign | ast.For | ast.AsyncFor | ast.comprehension
+
+
+def _assignments(kernel: Kernel) -> tuple[dict[str, int], list[_Binding]]:
+    """How often each name is bound in the kernel (nested scopes aside), and its plain assignments and loops, in
+    statement order."""
     counts: dict[str, int] = {}
-    assigns: list[cst.Assign | cst.For | cst.CompFor] = []
-    for node in [function.body, *children(function.body)]:
-        targets: list[cst.CSTNode] = []
-        if isinstance(node, cst.Assign):
-            targets = [target.target for target in node.targets]
-            assigns.append(node)
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            targets = [node.target]
-            if isinstance(node, (cst.For, cst.CompFor)):
-                assigns.append(node)
-        elif isinstance(node, cst.AsName):
-            targets = [node.name]
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            targets = [item.name for item in node.names]
+    assigns: list[_Binding] = []
+    for node in kernel.nodes():
+        kind = type(node)
+        targets: list[ast.AST | None] = []
+        if kind is ast.Assign:
+            targets = list(node.targets)  # type: ignore[attr-defined]
+            assigns.append(node)  # type: ignore[arg-type]
+        elif kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+            targets = [node.target]  # type: ignore[attr-defined]
+        elif kind in (ast.For, ast.AsyncFor, ast.comprehension):
+            targets = [node.target]  # type: ignore[attr-defined]
+            assigns.append(node)  # type: ignore[arg-type]
+        elif kind is ast.alias:
+            # `import a as b` binds `b`; a plain `import a` is not counted, as in the kernels this reads.
+            targets = [ast.Name(node.asname)] if node.asname else []  # type: ignore[attr-defined]
+        elif kind is ast.withitem:
+            targets = [node.optional_vars]  # type: ignore[attr-defined]
+        elif kind is ast.ExceptHandler:
+            targets = [ast.Name(node.name)] if node.name else []  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            targets = [ast.Name(name) for name in node.names]  # type: ignore[attr-defined]
         for target in targets:
             for name in _bound_names(target):
                 counts[name] = counts.get(name, 0) + 1
     return counts, assigns
 
 
-def _analyse(kernel: Kernel) -> Kernel:
-    counts, assigns = _assignments(kernel.function)
+def analyse(kernel: Kernel, lines: list[str]) -> Kernel:
+    """The kernel with its tensor parameters and the names bound to their sizes and shapes (``lines``: the text's
+    ``syntax_tree.source_lines``)."""
+    counts, assigns = _assignments(kernel)
+    parameters = kernel.function.args
     tensors = set()
-    for param in _parameters(kernel.function):
-        annotation = param.annotation
-        if annotation is not None:
-            code = cst.Module([]).code_for_node(annotation.annotation)
-            if not _TENSOR_ANNOTATION.fullmatch(code.strip()):
-                continue
-        if param.name.value not in counts:
-            tensors.add(param.name.value)
+    for parameter in [*parameters.posonlyargs, *parameters.args, *parameters.kwonlyargs]:
+        annotation = parameter.annotation
+        if annotation is not None and not _TENSOR_ANNOTATION.fullmatch(source_segment(lines, annotation).strip()):
+            continue
+        if parameter.arg not in counts:
+            tensors.add(parameter.arg)
     kernel.tensors = frozenset(tensors)
     # A name bound once to a size, in statement order (so `n = x.shape[0]; m = n * 2` makes both sizes).
     for assign in assigns:
-        if isinstance(assign, (cst.For, cst.CompFor)):
+        if not isinstance(assign, ast.Assign):
             # `for s in x.shape` / `[int(s) for s in x.shape]`: each `s` is a size.
             loop_target = assign.target
-            if (
-                isinstance(loop_target, cst.Name)
-                and counts.get(loop_target.value) == 1
-                and is_shape(kernel, assign.iter)
-            ):
-                kernel.size_names.add(loop_target.value)
+            if type(loop_target) is ast.Name and counts.get(loop_target.id) == 1 and kernel.is_shape(assign.iter):
+                kernel.size_names.add(loop_target.id)
             continue
         if len(assign.targets) != 1:
             continue
-        target = assign.targets[0].target
-        if isinstance(target, cst.Name) and counts.get(target.value) == 1:
-            if is_size(kernel, assign.value):
-                kernel.size_names.add(target.value)
-            elif is_shape(kernel, assign.value):
-                kernel.shape_names.add(target.value)
-        elif isinstance(target, (cst.Tuple, cst.List)) and is_shape(kernel, assign.value):
-            for element in target.elements:
-                names = list(_bound_names(element.value))
+        target = assign.targets[0]
+        if type(target) is ast.Name and counts.get(target.id) == 1:
+            if kernel.is_size(assign.value):
+                kernel.size_names.add(target.id)
+            elif kernel.is_shape(assign.value):
+                kernel.shape_names.add(target.id)
+        elif (type(target) is ast.Tuple or type(target) is ast.List) and kernel.is_shape(assign.value):
+            for element in target.elts:
+                names = list(_bound_names(element))
                 if len(names) == 1 and counts.get(names[0]) == 1:
-                    (kernel.shape_names if isinstance(element, cst.StarredElement) else kernel.size_names).add(names[0])
+                    (kernel.shape_names if type(element) is ast.Starred else kernel.size_names).add(names[0])
     return kernel
 
 
-def is_tensor(kernel: Kernel, node: cst.BaseExpression) -> bool:
-    """A tensor computed from a tensor parameter: ``x``, ``x[0]``, ``x.sum()``, ``(x > 0).sum()``."""
-    if isinstance(node, cst.Name):
-        return node.value in kernel.tensors
-    if isinstance(node, cst.Subscript):
-        return is_tensor(kernel, node.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        return node.func.attr.value in TENSOR_METHODS and is_tensor(kernel, node.func.value)
-    if isinstance(node, cst.Comparison):
-        return is_tensor(kernel, node.left)
-    if isinstance(node, cst.BinaryOperation):
-        return is_tensor(kernel, node.left) or is_tensor(kernel, node.right)
-    return False
+# The last module read and its kernels: AOTI301 and AOTI302 read the same module in a row.
+_last: list[Any] = [None, None]
 
 
-def is_shape(kernel: Kernel, node: cst.BaseExpression) -> bool:
-    """The whole shape (or a slice of it) of a tensor parameter: ``x.shape``, ``x.size()``, ``x.shape[1:]``."""
-    if isinstance(node, cst.Name):
-        return node.value in kernel.shape_names
-    if isinstance(node, cst.Attribute):
-        return node.attr.value in SHAPE_ATTRIBUTES and is_tensor(kernel, node.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and not node.args:
-        return node.func.attr.value in ("size", "stride") and is_tensor(kernel, node.func.value)
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice):
-        return is_shape(kernel, node.value)
-    return False
+def kernel_index(tree: ast.Module, text: str) -> KernelIndex:
+    """The module's kernels, computed once per module for all the rules."""
+    if _last[0] is not tree:
+        from aoti_lint.model.semantic import model_of
 
-
-def is_size(kernel: Kernel, node: cst.BaseExpression) -> bool:
-    """One size of a tensor parameter, or arithmetic on one: a SymInt under export with dynamic shapes."""
-    if isinstance(node, cst.Name):
-        return node.value in kernel.size_names
-    if isinstance(node, cst.Subscript):
-        return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and is_shape(kernel, node.value)
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
-        method = node.func.attr.value
-        if method not in SIZE_METHODS or not is_tensor(kernel, node.func.value):
-            return False
-        return bool(node.args) if method in ("size", "stride") else not node.args
-    if isinstance(node, cst.BinaryOperation):
-        return is_size(kernel, node.left) or is_size(kernel, node.right)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return is_size(kernel, node.expression)
-    return False
-
-
-def kernel_index(context: Any) -> KernelIndex:
-    """The module's kernels, computed once per file for all the rules (``context``: a PythonContext)."""
-    return context.memo("fake-kernels", lambda: KernelIndex(context.facts()))
+        _last[:] = [tree, KernelIndex(tree, text, model_of(tree))]
+    return _last[1]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+
 from aoti_lint.diagnostics import Severity
 from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
-from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, PythonRule, Valid
+from aoti_lint.model.kernels import arguments
+from aoti_lint.model.syntax_tree import source_segment
+from aoti_lint.rules.base import AstRule, Invalid, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
@@ -21,8 +24,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from aoti_lint.diagnostics import Finding
+    from aoti_lint.model.kernels import Kernel, KernelIndex
 
-class FakeKernelConcreteSize(PythonRule):
+
+class FakeKernelConcreteSize(AstRule):
     """
     ## What it does
     Finds fake and meta kernels of custom ops that turn a size of a tensor argument into a Python number,
@@ -203,52 +209,59 @@ class FakeKernelConcreteSize(PythonRule):
             return False
         return could_hold_finding(code).concrete
 
-    def visit_Module(self, node: cst.Module) -> None:
-        from aoti_lint.model.kernels import is_size, is_tensor, kernel_index
+    @classmethod
+    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+        from aoti_lint.model.kernels import kernel_index
 
-        for kernel in kernel_index(self.context).kernels.values():
+        index = kernel_index(code.tree, code.text)
+        found = []
+        for kernel in index.kernels.values():
             for item in kernel.nodes():
-                if not isinstance(item, cst.Call):
-                    continue
-                message = self._defect(kernel, item, is_size, is_tensor)
-                if message is not None:
-                    self.report(item, message)
+                if type(item) is ast.Call:
+                    message = _defect(index, kernel, item)
+                    if message is not None:
+                        found.append(cls.finding_at(item, index.lines, path, message))
+        return sorted(found, key=lambda finding: (finding.start, finding.end))
 
-    def _defect(self, kernel: Any, call: Any, is_size: Any, is_tensor: Any) -> str | None:
-        where = f"the fake kernel `{kernel.name}` ({kernel.registration})"
-        code = self.context.module.code_for_node
-        func = call.func
-        if isinstance(func, cst.Attribute) and not call.args:
-            method = func.attr.value
-            if method == "item" and is_size(kernel, func.value):
-                return (
-                    f"`{code(func.value)}` is a `SymInt` under export, which has no `.item()` "
-                    f"(AttributeError) in {where}; use the size as it is"
-                )
-            if method in DATA_METHODS and is_tensor(kernel, func.value):
-                return (
-                    f"`.{method}()` reads the data of a tensor argument in {where}, and a fake kernel has none "
-                    "(export fails with a data-dependent guard error); for a size that depends on data, use "
-                    "`torch.library.get_ctx().new_dynamic_size()`"
-                )
-            return None
-        sizes = [arg.value for arg in call.args if not arg.star and is_size(kernel, arg.value)]
-        if not sizes:
-            return None
-        names = self.qualified_names(func)
-        builtin = next((name for name in names if name in CONCRETE_BUILTINS), None)
-        if builtin is not None and len(call.args) == 1:
-            function = builtin.rsplit(".", 1)[-1]
+
+def _defect(index: KernelIndex, kernel: Kernel, call: ast.Call) -> str | None:
+    where = f"the fake kernel `{kernel.name}` ({kernel.registration})"
+
+    def code(node: ast.AST) -> str:
+        return source_segment(index.lines, node)
+
+    func = call.func
+    if type(func) is ast.Attribute and not call.args and not call.keywords:
+        method = func.attr
+        if method == "item" and kernel.is_size(func.value):
             return (
-                f"`{function}({code(sizes[0])})` turns a symbolic size into a Python number in {where}: export "
-                f"specialises the op to the example's size ('Constraints violated' for a `Dim`); keep the size "
-                "symbolic (arithmetic on it, `torch.sym_max`/`torch.sym_min`/`torch.sym_float`)"
+                f"`{code(func.value)}` is a `SymInt` under export, which has no `.item()` "
+                f"(AttributeError) in {where}; use the size as it is"
             )
-        math_function = next((name for name in names if name.startswith("math.")), None)
-        if math_function is not None:
+        if method in DATA_METHODS and kernel.is_tensor(func.value):
             return (
-                f"`{math_function}` on the size `{code(sizes[0])}` turns it into a Python number in {where}: "
-                "export specialises the op to the example's size; keep the size symbolic "
-                "(`torch.sym_float`/`torch.sym_int`/`torch.sym_max`/`torch.sym_min` take SymInts)"
+                f"`.{method}()` reads the data of a tensor argument in {where}, and a fake kernel has none "
+                "(export fails with a data-dependent guard error); for a size that depends on data, use "
+                "`torch.library.get_ctx().new_dynamic_size()`"
             )
         return None
+    sizes = [value for value in arguments(call) if kernel.is_size(value)]
+    if not sizes:
+        return None
+    names = index.model.qualified_names(func)
+    builtin = next((name for name in sorted(names) if name in CONCRETE_BUILTINS), None)
+    if builtin is not None and len(call.args) + len(call.keywords) == 1:
+        function = builtin.rsplit(".", 1)[-1]
+        return (
+            f"`{function}({code(sizes[0])})` turns a symbolic size into a Python number in {where}: export "
+            f"specialises the op to the example's size ('Constraints violated' for a `Dim`); keep the size "
+            "symbolic (arithmetic on it, `torch.sym_max`/`torch.sym_min`/`torch.sym_float`)"
+        )
+    math_function = next((name for name in sorted(names) if name.startswith("math.")), None)
+    if math_function is not None:
+        return (
+            f"`{math_function}` on the size `{code(sizes[0])}` turns it into a Python number in {where}: "
+            "export specialises the op to the example's size; keep the size symbolic "
+            "(`torch.sym_float`/`torch.sym_int`/`torch.sym_max`/`torch.sym_min` take SymInts)"
+        )
+    return None

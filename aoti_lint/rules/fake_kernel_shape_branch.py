@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+
 from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CONTROL_FLOW, TORCH_CHECK
-from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, PythonRule, Valid
+from aoti_lint.model.kernels import arguments, number, raises_only
+from aoti_lint.model.syntax_tree import source_segment
+from aoti_lint.rules.base import AstRule, Invalid, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
@@ -19,40 +22,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# libcst's operator classes, by the names `kernel_prefilter.constant_arithmetic` knows them.
-_ARITHMETIC = {"Add": "+", "Subtract": "-", "Multiply": "*", "Power": "**", "LeftShift": "<<", "FloorDivide": "//"}
+    from aoti_lint.diagnostics import Finding
+    from aoti_lint.model.kernels import Kernel, KernelIndex
 
 
-def _number(node: Any, facts: Any = None, depth: int = 0) -> float | None:
-    """A number literal, its negation, or arithmetic on them (a threshold written `1 << 20`, `4 * 1024`); with the
-    module's ``facts``, a name bound once where it is read to such a number (`_MAX_NUMEL = 1 << 20`)."""
-    if isinstance(node, cst.Name) and facts is not None and depth < 4:
-        value = facts.single_value(node)
-        return None if value is None else _number(value, facts, depth + 1)
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return float(node.evaluated_value)
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = _number(node.expression, facts, depth)
-        return None if inner is None else -inner
-    if isinstance(node, cst.BinaryOperation):
-        from aoti_lint.rules.kernel_prefilter import constant_arithmetic
-
-        left, right = _number(node.left, facts, depth), _number(node.right, facts, depth)
-        operator = _ARITHMETIC.get(type(node.operator).__name__)
-        return None if left is None or right is None or operator is None else constant_arithmetic(operator, left, right)
-    return None
-
-
-def _raises_only(body: Any) -> bool:
-    """A block that only raises: a check, which the rule leaves to the programmer."""
-    statements = list(body.body)
-    return bool(statements) and all(
-        isinstance(statement, cst.SimpleStatementLine) and all(isinstance(s, cst.Raise) for s in statement.body)
-        for statement in statements
-    )
-
-
-class FakeKernelShapeBranch(PythonRule):
+class FakeKernelShapeBranch(AstRule):
     """
     ## What it does
     Finds `if` statements and conditional expressions in fake and meta kernels of custom ops (registered as
@@ -214,49 +188,57 @@ class FakeKernelShapeBranch(PythonRule):
     def could_match_code(cls, code: Any) -> bool:
         return could_hold_kernel(code) and could_hold_finding(code).branch
 
-    def visit_Module(self, node: cst.Module) -> None:
-        from aoti_lint.model.kernels import children, is_size, kernel_index
+    @classmethod
+    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+        from aoti_lint.model.kernels import kernel_index, own_nodes
 
-        for kernel in kernel_index(self.context).kernels.values():
+        index = kernel_index(code.tree, code.text)
+        found = []
+        for kernel in index.kernels.values():
             for item in kernel.nodes():
-                if isinstance(item, (cst.For, cst.CompFor)):
-                    self._check_loop(kernel, item.iter, is_size)
+                kind = type(item)
+                if kind in (ast.For, ast.AsyncFor, ast.comprehension):
+                    message = _loop(index, kernel, item.iter)  # type: ignore[attr-defined]
+                    if message is not None:
+                        found.append(cls.finding_at(item.iter, index.lines, path, message))  # type: ignore[attr-defined]
                     continue
-                if not (isinstance(item, cst.IfExp) or (isinstance(item, cst.If) and not _raises_only(item.body))):
+                if not (kind is ast.IfExp or (kind is ast.If and not raises_only(item, index.lines))):  # type: ignore[arg-type]
                     continue
-                test = item.test
-                for comparison in [test, *children(test)]:
-                    if isinstance(comparison, cst.Comparison) and self._specialises(kernel, comparison, is_size):
-                        self.report(comparison, self._message(kernel, comparison))
+                for comparison in own_nodes([item.test]):  # type: ignore[attr-defined]
+                    if type(comparison) is ast.Compare and _specialises(index, kernel, comparison):
+                        found.append(cls.finding_at(comparison, index.lines, path, _message(index, kernel, comparison)))
                         break
+        return sorted(found, key=lambda finding: (finding.start, finding.end))
 
-    def _check_loop(self, kernel: Any, iterable: Any, is_size: Any) -> None:
-        if not isinstance(iterable, cst.Call) or "builtins.range" not in self.qualified_names(iterable.func):
-            return
-        if any(not arg.star and is_size(kernel, arg.value) for arg in iterable.args):
-            self.report(
-                iterable,
-                f"`{self.context.module.code_for_node(iterable)}` loops over a symbolic size in the fake kernel "
-                f"`{kernel.name}` ({kernel.registration}): Python runs the loop for the example's size and export "
-                "pins it ('Constraints violated' for a `Dim`); compute the result with tensor operations on the "
-                "symbolic size instead",
-            )
 
-    def _specialises(self, kernel: Any, comparison: Any, is_size: Any) -> bool:
-        operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
-        sizes = [operand for operand in operands if is_size(kernel, operand)]
-        facts = self.context.facts()
-        numbers = [number for number in (_number(operand, facts) for operand in operands) if number is not None]
-        if len(sizes) != 1 or len(numbers) != len(operands) - 1:
-            return False
-        plain = not isinstance(sizes[0], (cst.BinaryOperation, cst.UnaryOperation))
-        return not (plain and all(number in (0, 1) for number in numbers))
+def _loop(index: KernelIndex, kernel: Kernel, iterable: ast.expr) -> str | None:
+    if type(iterable) is not ast.Call or "builtins.range" not in index.model.qualified_names(iterable.func):
+        return None
+    if not any(kernel.is_size(value) for value in arguments(iterable)):
+        return None
+    return (
+        f"`{source_segment(index.lines, iterable)}` loops over a symbolic size in the fake kernel "
+        f"`{kernel.name}` ({kernel.registration}): Python runs the loop for the example's size and export "
+        "pins it ('Constraints violated' for a `Dim`); compute the result with tensor operations on the "
+        "symbolic size instead"
+    )
 
-    def _message(self, kernel: Any, comparison: Any) -> str:
-        condition = self.context.module.code_for_node(comparison)
-        return (
-            f"`{condition}` branches on a symbolic size in the fake kernel `{kernel.name}` "
-            f"({kernel.registration}): export keeps only the sizes that take the example's branch (a `Dim` "
-            "fails with 'Constraints violated', `Dim.AUTO` silently narrows the range); use one formula "
-            "(`torch.sym_max`/`torch.sym_min`/`torch.sym_ite`) or state the assumption with `torch._check(...)`"
-        )
+
+def _specialises(index: KernelIndex, kernel: Kernel, comparison: ast.Compare) -> bool:
+    operands = [comparison.left, *comparison.comparators]
+    sizes = [operand for operand in operands if kernel.is_size(operand)]
+    numbers = [number for number in (number(operand, index.model) for operand in operands) if number is not None]
+    if len(sizes) != 1 or len(numbers) != len(operands) - 1:
+        return False
+    plain = type(sizes[0]) not in (ast.BinOp, ast.UnaryOp)
+    return not (plain and all(number in (0, 1) for number in numbers))
+
+
+def _message(index: KernelIndex, kernel: Kernel, comparison: ast.Compare) -> str:
+    condition = source_segment(index.lines, comparison)
+    return (
+        f"`{condition}` branches on a symbolic size in the fake kernel `{kernel.name}` "
+        f"({kernel.registration}): export keeps only the sizes that take the example's branch (a `Dim` "
+        "fails with 'Constraints violated', `Dim.AUTO` silently narrows the range); use one formula "
+        "(`torch.sym_max`/`torch.sym_min`/`torch.sym_ite`) or state the assumption with `torch._check(...)`"
+    )

@@ -17,8 +17,7 @@ from aoti_lint.knowledge.deprecated_api import (
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.model.calls import argument
 from aoti_lint.model.name_index import string
-from aoti_lint.model.syntax_tree import source_segment
-from aoti_lint.rules.base import AstRule, Invalid, Valid, defined_at
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -317,8 +316,8 @@ class AotiApiMisuse(AstRule):
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding]:
-        return _PythonMisuse(cls, code.tree, code.text, path).findings()
+    def check_ast(cls, module: AstModule) -> list[Finding]:
+        return _PythonMisuse(cls, module).findings()
 
     @classmethod
     def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
@@ -356,19 +355,13 @@ class _PythonMisuse:
     """AOTI003 in one Python module, read from its ``ast`` tree: every call whose callee the semantic model names as
     a function of the API, its arguments followed to the literals and the one value of a variable they hold."""
 
-    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
-        from aoti_lint.model.semantic import model_of
-        from aoti_lint.model.syntax_tree import source_lines
-
-        self.rule, self.path = rule, path
-        self.model = model_of(tree)
-        self.lines = source_lines(text)
-        self.tree = tree
+    def __init__(self, rule: Any, module: AstModule) -> None:
+        self.rule, self.module, self.model = rule, module, module.model
         self.found: list[Finding] = []
 
     def findings(self) -> list[Finding]:
         may_name = self.model.may_name
-        for node in ast.walk(self.tree):
+        for node in ast.walk(self.module.tree):
             # `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API: a call is named after its
             # callee, so a callee that is a call is passed over.
             if type(node) is ast.Call and type(node.func) is not ast.Call and may_name(node.func, CALLEE_NAMES):
@@ -376,7 +369,7 @@ class _PythonMisuse:
         return sorted(self.found, key=lambda finding: (finding.start, finding.end))
 
     def _report(self, node: Any, message: str, width: int | None = None) -> None:
-        self.found.append(self.rule.finding_at(node, self.lines, self.path, message, width=width))
+        self.found.append(self.rule.finding_at(node, self.module, message, width=width))
 
     def _call(self, node: ast.Call) -> None:
         names = self.model.qualified_names(node.func)
@@ -531,7 +524,7 @@ class _PythonMisuse:
                     "pass `package_path=...pt2` instead",
                 )
             elif name == PRINTER_KEY and type(value) is ast.Constant and type(value.value) is int:
-                written = source_segment(self.lines, value)
+                written = self.module.segment(value)
                 self._report(
                     value,
                     f'`{PRINTER_KEY}` must be a string such as "{written}", not an integer '

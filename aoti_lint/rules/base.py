@@ -8,6 +8,7 @@ prefiltering and printing docs stay instant.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ast
     from collections.abc import Callable, Mapping
     from typing import Any, ClassVar, TypeVar
 
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from aoti_lint.model.module_facts import ModuleFacts
     from aoti_lint.model.name_index import CodeIndex
     from aoti_lint.model.qualified_names import QualifiedNames
+    from aoti_lint.model.semantic import SemanticModel
     from aoti_lint.read.source import SourceFile
 
 if TYPE_CHECKING:
@@ -262,29 +265,54 @@ class PythonRule(Rule):
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
         return self.context.qualified_names(node)
 
-    @classmethod
-    def check_ast(cls, code: CodeIndex, path: str) -> list[Finding] | None:
-        """The rule's findings in the file at ``path`` from its ``ast`` index alone, for a run that shows no fix
-        edits: exactly those libcst's traversal reports, their fixes left ``deferred``; or None where libcst
-        must answer. A file whose every rule answers here is never parsed with libcst."""
-        return None
+
+class AstModule:
+    """One Python module as the ``AstRule``s read it: its ``ast`` index (``code``: the tree, the text), where it is
+    shown (``path``), the torch the project targets, and what every rule asks of it, computed once: the semantic
+    model of its names (``aoti_lint.model.semantic``) and its lines."""
+
+    def __init__(self, code: CodeIndex, path: str, target_torch: tuple[int, int] = DEFAULT_TARGET_TORCH) -> None:
+        self.code, self.path, self.target_torch = code, path, target_torch
+        self.tree: ast.Module = code.tree  # type: ignore[assignment]
+        self.text = code.text
+
+    @functools.cached_property
+    def model(self) -> SemanticModel:
+        from aoti_lint.model.semantic import model_of
+
+        return model_of(self.tree)
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The text's lines with their ends, as ``ast`` numbers them (``syntax_tree.source_lines``)."""
+        from aoti_lint.model.syntax_tree import source_lines
+
+        return source_lines(self.text)
+
+    def segment(self, node: ast.AST) -> str:
+        """The source text of a node."""
+        from aoti_lint.model.syntax_tree import source_segment
+
+        return source_segment(self.lines, node)
 
 
 class AstRule(PythonRule):
-    """A rule read from the module's ``ast`` tree and semantic model alone (``aoti_lint.model.semantic``), in every
-    run whatever it shows: ``check_ast`` always answers. Its fixes leave their edits to a ``build`` of the fix layer
-    (``aoti_lint.fixes``), called only by a run that applies or shows them."""
+    """A rule read from the module's ``ast`` tree and semantic model alone, in every run whatever it shows:
+    ``check_ast`` always answers, and a file whose rules are all ``AstRule``s is never parsed with libcst in a run
+    that shows no fix edits. Its fixes leave their edits to a ``build`` of the fix layer (``aoti_lint.fixes``),
+    called only by a run that applies or shows them."""
 
     @classmethod
-    def check_ast(cls, code: CodeIndex, path: str) -> list[Finding]:
+    def check_ast(cls, module: AstModule) -> list[Finding]:
         raise NotImplementedError
 
     @classmethod
     def finding_at(
-        cls, node: Any, lines: Sequence[str], path: str, message: str, fix: Fix | None = None, width: int | None = None
+        cls, node: Any, module: AstModule, message: str, fix: Fix | None = None, width: int | None = None
     ) -> Finding:
-        """The rule's finding over an ``ast`` node (its first ``width`` characters, or all of it), its columns counted
-        in characters; ``lines``: the text's ``syntax_tree.source_lines``."""
+        """The rule's finding over an ``ast`` node of the module (its first ``width`` characters, or all of it), its
+        columns counted in characters."""
+        lines = module.lines
         start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
         if width is None:
             end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
@@ -293,7 +321,7 @@ class AstRule(PythonRule):
         return Finding(
             code=cls.code,
             message=message,
-            path=path,
+            path=module.path,
             start=Position(node.lineno, start + 1),
             end=Position(end_row, end + 1),
             severity=cls.severity,

@@ -18,7 +18,7 @@ from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, 
 from aoti_lint.lazy import LazyPattern
 from aoti_lint.model.name_index import string
 from aoti_lint.read.source import PYTHON_KINDS
-from aoti_lint.rules.base import AstRule, Invalid, TextRule, Valid
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
     GAP,
     STRING_VALUE,
@@ -214,8 +214,8 @@ class DebugEnvVar(AstRule, TextRule):
         return any(_sets(text, match) for match in _settings(text))
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding]:
-        return _PythonSettings(cls, code.tree, code.text, path).findings()
+    def check_ast(cls, module: AstModule) -> list[Finding]:
+        return _PythonSettings(cls, module).findings()
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -469,8 +469,8 @@ class _PythonSettings(PythonSwitchReading):
     """AOTI201 in one Python module: which settings switch a debug variable on, what ``os.environ`` and
     ``subprocess`` are from the semantic model, the dicts a variable holds from its one binding."""
 
-    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
-        super().__init__(rule, tree, text, path)
+    def __init__(self, rule: Any, module: AstModule) -> None:
+        super().__init__(rule, module)
         self._named_dicts: set[int] = set()
 
     def visit(self, node: ast.AST) -> None:

@@ -17,7 +17,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.model.name_index import NOT_A_LITERAL, literal, string
-from aoti_lint.rules.base import AstRule, Invalid, Valid, holds, tokens_match
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid, holds, tokens_match
 from aoti_lint.rules.debug_switches import (
     CHAINED,
     GAP,
@@ -197,8 +197,8 @@ class DebugInductorConfig(AstRule):
         return False
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding]:
-        return _PythonConfigKeys(cls, code.tree, code.text, path).findings()
+    def check_ast(cls, module: AstModule) -> list[Finding]:
+        return _PythonConfigKeys(cls, module).findings()
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -419,8 +419,8 @@ class _PythonConfigKeys(PythonSwitchReading):
     """AOTI202 in one Python module: which keys the config module gets (assignments, ``patch``), which dicts reach
     a compile call as its config, from the semantic model's names and the one binding of a variable."""
 
-    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
-        super().__init__(rule, tree, text, path)
+    def __init__(self, rule: Any, module: AstModule) -> None:
+        super().__init__(rule, module)
         self._scopes: dict[ast.AST, _Scope] = {}
 
     def visit(self, node: ast.AST) -> None:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from aoti_lint.model.semantic import SemanticModel
+    from aoti_lint.rules.base import AstModule
 
 # What builds a fix's edits (``Fix.build``).
 Removal = Callable[[], tuple[Edit, ...]]
@@ -163,24 +164,21 @@ class PythonSwitchReading:
     purpose) and the function or class whose body it is in (``scope``: its decorators too), then ``finish``. A
     fix's edits are built by ``aoti_lint.fixes.removals`` at the place named here, when a run needs them."""
 
-    def __init__(self, rule: Any, tree: ast.Module, text: str, path: str) -> None:
-        self.rule, self.tree, self.text, self.path = rule, tree, text, path
+    def __init__(self, rule: Any, module: AstModule) -> None:
+        self.rule, self.module = rule, module
+        self.tree, self.text, self.path = module.tree, module.text, module.path
         self.parents: dict[ast.AST, ast.AST] = {}
         self.found: list[Finding] = []
         self.deliberate = False
-        self.scope: ast.AST = tree
+        self.scope: ast.AST = module.tree
 
-    @functools.cached_property
+    @property
     def lines(self) -> list[str]:
-        from aoti_lint.model.syntax_tree import source_lines
+        return self.module.lines
 
-        return source_lines(self.text)
-
-    @functools.cached_property
+    @property
     def model(self) -> SemanticModel:
-        from aoti_lint.model.semantic import model_of
-
-        return model_of(self.tree)
+        return self.module.model
 
     def findings(self) -> list[Finding]:
         from aoti_lint.model.syntax_tree import children, source_segment
@@ -211,7 +209,7 @@ class PythonSwitchReading:
         """A finding at ``node`` (its first ``width`` characters, or all of it) whose fix removes the setting of
         ``name`` with the edits ``removal`` builds (no fix where it is None)."""
         fix = removal_fix(name, removal, self.path)
-        self.found.append(self.rule.finding_at(node, self.lines, self.path, text, fix, width))
+        self.found.append(self.rule.finding_at(node, self.module, text, fix, width))
 
     # The removals a fix may make
 

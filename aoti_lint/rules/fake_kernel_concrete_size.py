@@ -9,7 +9,7 @@ from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
 from aoti_lint.model.kernels import arguments
 from aoti_lint.model.syntax_tree import source_segment
-from aoti_lint.rules.base import AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
@@ -210,17 +210,17 @@ class FakeKernelConcreteSize(AstRule):
         return could_hold_finding(code).concrete
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+    def check_ast(cls, module: AstModule) -> list[Finding]:
         from aoti_lint.model.kernels import kernel_index
 
-        index = kernel_index(code.tree, code.text)
+        index = kernel_index(module.tree, module.text)
         found = []
         for kernel in index.kernels.values():
             for item in kernel.nodes():
                 if type(item) is ast.Call:
                     message = _defect(index, kernel, item)
                     if message is not None:
-                        found.append(cls.finding_at(item, index.lines, path, message))
+                        found.append(cls.finding_at(item, module, message))
         return sorted(found, key=lambda finding: (finding.start, finding.end))
 
 

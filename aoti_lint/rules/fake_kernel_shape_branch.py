@@ -7,7 +7,7 @@ import ast
 from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CONTROL_FLOW, TORCH_CHECK
 from aoti_lint.model.kernels import arguments, number, raises_only
 from aoti_lint.model.syntax_tree import source_segment
-from aoti_lint.rules.base import AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
@@ -189,10 +189,10 @@ class FakeKernelShapeBranch(AstRule):
         return could_hold_kernel(code) and could_hold_finding(code).branch
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding]:
+    def check_ast(cls, module: AstModule) -> list[Finding]:
         from aoti_lint.model.kernels import kernel_index, own_nodes
 
-        index = kernel_index(code.tree, code.text)
+        index = kernel_index(module.tree, module.text)
         found = []
         for kernel in index.kernels.values():
             for item in kernel.nodes():
@@ -200,13 +200,13 @@ class FakeKernelShapeBranch(AstRule):
                 if kind in (ast.For, ast.AsyncFor, ast.comprehension):
                     message = _loop(index, kernel, item.iter)  # type: ignore[attr-defined]
                     if message is not None:
-                        found.append(cls.finding_at(item.iter, index.lines, path, message))  # type: ignore[attr-defined]
+                        found.append(cls.finding_at(item.iter, module, message))  # type: ignore[attr-defined]
                     continue
                 if not (kind is ast.IfExp or (kind is ast.If and not raises_only(item, index.lines))):  # type: ignore[arg-type]
                     continue
                 for comparison in own_nodes([item.test]):  # type: ignore[attr-defined]
                     if type(comparison) is ast.Compare and _specialises(index, kernel, comparison):
-                        found.append(cls.finding_at(comparison, index.lines, path, _message(index, kernel, comparison)))
+                        found.append(cls.finding_at(comparison, module, _message(index, kernel, comparison)))
                         break
         return sorted(found, key=lambda finding: (finding.start, finding.end))
 

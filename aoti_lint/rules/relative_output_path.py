@@ -10,7 +10,7 @@ from aoti_lint.knowledge.deprecated_api import ABSOLUTE_PATH_FUNCTIONS, AOT_COMP
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.model.calls import argument
 from aoti_lint.model.name_index import string
-from aoti_lint.rules.base import AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,13 +120,10 @@ class RelativeOutputPath(AstRule):
         return "aot_compile" in code.reached and "options" in code.keywords
 
     @classmethod
-    def check_ast(cls, code: Any, path: str) -> list[Finding]:
-        from aoti_lint.model.semantic import model_of
-        from aoti_lint.model.syntax_tree import source_lines
-
-        model = model_of(code.tree)
+    def check_ast(cls, module: AstModule) -> list[Finding]:
+        model = module.model
         found: list[tuple[ast.expr, str]] = []
-        for node in ast.walk(code.tree):
+        for node in ast.walk(module.tree):
             if type(node) is not ast.Call or not model.may_name(node.func, {"aot_compile"}):
                 continue
             if not model.qualified_names(node.func) & _COMPILES:
@@ -140,8 +137,7 @@ class RelativeOutputPath(AstRule):
                 relative = _relative(model, value) if string(key) == OUTPUT_PATH_OPTION else None
                 if relative is not None:
                     found.append((value, _message(relative)))
-        lines = source_lines(code.text) if found else []
-        return sorted((cls.finding_at(node, lines, path, message) for node, message in found), key=_start)
+        return sorted((cls.finding_at(node, module, message) for node, message in found), key=_start)
 
 
 def _start(finding: Finding) -> Position:

@@ -1,5 +1,5 @@
 """A Python file's findings and project data read from its ``ast`` alone, where every rule it wants answers there
-(``PythonRule.check_ast``, ``rules/ast_flow.py``) or it is wanted only for the strings naming a `.so` it holds: such a
+(``AstRule``, ``rules/ast_flow.py``) or it is wanted only for the strings naming a `.so` it holds: such a
 file is never parsed with libcst in a run that builds no fix edits."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from aoti_lint.diagnostics import Finding
 from aoti_lint.model.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import SourceFile
-from aoti_lint.rules.base import PythonRule, Rule
+from aoti_lint.rules.base import AstModule, AstRule, Rule
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.prefilter import Wanted
 from aoti_lint.run.results import FLOW_SUMMARY, MIGRATION_CODES, CheckResult, ProjectPart, project_codes
@@ -56,9 +56,6 @@ def needs_libcst(source: SourceFile, context: FileContext, wanted: Wanted, build
     return ast_answer(source, context, wanted) is None
 
 
-_NO_AST_ANSWER = PythonRule.check_ast.__func__  # type: ignore[attr-defined]
-
-
 # The last file ``ast_answer`` answered for: the runner asks, then check_source asks again about the same text.
 _answered: list[Any] = [None, None, None]
 
@@ -67,7 +64,7 @@ def ast_answer(
     source: SourceFile, context: FileContext, wanted: Wanted
 ) -> tuple[list[Finding], dict[str, object]] | None:
     """The findings (before noqa comments) and the project data of a Python file read from its ``ast`` alone; None
-    when libcst must read it: some rule does not answer there (``PythonRule.check_ast``), the run's migration plan
+    when libcst must read it: some rule is read with libcst (not an ``AstRule``), the run's migration plan
     concerns the file, or its deprecated calls or device flow are not settled from ``ast``
     (``analysis.ast_flow``: AOTI001/AOTI002 and the device-flow summary come from one reading). Fixes' edits are
     left deferred."""
@@ -77,9 +74,13 @@ def ast_answer(
 
     if not all(issubclass(rule, DeviceFlowRule) for rule in wanted.project_rules):
         return None
-    others = [rule for rule in wanted.rules if rule.code not in MIGRATION_CODES]
-    if any(getattr(rule.check_ast, "__func__", None) is _NO_AST_ANSWER for rule in others):
-        return None
+    others: list[type[AstRule]] = []
+    for rule in wanted.rules:
+        if rule.code in MIGRATION_CODES:
+            continue
+        if not issubclass(rule, AstRule):
+            return None
+        others.append(rule)
     text = source.text
     key = (source.display_path, tuple(wanted.rules), tuple(wanted.project_rules), context.target_torch)
     if _answered[0] is text and _answered[1] == key:
@@ -89,7 +90,7 @@ def ast_answer(
 
 
 def _ast_answer(
-    source: SourceFile, context: FileContext, wanted: Wanted, others: list[type[PythonRule]]
+    source: SourceFile, context: FileContext, wanted: Wanted, others: list[type[AstRule]]
 ) -> tuple[list[Finding], dict[str, object]] | None:
     from aoti_lint.model.name_index import code_index
 
@@ -98,12 +99,11 @@ def _ast_answer(
     if index is None or index.tree is None:
         return None
     found: list[Finding] = []
+    module = AstModule(index, source.display_path, context.target_torch)
     for rule in others:
         try:
-            answer = rule.check_ast(index, source.display_path)
-        except Exception:  # a bug in the ast reading, or a tree too deep for it: libcst's traversal answers
-            answer = None
-        if answer is None:
+            answer = rule.check_ast(module)
+        except Exception:  # a bug in the reading, or a tree too deep for it: the full path reports the error
             return None
         for finding in answer:
             if finding.fix is not None:

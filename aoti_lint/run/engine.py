@@ -16,7 +16,7 @@ from aoti_lint.diagnostics import FileError, Finding, Fix
 from aoti_lint.model.node_positions import NotReproduced
 from aoti_lint.model.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
-from aoti_lint.rules.base import AstRule, PythonRule, TextRule
+from aoti_lint.rules.base import AstModule, AstRule, PythonRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
 from aoti_lint.run.ast_answer import add_ast_answer, ast_answer, light_summaries
 from aoti_lint.run.file_context import FileContext
@@ -406,8 +406,9 @@ def _check_python(
 
         index = code_index(text)
         if index is not None:
+            module_read = AstModule(index, source.display_path, context.target_torch)
             for rule_type in read_from_ast:
-                python_context.findings.extend(rule_type.check_ast(index, source.display_path))
+                python_context.findings.extend(rule_type.check_ast(module_read))
     summaries: dict[str, object] = {}
     for project_rule in wanted.project_rules:
         if project_rule.summary_key not in summaries:

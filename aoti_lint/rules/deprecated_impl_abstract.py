@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
-from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
+from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position
 from aoti_lint.knowledge.custom_ops import IMPL_ABSTRACT, IMPL_ABSTRACT_KEYWORDS, REGISTER_FAKE, REGISTER_FAKE_SINCE
 from aoti_lint.knowledge.references import PR_REGISTER_FAKE, REGISTER_FAKE_DOCS
-from aoti_lint.lazy import cst
-from aoti_lint.rules.base import Invalid, PythonRule, Valid
+from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 OLD = IMPL_ABSTRACT.rsplit(".", 1)[-1]
@@ -19,10 +20,11 @@ NEW = REGISTER_FAKE.rsplit(".", 1)[-1]
 LIBRARY = IMPL_ABSTRACT.rsplit(".", 1)[0]
 # A condition that asks which torch runs: `TORCH_VERSION_AT_LEAST_2_4`, `torch.__version__ >= ...`,
 # `hasattr(torch.library, "register_fake")`.
+_OLD = frozenset({OLD})
 _VERSION_CHECK = re.compile(rf"(?i)version|\bhasattr\(.*\b{NEW}\b")
 
 
-class DeprecatedImplAbstract(PythonRule):
+class DeprecatedImplAbstract(AstRule):
     """
     ## What it does
     Finds references to `torch.library.impl_abstract`, called or not, under any import form.
@@ -163,161 +165,227 @@ class DeprecatedImplAbstract(PythonRule):
     def could_match_code(cls, code: Any) -> bool:
         return OLD in code.identifiers
 
-    def __init__(self, context: Any) -> None:
-        super().__init__(context)
-        self._in_import = 0
-        self._attribute_names: set[int] = set()
-        self._keyword_calls: set[int] = set()
-        self._aliases: list[Any] = []
-        # `register_fake` already imported from torch.library (alias, its import's names), and other uses of it.
-        self._new_imports: list[tuple[Any, Any]] = []
-        self._other_new_names = 0
+    @classmethod
+    def check_ast(cls, module: AstModule) -> list[Finding]:
+        return _ImplAbstractReferences(cls, module).findings()
 
-    def visit_Import(self, node: cst.Import) -> None:
-        self._in_import += 1
 
-    def leave_Import(self, node: cst.Import) -> None:
-        self._in_import -= 1
+class _ImplAbstractReferences:
+    """AOTI303 in one module: every reference the semantic model names ``torch.library.impl_abstract``, and the fix
+    that renames it, or why there is none."""
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._in_import += 1
-        module = node.module
-        if module is None or node.relative or isinstance(node.names, cst.ImportStar):
+    def __init__(self, rule: Any, module: AstModule) -> None:
+        self.rule, self.module, self.model = rule, module, module.model
+        self.parents: dict[ast.AST, ast.AST] = {}
+        # The callees of calls passing `qualname=` or `func=` by keyword.
+        self.keyword_calls: set[int] = set()
+        # `from torch.library import impl_abstract [as x]`; `register_fake` imported from torch.library without
+        # `as` (with its statement's names); how often the name `register_fake` means something else.
+        self.aliases: list[ast.alias] = []
+        self.new_imports: list[tuple[ast.alias, list[ast.alias]]] = []
+        self.other_new_names = 0
+        # The references: an attribute (`torch.library.impl_abstract`) or a bare name (`impl_abstract`, `fake`).
+        self.attributes: list[ast.Attribute] = []
+        self.bare: list[ast.Name] = []
+
+    def findings(self) -> list[Finding]:
+        from aoti_lint.model.syntax_tree import children
+
+        names = self.model.qualified_names
+        stack: list[ast.AST] = [self.module.tree]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.ImportFrom:
+                self._import_from(node)  # type: ignore[arg-type]
+            elif kind is ast.Call:
+                if any(keyword.arg in IMPL_ABSTRACT_KEYWORDS for keyword in node.keywords):  # type: ignore[attr-defined]
+                    self.keyword_calls.add(id(node.func))  # type: ignore[attr-defined]
+            elif kind is ast.Attribute:
+                if node.attr == OLD and IMPL_ABSTRACT in names(node):  # type: ignore[attr-defined]
+                    self.attributes.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Name:
+                # Only a name that may be `impl_abstract` (or an import renaming it) is resolved.
+                spelled = node.id  # type: ignore[attr-defined]
+                found = names(node) if spelled == NEW or self.model.may_be_named(spelled, _OLD) else set()
+                if spelled == NEW and REGISTER_FAKE not in found:
+                    self.other_new_names += 1
+                if IMPL_ABSTRACT in found:
+                    self.bare.append(node)  # type: ignore[arg-type]
+            elif NEW in _other_identifiers(node):
+                self.other_new_names += 1
+            for child in children(node):
+                self.parents[child] = node
+                stack.append(child)
+        return sorted(self._reported(), key=lambda finding: (finding.start, finding.end))
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        if node.module != LIBRARY or node.level:
             return
-        if self.context.module.code_for_node(module) == LIBRARY:
-            self._aliases += [alias for alias in node.names if alias.evaluated_name == OLD]
-            self._new_imports += [
-                (alias, node.names) for alias in node.names if alias.evaluated_name == NEW and alias.asname is None
-            ]
+        self.aliases += [alias for alias in node.names if alias.name == OLD]
+        self.new_imports += [(alias, node.names) for alias in node.names if alias.name == NEW and alias.asname is None]
 
-    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._in_import -= 1
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if any(arg.keyword is not None and arg.keyword.value in IMPL_ABSTRACT_KEYWORDS for arg in node.args):
-            self._keyword_calls.add(id(node.func))
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._attribute_names.add(id(node.attr))
-        if not self._in_import and node.attr.value == OLD and IMPL_ABSTRACT in self.qualified_names(node):
-            self.report(node.attr, self._message(), data=node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if self._in_import or id(node) in self._attribute_names:
-            return
-        if node.value == NEW and REGISTER_FAKE not in self.qualified_names(node):
-            self._other_new_names += 1
-        if IMPL_ABSTRACT in self.qualified_names(node):
-            self.report(node, self._message(), data=node)
-
-    @staticmethod
-    def _message() -> str:
-        return f"`{IMPL_ABSTRACT}` is deprecated (a FutureWarning since torch 2.4); use `{REGISTER_FAKE}`"
-
-    def _span(self, node: Any) -> tuple[Position, Position]:
-        code_range = self.context.positions()[node]
-        return (
-            Position(code_range.start.line, code_range.start.column + 1),
-            Position(code_range.end.line, code_range.end.column + 1),
-        )
-
-    def leave_Module(self, node: cst.Module) -> None:
-        mine = [finding for finding in self.context.findings if finding.code == self.code]
-        if not mine:
-            return
-        attributes = [f for f in mine if not isinstance(f.data, cst.Name)]
-        bare = [f for f in mine if isinstance(f.data, cst.Name)]
-        for finding in attributes:
-            blocked = self._why_no_fix([finding])
+    def _reported(self) -> list[Finding]:
+        message = f"`{IMPL_ABSTRACT}` is deprecated (a FutureWarning since torch 2.4); use `{REGISTER_FAKE}`"
+        found = []
+        for attribute in self.attributes:
+            end = self._position(attribute.end_lineno, attribute.end_col_offset)  # type: ignore[arg-type]
+            start = Position(end.row, end.column - len(OLD))
+            blocked = self._why_no_fix([attribute])
             if blocked is None:
-                edit = Edit(NEW, finding.start, finding.end)
-                finding.fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", (edit,))
+                fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", (Edit(NEW, start, end),))
+                found.append(self._finding(start, end, message, fix))
             else:
-                finding.message += f"; not fixed automatically: {blocked}"
-        if not bare:
-            return
-        blocked = self._why_no_fix(bare)
-        if blocked is None and not self._aliases:
+                found.append(self._finding(start, end, f"{message}; not fixed automatically: {blocked}"))
+        if not self.bare:
+            return found
+        spans = [(self._start(name), self._end(name)) for name in self.bare]
+        blocked = self._why_no_fix(self.bare)
+        if blocked is None and not self.aliases:
             blocked = "the name is not bound by `from torch.library import impl_abstract` in this module"
         # The import is renamed with the uses: an import that is itself a version gate's fallback blocks them all.
         if blocked is None:
-            blocked = next((gate for alias in self._aliases if (gate := self._version_gate(alias))), None)
-        renames_uses = any(alias.asname is None for alias in self._aliases)
+            blocked = next((gate for alias in self.aliases if (gate := self._version_gate(alias))), None)
+        renames_uses = any(alias.asname is None for alias in self.aliases)
         edits: list[Edit] = []
         if blocked is None:
             edits, blocked = self._import_edits(renames_uses)
         if blocked is not None:
-            for finding in bare:
-                finding.message += f"; not fixed automatically: {blocked}"
-            return
-        # A bare `impl_abstract` is renamed together with the import that binds it: every such finding gets
-        # the same edits, so the file is never left with uses and an import that disagree.
+            found += [
+                self._finding(start, end, f"{message}; not fixed automatically: {blocked}") for start, end in spans
+            ]
+            return found
+        # A bare `impl_abstract` is renamed together with the import that binds it: every such finding gets the
+        # same edits, so the file is never left with uses and an import that disagree.
         if renames_uses:
-            edits += [Edit(NEW, f.start, f.end) for f in bare if isinstance(f.data, cst.Name) and f.data.value == OLD]
-        for finding in bare:
-            finding.fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", tuple(edits))
+            edits += [
+                Edit(NEW, start, end) for name, (start, end) in zip(self.bare, spans, strict=True) if name.id == OLD
+            ]
+        fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", tuple(edits))
+        found += [self._finding(start, end, message, fix) for start, end in spans]
+        return found
+
+    def _finding(self, start: Position, end: Position, message: str, fix: Fix | None = None) -> Finding:
+        rule = self.rule
+        return Finding(
+            code=rule.code,
+            message=message,
+            path=self.module.path,
+            start=start,
+            end=end,
+            severity=rule.severity,
+            fix=fix,
+            url=rule.url(),
+        )
+
+    def _position(self, row: int, byte_column: int) -> Position:
+        return Position(row, len(self.module.lines[row - 1].encode()[:byte_column].decode()) + 1)
+
+    def _start(self, node: Any) -> Position:
+        return self._position(node.lineno, node.col_offset)
+
+    def _end(self, node: Any) -> Position:
+        return self._position(node.end_lineno, node.end_col_offset)
 
     def _import_edits(self, renames_uses: bool) -> tuple[list[Edit], str | None]:
         """Rename each ``impl_abstract`` import to ``register_fake``; where ``register_fake`` is already
         imported from torch.library beside it, drop the old name instead."""
-        if not renames_uses:
-            return [Edit(NEW, *self._span(alias.name)) for alias in self._aliases], None
-        if not re.search(rf"\b{NEW}\b", self.context.source.text):
-            return [Edit(NEW, *self._span(alias.name)) for alias in self._aliases], None
-        if self._other_new_names or not self._new_imports:
+        renames = [Edit(NEW, self._start(alias), _after(self._start(alias), OLD)) for alias in self.aliases]
+        if not renames_uses or not re.search(rf"\b{NEW}\b", self.module.text):
+            return renames, None
+        if self.other_new_names or not self.new_imports:
             return [], f"the module already uses the name `{NEW}`"
         edits = []
-        for alias in self._aliases:
-            names = next((names for _, names in self._new_imports if any(a is alias for a in names)), None)
+        for alias in self.aliases:
+            names = next((names for _, names in self.new_imports if any(a is alias for a in names)), None)
             if alias.asname is not None or names is None:
                 return [], f"the module already imports `{NEW}` in a form the fix does not rewrite"
-            names = list(names)
             index = next(i for i, item in enumerate(names) if item is alias)
             if index + 1 < len(names):
-                start, end = self._span(alias.name)[0], self._span(names[index + 1].name)[0]
+                start, end = self._start(alias), self._start(names[index + 1])
             else:
-                previous = names[index - 1]
-                start, end = (
-                    self._span(previous.asname.name if previous.asname else previous.name)[1],
-                    self._span(alias.name)[1],
-                )
+                start, end = self._end(names[index - 1]), self._end(alias)
             edits.append(Edit("", start, end))
         return edits, None
 
-    def _why_no_fix(self, findings: list[Any]) -> str | None:
-        if self.context.target_torch < REGISTER_FAKE_SINCE:
+    def _why_no_fix(self, nodes: Sequence[ast.AST]) -> str | None:
+        if self.module.target_torch < REGISTER_FAKE_SINCE:
             return f"`register_fake` needs torch {REGISTER_FAKE_SINCE[0]}.{REGISTER_FAKE_SINCE[1]}+ (target-torch)"
-        if any(id(finding.data) in self._keyword_calls for finding in findings):
+        if any(id(node) in self.keyword_calls for node in nodes):
             return "a call passes `qualname=` or `func=` by keyword, which `register_fake` takes positionally only"
-        return next((gate for finding in findings if (gate := self._version_gate(finding.data))), None)
+        return next((gate for node in nodes if (gate := self._version_gate(node))), None)
 
-    def _version_gate(self, node: Any) -> str | None:
+    def _version_gate(self, node: ast.AST) -> str | None:
         """Why ``node`` is the old-torch branch of a version gate, which a rename would make the same as the
         other branch; None when it is not in one."""
-        facts = self.context.facts()
-        child, parent = node, facts.parent(node)
+        child, parent = node, self.parents.get(node)
         while parent is not None:
-            other = self._other_branch(parent, child)
+            other = _other_branch(parent, child)
             if other is not None:
-                code = self.context.module.code_for_node
-                test = code(parent.test) if isinstance(parent, (cst.If, cst.IfExp)) else ""
-                if re.search(rf"\b{NEW}\b", code(other)) or _VERSION_CHECK.search(test):
-                    line = self.context.positions()[parent].start.line
+                test = self.module.segment(parent.test) if type(parent) in (ast.If, ast.IfExp) else ""  # type: ignore[attr-defined]
+                if re.search(rf"\b{NEW}\b", self._text_of(other)) or _VERSION_CHECK.search(test):
                     return (
-                        f"it is a branch of the torch version gate at line {line}, for torch without `{NEW}`: "
-                        f"renaming it would make both branches the same; drop the gate once every torch you "
+                        f"it is a branch of the torch version gate at line {parent.lineno}, for torch without "  # type: ignore[attr-defined]
+                        f"`{NEW}`: renaming it would make both branches the same; drop the gate once every torch you "
                         f"support has `{NEW}`"
                     )
-            child, parent = parent, facts.parent(parent)
+            child, parent = parent, self.parents.get(parent)
         return None
 
-    @staticmethod
-    def _other_branch(parent: Any, child: Any) -> Any:
-        """The other branch of the ``if``, conditional expression or ``try`` whose branch ``child`` is (an
-        empty module for an ``if`` without ``else``), or None when ``child`` is no branch of ``parent``."""
-        if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
-            other = parent.orelse if child is parent.body else parent.body
-            return cst.Module([]) if other is None else other
-        if isinstance(parent, cst.Try) and any(child is handler for handler in parent.handlers):
-            return parent.body
+    def _text_of(self, nodes: list[ast.AST]) -> str:
+        """The source from the first node's start to the last one's end (the comments between them too)."""
+        if not nodes:
+            return ""
+        lines = self.module.lines
+        first, last = nodes[0], nodes[-1]
+        if first.lineno == last.end_lineno:  # type: ignore[attr-defined]
+            return lines[first.lineno - 1].encode()[first.col_offset : last.end_col_offset].decode()  # type: ignore[attr-defined]
+        head = lines[first.lineno - 1].encode()[first.col_offset :].decode()  # type: ignore[attr-defined]
+        tail = lines[last.end_lineno - 1].encode()[: last.end_col_offset].decode()  # type: ignore[attr-defined]
+        return head + "".join(lines[first.lineno : last.end_lineno - 1]) + tail  # type: ignore[attr-defined]
+
+
+def _other_branch(parent: ast.AST, child: ast.AST) -> list[ast.AST] | None:
+    """The other branch of the ``if``, conditional expression or ``try`` whose branch ``child`` is (empty for an
+    ``if`` without ``else``), or None when ``child`` is no branch of ``parent``."""
+    kind = type(parent)
+    if kind is ast.If:
+        if any(child is statement for statement in parent.body):  # type: ignore[attr-defined]
+            return list(parent.orelse)  # type: ignore[attr-defined]
+        if any(child is statement for statement in parent.orelse):  # type: ignore[attr-defined]
+            return list(parent.body)  # type: ignore[attr-defined]
         return None
+    if kind is ast.IfExp and child is not parent.test:  # type: ignore[attr-defined]
+        return [parent.orelse if child is parent.body else parent.body]  # type: ignore[attr-defined]
+    if kind in _TRIES and any(child is handler for handler in parent.handlers):  # type: ignore[attr-defined]
+        return list(parent.body)  # type: ignore[attr-defined]
+    return None
+
+
+_TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
+
+
+def _after(start: Position, name: str) -> Position:
+    return Position(start.row, start.column + len(name))
+
+
+def _other_identifiers(node: ast.AST) -> list[str]:
+    """The names a node spells that are no ``Name`` node: a def's or a class's, a parameter's, a keyword argument's,
+    an ``except ... as``'s, ``global``/``nonlocal``'s, a pattern's."""
+    kind = type(node)
+    if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        return [node.name]  # type: ignore[attr-defined]
+    if kind is ast.arg:
+        return [node.arg]  # type: ignore[attr-defined]
+    if kind is ast.keyword or kind is ast.ExceptHandler:
+        name = node.arg if kind is ast.keyword else node.name  # type: ignore[attr-defined]
+        return [name] if name else []
+    if kind is ast.Global or kind is ast.Nonlocal:
+        return list(node.names)  # type: ignore[attr-defined]
+    if kind is ast.MatchAs or kind is ast.MatchStar:
+        return [node.name] if node.name else []  # type: ignore[attr-defined]
+    if kind is ast.MatchMapping:
+        return [node.rest] if node.rest else []  # type: ignore[attr-defined]
+    if kind is ast.MatchClass:
+        return list(node.kwd_attrs)  # type: ignore[attr-defined]
+    return []

@@ -311,9 +311,14 @@ def test_a_fix_that_breaks_python_is_not_written_even_without_aoti000(tmp_path):
 
     class BreaksTheFile(DebugEnvVar):
         @classmethod
-        def check_ast(cls, module):
-            broken = Fix(Applicability.UNSAFE, "break", (Edit("(", Position(1, 1), Position(1, 1)),))
-            return [dataclasses.replace(finding, fix=broken) for finding in super().check_ast(module)]
+        def reader(cls, module):
+            reader, broken = (
+                super().reader(module),
+                Fix(Applicability.UNSAFE, "break", (Edit("(", Position(1, 1), Position(1, 1)),)),
+            )
+            found = reader.findings
+            reader.findings = lambda: [dataclasses.replace(finding, fix=broken) for finding in found()]
+            return reader
 
     path = tmp_path / "a.py"
     path.write_text('import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n')

@@ -17,7 +17,7 @@ from aoti_lint.knowledge.deprecated_api import (
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.model.calls import argument
 from aoti_lint.model.name_index import string
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid, defined_at
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, Valid, defined_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -316,8 +316,8 @@ class AotiApiMisuse(AstRule):
         return bool(code.keywords & set(CONFIG_DICT_ARGUMENTS.values())) and bool(reached & CALLEE_NAMES)
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
-        return _PythonMisuse(cls, module).findings()
+    def reader(cls, module: AstModule) -> AstReader:
+        return _PythonMisuse(cls, module)
 
     @classmethod
     def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
@@ -351,22 +351,22 @@ class AotiApiMisuse(AstRule):
         return found
 
 
-class _PythonMisuse:
+class _PythonMisuse(AstReader):
     """AOTI003 in one Python module, read from its ``ast`` tree: every call whose callee the semantic model names as
     a function of the API, its arguments followed to the literals and the one value of a variable they hold."""
 
-    def __init__(self, rule: Any, module: AstModule) -> None:
-        self.rule, self.module, self.model = rule, module, module.model
-        self.found: list[Finding] = []
+    node_types = (ast.Call,)
 
-    def findings(self) -> list[Finding]:
-        may_name = self.model.may_name
-        for node in ast.walk(self.module.tree):
-            # `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API: a call is named after its
-            # callee, so a callee that is a call is passed over.
-            if type(node) is ast.Call and type(node.func) is not ast.Call and may_name(node.func, CALLEE_NAMES):
-                self._call(node)
-        return sorted(self.found, key=lambda finding: (finding.start, finding.end))
+    def __init__(self, rule: Any, module: AstModule) -> None:
+        super().__init__(rule, module)
+        self.model = module.model
+
+    def visit(self, node: ast.AST) -> None:
+        # `aoti_load_package(p)(x, device=d)` calls the loaded model, not the API: a call is named after its callee,
+        # so a callee that is a call is passed over.
+        func = node.func  # type: ignore[attr-defined]
+        if type(func) is not ast.Call and self.model.may_name(func, CALLEE_NAMES):
+            self._call(node)  # type: ignore[arg-type]
 
     def _report(self, node: Any, message: str, width: int | None = None) -> None:
         self.found.append(self.rule.finding_at(node, self.module, message, width=width))

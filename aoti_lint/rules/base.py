@@ -275,6 +275,8 @@ class AstModule:
         self.code, self.path, self.target_torch = code, path, target_torch
         self.tree: ast.Module = code.tree  # type: ignore[assignment]
         self.text = code.text
+        # Each node's parent, filled by the checker's traversal (``rules.checker``) before the node is visited.
+        self.parents: dict[ast.AST, ast.AST] = {}
 
     @functools.cached_property
     def model(self) -> SemanticModel:
@@ -296,15 +298,41 @@ class AstModule:
         return source_segment(self.lines, node)
 
 
+class AstReader:
+    """What one ``AstRule`` reads of one module: the checker (``aoti_lint.rules.checker``) calls ``visit`` for each
+    node of the types in ``node_types``, in source order, then ``findings``."""
+
+    node_types: ClassVar[tuple[type[ast.AST], ...]] = ()
+
+    def __init__(self, rule: type[AstRule], module: AstModule) -> None:
+        self.rule, self.module = rule, module
+        self.found: list[Finding] = []
+
+    def visit(self, node: ast.AST) -> None:
+        """Read one node; its parents are known (``module.parents``)."""
+
+    def findings(self) -> list[Finding]:
+        """The findings, once every node is read."""
+        return self.found
+
+
 class AstRule(PythonRule):
-    """A rule read from the module's ``ast`` tree and semantic model alone, in every run whatever it shows:
-    ``check_ast`` always answers, and a file whose rules are all ``AstRule``s is never parsed with libcst in a run
-    that shows no fix edits. Its fixes leave their edits to a ``build`` of the fix layer (``aoti_lint.fixes``),
-    called only by a run that applies or shows them."""
+    """A rule read from the module's ``ast`` tree and semantic model alone, in every run whatever it shows: every
+    ``AstRule`` a file wants is answered in one traversal (``aoti_lint.rules.checker``), and a file whose rules are
+    all ``AstRule``s is never parsed with libcst in a run that shows no fix edits. Its fixes leave their edits to a
+    ``build`` of the fix layer (``aoti_lint.fixes``), called only by a run that applies or shows them."""
+
+    @classmethod
+    def reader(cls, module: AstModule) -> AstReader:
+        """What reads the module for this rule."""
+        raise NotImplementedError
 
     @classmethod
     def check_ast(cls, module: AstModule) -> list[Finding]:
-        raise NotImplementedError
+        """The rule's findings in the module, read alone."""
+        from aoti_lint.rules.checker import check_module
+
+        return check_module([cls], module)
 
     @classmethod
     def finding_at(

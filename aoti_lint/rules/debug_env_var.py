@@ -18,7 +18,7 @@ from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUDA_ENV_VARS, 
 from aoti_lint.lazy import LazyPattern
 from aoti_lint.model.name_index import string
 from aoti_lint.read.source import PYTHON_KINDS
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, TextRule, Valid
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, TextRule, Valid
 from aoti_lint.rules.debug_switches import (
     GAP,
     STRING_VALUE,
@@ -214,8 +214,8 @@ class DebugEnvVar(AstRule, TextRule):
         return any(_sets(text, match) for match in _settings(text))
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
-        return _PythonSettings(cls, module).findings()
+    def reader(cls, module: AstModule) -> AstReader:
+        return _PythonSettings(cls, module)
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -473,11 +473,12 @@ class _PythonSettings(PythonSwitchReading):
         super().__init__(rule, module)
         self._named_dicts: set[int] = set()
 
-    def visit(self, node: ast.AST) -> None:
-        kind = type(node)
-        if kind is ast.Assign:
-            self._assignment(node)  # type: ignore[arg-type]
-        elif kind is ast.Call:
+    node_types = (ast.Assign, ast.Call)
+
+    def read(self, node: ast.AST) -> None:
+        if type(node) is ast.Assign:
+            self._assignment(node)
+        else:
             self._call(node)  # type: ignore[arg-type]
 
     # What sets a variable

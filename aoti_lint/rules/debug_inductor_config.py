@@ -7,7 +7,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from aoti_lint.diagnostics import Edit, Finding, Position
+from aoti_lint.diagnostics import Edit, Position
 from aoti_lint.knowledge.debug_switches import (
     CONFIG_DICT_KEYWORDS,
     INDUCTOR_CONFIG,
@@ -17,7 +17,7 @@ from aoti_lint.knowledge.debug_switches import (
 )
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, INDUCTOR_CONFIG_SOURCE
 from aoti_lint.model.name_index import NOT_A_LITERAL, literal, string
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid, holds, tokens_match
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, Valid, holds, tokens_match
 from aoti_lint.rules.debug_switches import (
     CHAINED,
     GAP,
@@ -197,8 +197,8 @@ class DebugInductorConfig(AstRule):
         return False
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
-        return _PythonConfigKeys(cls, module).findings()
+    def reader(cls, module: AstModule) -> AstReader:
+        return _PythonConfigKeys(cls, module)
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
@@ -423,7 +423,9 @@ class _PythonConfigKeys(PythonSwitchReading):
         super().__init__(rule, module)
         self._scopes: dict[ast.AST, _Scope] = {}
 
-    def visit(self, node: ast.AST) -> None:
+    node_types = (ast.Assign, ast.AnnAssign, ast.Call)
+
+    def read(self, node: ast.AST) -> None:
         kind = type(node)
         if kind is ast.Assign:
             self._assignment(node)  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from aoti_lint.knowledge.debug_switches import (
     DEBUGGING_TOOL_FOLDERS,
     DEBUGGING_TOOL_NAME_WORDS,
 )
+from aoti_lint.rules.base import AstReader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,20 +158,18 @@ WANTED_WHERE_IT_IS = "the switch may be wanted where it is, e.g. in a job that e
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-class PythonSwitchReading:
-    """One Python module read for AOTI201 or AOTI202 from its ``ast`` tree and semantic model
-    (``aoti_lint.model.semantic``): a depth-first walk calls ``visit`` for each node knowing the node it is in
-    (``parents``), whether an ``if`` whose condition mentions debug holds it (``deliberate``: switched on on
-    purpose) and the function or class whose body it is in (``scope``: its decorators too), then ``finish``. A
-    fix's edits are built by ``aoti_lint.fixes.removals`` at the place named here, when a run needs them."""
+class PythonSwitchReading(AstReader):
+    """One Python module read for AOTI201 or AOTI202: ``read`` is called for each node of the reader's types, knowing
+    whether an ``if`` whose condition mentions debug holds it (``deliberate``: switched on on purpose) and the
+    function or class whose body it is in (``scope``: its decorators too); then ``finish``. A fix's edits are built
+    by ``aoti_lint.fixes.removals`` at the place named here, when a run needs them."""
 
     def __init__(self, rule: Any, module: AstModule) -> None:
-        self.rule, self.module = rule, module
+        super().__init__(rule, module)
         self.tree, self.text, self.path = module.tree, module.text, module.path
-        self.parents: dict[ast.AST, ast.AST] = {}
-        self.found: list[Finding] = []
-        self.deliberate = False
-        self.scope: ast.AST = module.tree
+        self.parents = module.parents
+        self._current: ast.AST = module.tree
+        self._debug_tests: dict[int, bool] = {}
 
     @property
     def lines(self) -> list[str]:
@@ -180,30 +179,43 @@ class PythonSwitchReading:
     def model(self) -> SemanticModel:
         return self.module.model
 
-    def findings(self) -> list[Finding]:
-        from aoti_lint.model.syntax_tree import children, source_segment
-
-        stack: list[tuple[ast.AST, bool, ast.AST]] = [(self.tree, False, self.tree)]
-        while stack:
-            node, deliberate, scope = stack.pop()
-            kind = type(node)
-            if kind is ast.If and not deliberate:
-                deliberate = DEBUG_CONDITION_MARKER in source_segment(self.lines, node.test).lower()  # type: ignore[attr-defined]
-            self.deliberate, self.scope = deliberate, scope
-            self.visit(node)
-            if kind in _SCOPES:
-                scope = node
-            for child in children(node):
-                self.parents[child] = node
-                stack.append((child, deliberate, scope))
-        self.finish()
-        return sorted(self.found, key=lambda finding: (finding.start, finding.end))
-
     def visit(self, node: ast.AST) -> None:
-        """Read one node (its parents and the nodes before it in the walk already read)."""
+        self._current = node
+        self.read(node)
+
+    def read(self, node: ast.AST) -> None:
+        """Read one node of the reader's types."""
 
     def finish(self) -> None:
         """Report what is known once every node is read."""
+
+    def findings(self) -> list[Finding]:
+        self.finish()
+        return self.found
+
+    @property
+    def deliberate(self) -> bool:
+        """Whether an ``if`` whose condition mentions debug holds the node being read (its test, its branches)."""
+        parent = self.parents.get(self._current)
+        while parent is not None:
+            if type(parent) is ast.If and self._debug_test(parent):
+                return True
+            parent = self.parents.get(parent)
+        return False
+
+    def _debug_test(self, node: ast.If) -> bool:
+        found = self._debug_tests.get(id(node))
+        if found is None:
+            found = self._debug_tests[id(node)] = DEBUG_CONDITION_MARKER in self.module.segment(node.test).lower()
+        return found
+
+    @property
+    def scope(self) -> ast.AST:
+        """The function or class whose body (or decorators) holds the node being read, else the module."""
+        parent = self.parents.get(self._current)
+        while parent is not None and not isinstance(parent, _SCOPES):
+            parent = self.parents.get(parent)
+        return parent if parent is not None else self.tree
 
     def report(self, node: Any, name: str, text: str, removal: Removal | None, width: int | None = None) -> None:
         """A finding at ``node`` (its first ``width`` characters, or all of it) whose fix removes the setting of

@@ -8,7 +8,7 @@ import re
 from aoti_lint.diagnostics import Applicability, Edit, Finding, Fix, Position
 from aoti_lint.knowledge.custom_ops import IMPL_ABSTRACT, IMPL_ABSTRACT_KEYWORDS, REGISTER_FAKE, REGISTER_FAKE_SINCE
 from aoti_lint.knowledge.references import PR_REGISTER_FAKE, REGISTER_FAKE_DOCS
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, Valid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,6 +21,21 @@ LIBRARY = IMPL_ABSTRACT.rsplit(".", 1)[0]
 # A condition that asks which torch runs: `TORCH_VERSION_AT_LEAST_2_4`, `torch.__version__ >= ...`,
 # `hasattr(torch.library, "register_fake")`.
 _OLD = frozenset({OLD})
+# The nodes that spell a name without a ``Name`` node (``_other_identifiers``).
+_OTHER_IDENTIFIERS = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.arg,
+    ast.keyword,
+    ast.ExceptHandler,
+    ast.Global,
+    ast.Nonlocal,
+    ast.MatchAs,
+    ast.MatchStar,
+    ast.MatchMapping,
+    ast.MatchClass,
+)
 _VERSION_CHECK = re.compile(rf"(?i)version|\bhasattr\(.*\b{NEW}\b")
 
 
@@ -166,17 +181,20 @@ class DeprecatedImplAbstract(AstRule):
         return OLD in code.identifiers
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
-        return _ImplAbstractReferences(cls, module).findings()
+    def reader(cls, module: AstModule) -> AstReader:
+        return _ImplAbstractReferences(cls, module)
 
 
-class _ImplAbstractReferences:
+class _ImplAbstractReferences(AstReader):
     """AOTI303 in one module: every reference the semantic model names ``torch.library.impl_abstract``, and the fix
     that renames it, or why there is none."""
 
+    node_types = (ast.ImportFrom, ast.Call, ast.Attribute, ast.Name, *_OTHER_IDENTIFIERS)
+
     def __init__(self, rule: Any, module: AstModule) -> None:
-        self.rule, self.module, self.model = rule, module, module.model
-        self.parents: dict[ast.AST, ast.AST] = {}
+        super().__init__(rule, module)
+        self.model = module.model
+        self.parents = module.parents
         # The callees of calls passing `qualname=` or `func=` by keyword.
         self.keyword_calls: set[int] = set()
         # `from torch.library import impl_abstract [as x]`; `register_fake` imported from torch.library without
@@ -188,36 +206,30 @@ class _ImplAbstractReferences:
         self.attributes: list[ast.Attribute] = []
         self.bare: list[ast.Name] = []
 
-    def findings(self) -> list[Finding]:
-        from aoti_lint.model.syntax_tree import children
-
-        names = self.model.qualified_names
-        stack: list[ast.AST] = [self.module.tree]
-        while stack:
-            node = stack.pop()
-            kind = type(node)
-            if kind is ast.ImportFrom:
-                self._import_from(node)  # type: ignore[arg-type]
-            elif kind is ast.Call:
-                if any(keyword.arg in IMPL_ABSTRACT_KEYWORDS for keyword in node.keywords):  # type: ignore[attr-defined]
-                    self.keyword_calls.add(id(node.func))  # type: ignore[attr-defined]
-            elif kind is ast.Attribute:
-                if node.attr == OLD and IMPL_ABSTRACT in names(node):  # type: ignore[attr-defined]
-                    self.attributes.append(node)  # type: ignore[arg-type]
-            elif kind is ast.Name:
-                # Only a name that may be `impl_abstract` (or an import renaming it) is resolved.
-                spelled = node.id  # type: ignore[attr-defined]
-                found = names(node) if spelled == NEW or self.model.may_be_named(spelled, _OLD) else set()
-                if spelled == NEW and REGISTER_FAKE not in found:
-                    self.other_new_names += 1
-                if IMPL_ABSTRACT in found:
-                    self.bare.append(node)  # type: ignore[arg-type]
-            elif NEW in _other_identifiers(node):
+    def visit(self, node: ast.AST) -> None:
+        kind = type(node)
+        if kind is ast.ImportFrom:
+            self._import_from(node)  # type: ignore[arg-type]
+        elif kind is ast.Call:
+            if any(keyword.arg in IMPL_ABSTRACT_KEYWORDS for keyword in node.keywords):  # type: ignore[attr-defined]
+                self.keyword_calls.add(id(node.func))  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            if node.attr == OLD and IMPL_ABSTRACT in self.model.qualified_names(node):  # type: ignore[attr-defined]
+                self.attributes.append(node)  # type: ignore[arg-type]
+        elif kind is ast.Name:
+            # Only a name that may be `impl_abstract` (or an import renaming it) is resolved.
+            spelled = node.id  # type: ignore[attr-defined]
+            may_be = spelled == NEW or self.model.may_be_named(spelled, _OLD)
+            found = self.model.qualified_names(node) if may_be else set()
+            if spelled == NEW and REGISTER_FAKE not in found:
                 self.other_new_names += 1
-            for child in children(node):
-                self.parents[child] = node
-                stack.append(child)
-        return sorted(self._reported(), key=lambda finding: (finding.start, finding.end))
+            if IMPL_ABSTRACT in found:
+                self.bare.append(node)  # type: ignore[arg-type]
+        elif NEW in _other_identifiers(node):
+            self.other_new_names += 1
+
+    def findings(self) -> list[Finding]:
+        return self._reported()
 
     def _import_from(self, node: ast.ImportFrom) -> None:
         if node.module != LIBRARY or node.level:

@@ -9,7 +9,7 @@ from aoti_lint.knowledge.custom_ops import CONCRETE_BUILTINS, DATA_METHODS
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CUSTOM_OPS_DYNAMIC_SHAPES, REGISTER_FAKE_DOCS
 from aoti_lint.model.kernels import arguments
 from aoti_lint.model.syntax_tree import source_segment
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
@@ -210,18 +210,24 @@ class FakeKernelConcreteSize(AstRule):
         return could_hold_finding(code).concrete
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
+    def reader(cls, module: AstModule) -> AstReader:
+        return _ConcreteSizes(cls, module)
+
+
+class _ConcreteSizes(AstReader):
+    """The calls of each kernel of the module (``model.kernels``) that make a number of a size or read data."""
+
+    def findings(self) -> list[Finding]:
         from aoti_lint.model.kernels import kernel_index
 
-        index = kernel_index(module.tree, module.text)
-        found = []
+        index = kernel_index(self.module.tree, self.module.text)
         for kernel in index.kernels.values():
             for item in kernel.nodes():
                 if type(item) is ast.Call:
                     message = _defect(index, kernel, item)
                     if message is not None:
-                        found.append(cls.finding_at(item, module, message))
-        return sorted(found, key=lambda finding: (finding.start, finding.end))
+                        self.found.append(self.rule.finding_at(item, self.module, message))
+        return self.found
 
 
 def _defect(index: KernelIndex, kernel: Kernel, call: ast.Call) -> str | None:

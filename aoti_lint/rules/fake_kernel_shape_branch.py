@@ -7,7 +7,7 @@ import ast
 from aoti_lint.knowledge.references import CUSTOM_OPS_DYNAMIC_SHAPES, EXPORT_CONTROL_FLOW, TORCH_CHECK
 from aoti_lint.model.kernels import arguments, number, raises_only
 from aoti_lint.model.syntax_tree import source_segment
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, Valid
 from aoti_lint.rules.fake_kernels import (
     KERNEL_SCREEN_TOKENS,
     KERNEL_TRIGGERS,
@@ -189,26 +189,35 @@ class FakeKernelShapeBranch(AstRule):
         return could_hold_kernel(code) and could_hold_finding(code).branch
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
+    def reader(cls, module: AstModule) -> AstReader:
+        return _SizeBranches(cls, module)
+
+
+class _SizeBranches(AstReader):
+    """The branches and loops of each kernel of the module (``model.kernels``) on a symbolic size."""
+
+    def findings(self) -> list[Finding]:
         from aoti_lint.model.kernels import kernel_index, own_nodes
 
+        module = self.module
         index = kernel_index(module.tree, module.text)
-        found = []
+        found = self.found
         for kernel in index.kernels.values():
             for item in kernel.nodes():
                 kind = type(item)
                 if kind in (ast.For, ast.AsyncFor, ast.comprehension):
                     message = _loop(index, kernel, item.iter)  # type: ignore[attr-defined]
                     if message is not None:
-                        found.append(cls.finding_at(item.iter, module, message))  # type: ignore[attr-defined]
+                        found.append(self.rule.finding_at(item.iter, module, message))  # type: ignore[attr-defined]
                     continue
                 if not (kind is ast.IfExp or (kind is ast.If and not raises_only(item, index.lines))):  # type: ignore[arg-type]
                     continue
                 for comparison in own_nodes([item.test]):  # type: ignore[attr-defined]
                     if type(comparison) is ast.Compare and _specialises(index, kernel, comparison):
-                        found.append(cls.finding_at(comparison, module, _message(index, kernel, comparison)))
+                        message = _message(index, kernel, comparison)
+                        found.append(self.rule.finding_at(comparison, module, message))
                         break
-        return sorted(found, key=lambda finding: (finding.start, finding.end))
+        return found
 
 
 def _loop(index: KernelIndex, kernel: Kernel, iterable: ast.expr) -> str | None:

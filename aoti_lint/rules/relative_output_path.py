@@ -10,13 +10,12 @@ from aoti_lint.knowledge.deprecated_api import ABSOLUTE_PATH_FUNCTIONS, AOT_COMP
 from aoti_lint.knowledge.references import AOTI_DOCS, MIGRATION_GUIDE
 from aoti_lint.model.calls import argument
 from aoti_lint.model.name_index import string
-from aoti_lint.rules.base import AstModule, AstRule, Invalid, Valid
+from aoti_lint.rules.base import AstModule, AstReader, AstRule, Invalid, Valid
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from aoti_lint.diagnostics import Finding, Position
     from aoti_lint.model.semantic import SemanticModel
 
 # The compiles that take `options` and link the library at `aot_inductor.output_path`: the deprecated one calls the
@@ -120,28 +119,30 @@ class RelativeOutputPath(AstRule):
         return "aot_compile" in code.reached and "options" in code.keywords
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
-        model = module.model
-        found: list[tuple[ast.expr, str]] = []
-        for node in ast.walk(module.tree):
-            if type(node) is not ast.Call or not model.may_name(node.func, {"aot_compile"}):
-                continue
-            if not model.qualified_names(node.func) & _COMPILES:
-                continue
-            options = argument(node, None, "options")
-            if type(options) is ast.Name:
-                options = model.single_value(options)
-            if type(options) is not ast.Dict:
-                continue
-            for key, value in zip(options.keys, options.values, strict=True):
-                relative = _relative(model, value) if string(key) == OUTPUT_PATH_OPTION else None
-                if relative is not None:
-                    found.append((value, _message(relative)))
-        return sorted((cls.finding_at(node, module, message) for node, message in found), key=_start)
+    def reader(cls, module: AstModule) -> AstReader:
+        return _OutputPaths(cls, module)
 
 
-def _start(finding: Finding) -> Position:
-    return finding.start
+class _OutputPaths(AstReader):
+    """The `aot_inductor.output_path` a compile's `options` set, where it is relative."""
+
+    node_types = (ast.Call,)
+
+    def visit(self, node: ast.AST) -> None:
+        model = self.module.model
+        if not model.may_name(node.func, {"aot_compile"}):  # type: ignore[attr-defined]
+            return
+        if not model.qualified_names(node.func) & _COMPILES:  # type: ignore[attr-defined]
+            return
+        options = argument(node, None, "options")  # type: ignore[arg-type]
+        if type(options) is ast.Name:
+            options = model.single_value(options)
+        if type(options) is not ast.Dict:
+            return
+        for key, value in zip(options.keys, options.values, strict=True):
+            relative = _relative(model, value) if string(key) == OUTPUT_PATH_OPTION else None
+            if relative is not None:
+                self.found.append(self.rule.finding_at(value, self.module, _message(relative)))
 
 
 def _relative(model: SemanticModel, path: ast.expr) -> str | None:

@@ -98,17 +98,15 @@ def _ast_answer(
     index = code_index(text)
     if index is None or index.tree is None:
         return None
-    found: list[Finding] = []
-    module = AstModule(index, source.display_path, context.target_torch)
-    for rule in others:
-        try:
-            answer = rule.check_ast(module)
-        except Exception:  # a bug in the reading, or a tree too deep for it: the full path reports the error
-            return None
-        for finding in answer:
-            if finding.fix is not None:
-                finding.fix = finding.fix.settled(build_edits=False)
-        found.extend(answer)
+    from aoti_lint.rules.checker import check_module
+
+    try:
+        found = check_module(others, AstModule(index, source.display_path, context.target_torch))
+    except Exception:  # a bug in a reading, or a tree too deep for it: the full path reports the error
+        return None
+    for finding in found:
+        if finding.fix is not None:
+            finding.fix = finding.fix.settled(build_edits=False)
     summaries: dict[str, object] = {}
     codes = {rule.code for rule in wanted.rules} & MIGRATION_CODES
     if codes or wanted.project_rules:

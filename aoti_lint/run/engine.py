@@ -406,9 +406,10 @@ def _check_python(
 
         index = code_index(text)
         if index is not None:
+            from aoti_lint.rules.checker import check_module
+
             module_read = AstModule(index, source.display_path, context.target_torch)
-            for rule_type in read_from_ast:
-                python_context.findings.extend(rule_type.check_ast(module_read))
+            python_context.findings.extend(check_module(read_from_ast, module_read))
     summaries: dict[str, object] = {}
     for project_rule in wanted.project_rules:
         if project_rule.summary_key not in summaries:

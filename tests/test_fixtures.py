@@ -274,7 +274,7 @@ def test_prefilter_is_sound(sweep):
             checked += 1
             rules_seen.add(rule.code)
         filtered = lint_text(text, filename)
-        # As a run that shows no edits reads it: some rules answer from `ast` alone (PythonRule.check_ast).
+        # As a run that shows no edits reads it: some rules are read from `ast` alone (AstRule).
         without_edits = lint_text(text, filename, build_edits=False)
 
         def shown(result):

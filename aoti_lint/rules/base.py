@@ -328,13 +328,6 @@ class AstRule(PythonRule):
         raise NotImplementedError
 
     @classmethod
-    def check_ast(cls, module: AstModule) -> list[Finding]:
-        """The rule's findings in the module, read alone."""
-        from aoti_lint.rules.checker import check_module
-
-        return check_module([cls], module)
-
-    @classmethod
     def finding_at(
         cls, node: Any, module: AstModule, message: str, fix: Fix | None = None, width: int | None = None
     ) -> Finding:

@@ -12,7 +12,6 @@ from aoti_lint.diagnostics import Edit, Position
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
     from typing import Any
 
     from aoti_lint.model.node_positions import NodePositions
@@ -78,12 +77,6 @@ class _Module:
 @functools.lru_cache(maxsize=1)
 def _read(text: str) -> _Module:
     return _Module(text)
-
-
-def ast_position(lines: Sequence[str], line: int, byte_column: int) -> Position:
-    """The position of an ``ast`` node's start (a 1-based line, a column in UTF-8 bytes), given the text's
-    ``syntax_tree.source_lines``."""
-    return Position(line, len(lines[line - 1].encode()[:byte_column].decode(errors="replace")) + 1)
 
 
 def remove_statement(text: str, start: Position) -> tuple[Edit, ...]:

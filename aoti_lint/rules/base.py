@@ -291,6 +291,16 @@ class AstModule:
 
         return source_lines(self.text)
 
+    def position(self, row: int, byte_column: int) -> Position:
+        """Where ``ast``'s row and column (UTF-8 bytes into the line) lie, the column counted in characters."""
+        return Position(row, len(self.lines[row - 1].encode()[:byte_column].decode(errors="replace")) + 1)
+
+    def start(self, node: Any) -> Position:
+        return self.position(node.lineno, node.col_offset)
+
+    def end(self, node: Any) -> Position:
+        return self.position(node.end_lineno, node.end_col_offset)
+
     def segment(self, node: ast.AST) -> str:
         """The source text of a node."""
         from aoti_lint.model.syntax_tree import source_segment
@@ -333,18 +343,14 @@ class AstRule(PythonRule):
     ) -> Finding:
         """The rule's finding over an ``ast`` node of the module (its first ``width`` characters, or all of it), its
         columns counted in characters."""
-        lines = module.lines
-        start = len(lines[node.lineno - 1].encode()[: node.col_offset].decode())
-        if width is None:
-            end_row, end = node.end_lineno, len(lines[node.end_lineno - 1].encode()[: node.end_col_offset].decode())
-        else:
-            end_row, end = node.lineno, start + width
+        start = module.start(node)
+        end = module.end(node) if width is None else Position(start.row, start.column + width)
         return Finding(
             code=cls.code,
             message=message,
             path=module.path,
-            start=Position(node.lineno, start + 1),
-            end=Position(end_row, end + 1),
+            start=start,
+            end=end,
             severity=cls.severity,
             fix=fix,
             url=cls.url(),

@@ -653,7 +653,7 @@ class _PythonConfigKeys(PythonSwitchReading):
         blanks, line continuations and comments come before it."""
         item = node.items[-1].context_expr
         row = item.end_lineno or node.lineno
-        column = len(self.lines[row - 1].encode()[: item.end_col_offset].decode())
+        column = self.module.end(item).column - 1
         while row <= len(self.lines):
             line = self.lines[row - 1]
             while column < len(line) and line[column] not in ":#":

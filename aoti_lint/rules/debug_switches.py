@@ -226,9 +226,7 @@ class PythonSwitchReading(AstReader):
     # The removals a fix may make
 
     def start(self, node: Any) -> Position:
-        from aoti_lint.fixes.removals import ast_position
-
-        return ast_position(self.lines, node.lineno, node.col_offset)
+        return self.module.start(node)
 
     def statement_removal(self, statement: ast.stmt) -> Removal:
         from aoti_lint.fixes.removals import remove_statement

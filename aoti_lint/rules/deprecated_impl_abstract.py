@@ -241,7 +241,7 @@ class _ImplAbstractReferences(AstReader):
         message = f"`{IMPL_ABSTRACT}` is deprecated (a FutureWarning since torch 2.4); use `{REGISTER_FAKE}`"
         found = []
         for attribute in self.attributes:
-            end = self._position(attribute.end_lineno, attribute.end_col_offset)  # type: ignore[arg-type]
+            end = self.module.end(attribute)
             start = Position(end.row, end.column - len(OLD))
             blocked = self._why_no_fix([attribute])
             if blocked is None:
@@ -251,7 +251,7 @@ class _ImplAbstractReferences(AstReader):
                 found.append(self._finding(start, end, f"{message}; not fixed automatically: {blocked}"))
         if not self.bare:
             return found
-        spans = [(self._start(name), self._end(name)) for name in self.bare]
+        spans = [(self.module.start(name), self.module.end(name)) for name in self.bare]
         blocked = self._why_no_fix(self.bare)
         if blocked is None and not self.aliases:
             blocked = "the name is not bound by `from torch.library import impl_abstract` in this module"
@@ -290,19 +290,10 @@ class _ImplAbstractReferences(AstReader):
             url=rule.url(),
         )
 
-    def _position(self, row: int, byte_column: int) -> Position:
-        return Position(row, len(self.module.lines[row - 1].encode()[:byte_column].decode()) + 1)
-
-    def _start(self, node: Any) -> Position:
-        return self._position(node.lineno, node.col_offset)
-
-    def _end(self, node: Any) -> Position:
-        return self._position(node.end_lineno, node.end_col_offset)
-
     def _import_edits(self, renames_uses: bool) -> tuple[list[Edit], str | None]:
         """Rename each ``impl_abstract`` import to ``register_fake``; where ``register_fake`` is already
         imported from torch.library beside it, drop the old name instead."""
-        renames = [Edit(NEW, self._start(alias), _after(self._start(alias), OLD)) for alias in self.aliases]
+        renames = [Edit(NEW, self.module.start(alias), _after(self.module.start(alias), OLD)) for alias in self.aliases]
         if not renames_uses or not re.search(rf"\b{NEW}\b", self.module.text):
             return renames, None
         if self.other_new_names or not self.new_imports:
@@ -314,9 +305,9 @@ class _ImplAbstractReferences(AstReader):
                 return [], f"the module already imports `{NEW}` in a form the fix does not rewrite"
             index = next(i for i, item in enumerate(names) if item is alias)
             if index + 1 < len(names):
-                start, end = self._start(alias), self._start(names[index + 1])
+                start, end = self.module.start(alias), self.module.start(names[index + 1])
             else:
-                start, end = self._end(names[index - 1]), self._end(alias)
+                start, end = self.module.end(names[index - 1]), self.module.end(alias)
             edits.append(Edit("", start, end))
         return edits, None
 

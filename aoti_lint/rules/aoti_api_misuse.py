@@ -337,17 +337,8 @@ class AotiApiMisuse(AstRule):
                     name = load.artifact_ref.rpartition(".")[2]
                     message = _package_of_so(load.api, path) + f"; `{name}` holds that path"
                     span = load.span
-                    found.append(
-                        Finding(
-                            code=cls.code,
-                            message=message,
-                            path=summary.path,
-                            start=Position(span.row, span.column),
-                            end=Position(span.end_row, span.end_column),
-                            severity=cls.severity,
-                            url=cls.url(),
-                        )
-                    )
+                    start, end = Position(span.row, span.column), Position(span.end_row, span.end_column)
+                    found.append(cls.make_finding(summary.path, start, end, message))
         return found
 
 

@@ -204,6 +204,20 @@ class Rule:
         return DOCS_URL.format(code=cls.code)
 
     @classmethod
+    def make_finding(cls, path: str, start: Position, end: Position, message: str, fix: Fix | None = None) -> Finding:
+        """The rule's finding at ``path`` from ``start`` to ``end``."""
+        return Finding(
+            code=cls.code,
+            message=message,
+            path=path,
+            start=start,
+            end=end,
+            severity=cls.severity,
+            fix=fix,
+            url=cls.url(),
+        )
+
+    @classmethod
     def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
         """The findings across files of a rule that ``reads_flows``: ``summaries`` are every file's
         ``analysis.flow_summary.FlowSummary``; each finding then passes its file's noqa comments and
@@ -345,16 +359,7 @@ class AstRule(PythonRule):
         columns counted in characters."""
         start = module.start(node)
         end = module.end(node) if width is None else Position(start.row, start.column + width)
-        return Finding(
-            code=cls.code,
-            message=message,
-            path=module.path,
-            start=start,
-            end=end,
-            severity=cls.severity,
-            fix=fix,
-            url=cls.url(),
-        )
+        return cls.make_finding(module.path, start, end, message, fix)
 
 
 class ProjectRule(Rule):
@@ -401,15 +406,7 @@ class ProjectRule(Rule):
 
     @classmethod
     def finding(cls, path: str, start: Position, end: Position, message: str) -> Finding:
-        return Finding(
-            code=cls.code,
-            message=message,
-            path=path,
-            start=start,
-            end=end,
-            severity=cls.severity,
-            url=cls.url(),
-        )
+        return cls.make_finding(path, start, end, message)
 
 
 class TextRule(Rule):
@@ -426,16 +423,7 @@ class TextRule(Rule):
     def finding(
         cls, source: SourceFile, start: Position, end: Position, message: str, fix: Fix | None = None
     ) -> Finding:
-        return Finding(
-            code=cls.code,
-            message=message,
-            path=source.display_path,
-            start=start,
-            end=end,
-            severity=cls.severity,
-            fix=fix,
-            url=cls.url(),
-        )
+        return cls.make_finding(source.display_path, start, end, message, fix)
 
 
 class PythonContext:

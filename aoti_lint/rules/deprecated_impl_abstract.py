@@ -239,6 +239,7 @@ class _ImplAbstractReferences(AstReader):
 
     def _reported(self) -> list[Finding]:
         message = f"`{IMPL_ABSTRACT}` is deprecated (a FutureWarning since torch 2.4); use `{REGISTER_FAKE}`"
+        path, finding = self.module.path, self.rule.make_finding
         found = []
         for attribute in self.attributes:
             end = self.module.end(attribute)
@@ -246,9 +247,9 @@ class _ImplAbstractReferences(AstReader):
             blocked = self._why_no_fix([attribute])
             if blocked is None:
                 fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", (Edit(NEW, start, end),))
-                found.append(self._finding(start, end, message, fix))
+                found.append(finding(path, start, end, message, fix))
             else:
-                found.append(self._finding(start, end, f"{message}; not fixed automatically: {blocked}"))
+                found.append(finding(path, start, end, f"{message}; not fixed automatically: {blocked}"))
         if not self.bare:
             return found
         spans = [(self.module.start(name), self.module.end(name)) for name in self.bare]
@@ -263,10 +264,8 @@ class _ImplAbstractReferences(AstReader):
         if blocked is None:
             edits, blocked = self._import_edits(renames_uses)
         if blocked is not None:
-            found += [
-                self._finding(start, end, f"{message}; not fixed automatically: {blocked}") for start, end in spans
-            ]
-            return found
+            unfixed = f"{message}; not fixed automatically: {blocked}"
+            return found + [finding(path, start, end, unfixed) for start, end in spans]
         # A bare `impl_abstract` is renamed together with the import that binds it: every such finding gets the
         # same edits, so the file is never left with uses and an import that disagree.
         if renames_uses:
@@ -274,21 +273,8 @@ class _ImplAbstractReferences(AstReader):
                 Edit(NEW, start, end) for name, (start, end) in zip(self.bare, spans, strict=True) if name.id == OLD
             ]
         fix = Fix(Applicability.SAFE, f"Use `{REGISTER_FAKE}`", tuple(edits))
-        found += [self._finding(start, end, message, fix) for start, end in spans]
+        found += [finding(path, start, end, message, fix) for start, end in spans]
         return found
-
-    def _finding(self, start: Position, end: Position, message: str, fix: Fix | None = None) -> Finding:
-        rule = self.rule
-        return Finding(
-            code=rule.code,
-            message=message,
-            path=self.module.path,
-            start=start,
-            end=end,
-            severity=rule.severity,
-            fix=fix,
-            url=rule.url(),
-        )
 
     def _import_edits(self, renames_uses: bool) -> tuple[list[Edit], str | None]:
         """Rename each ``impl_abstract`` import to ``register_fake``; where ``register_fake`` is already

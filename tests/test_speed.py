@@ -1512,3 +1512,34 @@ def test_a_large_module_the_ast_readings_settle_is_checked_like_a_small_one(tmp_
     assert [finding.code for finding in result.findings] == ["AOTI002"]
     assert result.errors == []
     assert set(parsed) <= {"serve/serve.py"}, parsed
+
+
+def test_the_rest_of_the_project_is_read_for_its_flows_alone(tmp_path, monkeypatch):
+    """A run given one file reads the project's other files only for what the migration plan and the project
+    rules take from them: a module holding debug switches and kernels but no call of the API is not parsed."""
+    from aoti_lint.model import parse
+    from aoti_lint.rules import checker
+
+    parsed: list[str] = []
+    original_parse, original_check = parse.parse_module, checker.check_module
+    monkeypatch.setattr(parse, "parse_module", lambda s, t: parsed.append(s.display_path) or original_parse(s, t))
+
+    def check_module(rules, module):
+        parsed.append(module.path)
+        return original_check(rules, module)
+
+    monkeypatch.setattr(checker, "check_module", check_module)
+    switches = (
+        "import os\nimport torch\n\n"
+        'os.environ["TORCHINDUCTOR_NAN_ASSERTS"] = "1"\n'
+        "torch._inductor.config.trace.enabled = True\n"
+        "\n\n@torch.library.register_fake('ns::op')\ndef _(x):\n    return x.new_empty(int(x.shape[0]))\n"
+    )
+    root = project(tmp_path, {"debug/settings.py": switches, "serve/serve.py": OLD_LOAD})
+    settings = Settings(root=root).with_enabled()
+    whole = lint_paths([root], settings, root, None, Execution(jobs=1))
+    assert {finding.path for finding in whole.findings} == {"debug/settings.py", "serve/serve.py"}
+    parsed.clear()
+    one = lint_paths([root / "serve" / "serve.py"], settings, root, None, Execution(jobs=1))
+    assert [finding.code for finding in one.findings] == ["AOTI002"]
+    assert "debug/settings.py" not in parsed, parsed

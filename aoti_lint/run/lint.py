@@ -143,7 +143,9 @@ def _lint_files(
     rest = [] if whole else _rest_of_project(candidates, outcomes, ruleset)
     if rest:
         candidates = [*candidates, *rest]
-        outcomes += run_files(rest, ruleset, cwd, check_only, first, shared_cache=cache, shared_workers=workers)
+        outcomes += run_files(
+            rest, ruleset.flow_readers(), cwd, check_only, first, shared_cache=cache, shared_workers=workers
+        )
 
     def summarise_in_full(chosen: list[int]) -> None:
         # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
@@ -274,10 +276,11 @@ def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], r
 
     if not any(outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries for outcome in outcomes):
         return []
-    if not _in_project(candidates, ruleset.settings.root):
+    settings = ruleset.settings
+    if not _in_project(candidates, settings.root):
         return []  # files of another tree than the project's: their project is not known
     given = {candidate.where for candidate in candidates}
-    every = discover([ruleset.settings.root], ruleset.settings)
+    every = discover([settings.root], settings)
     return [item for item in every if isinstance(item, Candidate) and item.where not in given]
 
 

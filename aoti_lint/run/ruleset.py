@@ -77,6 +77,15 @@ class RuleSet:
             return given
         return f"{given};{','.join(sorted(self._ignored(path)))}"
 
+    def flow_readers(self) -> RuleSet:
+        """The rules whose readings the project pass and the migration plan take from a file (``project_codes``),
+        the others left out: the set a file read only for its part in a flow is read with (``lint._rest_of_project``),
+        whose findings of other rules would be dropped."""
+        from aoti_lint.run.results import project_codes
+
+        codes = project_codes(self.rules)
+        return RuleSet(self.settings, [rule for rule in self.rules if rule.code in codes])
+
     def project_rules(self, kind: str) -> tuple[type[ProjectRule], ...]:
         """The project rules to summarise files of ``kind`` for, per-file-ignores left aside: the enabled ones,
         and the device-flow summary whenever the migration fixes are on (they are planned per artifact flow)."""

@@ -5,8 +5,8 @@ linter knows of the rules without importing them. Do not edit by hand: add a rul
 # (code, name, module, class), in code order: the registry (``aoti_lint.rules``).
 RULES: tuple[tuple[str, str, str, str], ...] = (
     ("AOTI000", "syntax-error", "syntax_error", "SyntaxErrorRule"),
-    ("AOTI001", "deprecated-aot-compile", "deprecated_api", "DeprecatedAotCompile"),
-    ("AOTI002", "deprecated-aot-load", "deprecated_api", "DeprecatedAotLoad"),
+    ("AOTI001", "deprecated-aot-compile", "deprecated_aot_compile", "DeprecatedAotCompile"),
+    ("AOTI002", "deprecated-aot-load", "deprecated_aot_load", "DeprecatedAotLoad"),
     ("AOTI003", "aoti-api-misuse", "aoti_api_misuse", "AotiApiMisuse"),
     ("AOTI004", "deprecated-cpp-runner", "deprecated_cpp_runner", "DeprecatedCppRunner"),
     ("AOTI005", "relative-output-path", "relative_output_path", "RelativeOutputPath"),

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
-from aoti_lint.rules.deprecated_api import DeprecatedAotLoad
+from aoti_lint.rules.deprecated_aot_load import DeprecatedAotLoad
 
 IMPORTS = (
     "import torch",

@@ -343,7 +343,7 @@ def test_no_libcst_import_when_nothing_can_match(tmp_path):
 
 def test_internal_rule_error_is_reported_per_file_and_exits_two(tmp_path, monkeypatch, capsys):
     from aoti_lint.cli import main
-    from aoti_lint.rules.deprecated_api import DeprecatedAotLoad
+    from aoti_lint.rules.deprecated_aot_load import DeprecatedAotLoad
 
     write(tmp_path, {"a.py": OLD_LOAD, "b.py": OLD_COMPILE})
     real_visit = DeprecatedAotLoad.visit_Attribute

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aoti_lint.cli import main
 from aoti_lint.codemods import migration
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
-from aoti_lint.rules.deprecated_api import DeprecatedAotCompile
+from aoti_lint.rules.deprecated_aot_compile import DeprecatedAotCompile
 
 SOURCE = "import torch\n\nso = torch._export.aot_compile(model, (x,))\n"
 

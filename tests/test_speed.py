@@ -408,7 +408,7 @@ def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
 def test_a_file_that_raises_in_a_chunk_costs_that_file_alone(tmp_path, monkeypatch):
     """A bug of ours met in the later stages a worker runs on a chunk's file is that file's internal error; the
     chunk's other files keep their findings."""
-    from aoti_lint.rules.deprecated_api import DeprecatedAotLoad
+    from aoti_lint.rules.deprecated_aot_load import DeprecatedAotLoad
 
     tree = chunked_tree(tmp_path / "tree")
     real_visit = DeprecatedAotLoad.visit_Attribute
@@ -1066,7 +1066,7 @@ run_memo.time = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
 from aoti_lint.cli import main
 
 code = main(["--isolated", "--cache-dir", "cache", "-q", "--exit-zero", "src"])
-heavy = ("aoti_lint.rules.deprecated_api", "aoti_lint.run.engine", "aoti_lint.run.runner", "libcst")
+heavy = ("aoti_lint.rules.deprecated_reference", "aoti_lint.run.engine", "aoti_lint.run.runner", "libcst")
 print(code, *(name in sys.modules for name in heavy))
 """
 

@@ -189,7 +189,7 @@ def test_a_call_of_the_loaded_model_is_no_load_site():
     from aoti_lint.flows.module_reader import ModuleReader
     from aoti_lint.model.module_facts import ModuleFacts
     from aoti_lint.read.source import SourceFile
-    from aoti_lint.rules.base import PythonContext
+    from aoti_lint.rules.libcst_context import PythonContext
 
     text = 'from torch._export import aot_compile, aot_load\n\nout = aot_load(aot_compile(m, (x,)), "cpu")(x)\n'
     module = cst.parse_module(text)

@@ -178,7 +178,7 @@ def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch, c
     """20,000 `x = ...` lines (500 in the fast suite) and one AOTI reference: libcst's qualified-name lookup
     is quadratic in a name's assignments (about 70 s of CPU here for 20,000), so the rules ask for it only on
     names that can be the symbol: the number of lookups stays a handful, whatever the number of assignments."""
-    from aoti_lint.rules.base import PythonContext
+    from aoti_lint.rules.libcst_context import PythonContext
     from tests.helpers import lint_text
 
     looked_up = []

@@ -181,7 +181,7 @@ def module_suppressions(text: str, facts: Any) -> Suppressions:
 
 
 def parsed_suppressions(context: Any) -> Suppressions:
-    """``module_suppressions`` of the module a rule context (``rules.base.PythonContext``) holds, read once
+    """``module_suppressions`` of the module a rule context (``rules.libcst_context.PythonContext``) holds, read once
     per file for the rules, the flow summary and the engine."""
     return context.memo("noqa-comments", lambda: module_suppressions(context.source.text, context.facts()))
 

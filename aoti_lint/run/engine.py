@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     import libcst as cst
 
-    from aoti_lint.rules.base import PythonContext
+    from aoti_lint.rules.libcst_context import PythonContext
 
 
 # Past these, a file some rule would read is reported as not checked instead of parsed: libcst's time and memory
@@ -375,7 +375,7 @@ def _check_python(
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
-    from aoti_lint.rules.base import PythonContext
+    from aoti_lint.rules.libcst_context import PythonContext
 
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     python_context = PythonContext(source, module, wrapper, context.target_torch, text)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Finding, Severity
 from aoti_lint.knowledge.custom_ops import CPP_META_KEY, CPP_SYMINT_METHODS, CPP_SYMINT_PARAMETERS, CPP_TENSOR_TYPES
 from aoti_lint.knowledge.references import AOTI_DEBUGGING_GUIDE, CPP_CUSTOM_OPS_META
 from aoti_lint.lazy import LazyPattern
+from aoti_lint.read.cpp_kernels import (
+    MetaKernel,
+    declarator_name,
+    function_name,
+    in_check,
+    kernel_parameters,
+    registered_op_name,
+    registration_macro,
+    schema_arguments,
+)
 from aoti_lint.rules.base import Invalid, TextRule, Valid, tokens_match
 
 TYPE_CHECKING = False
@@ -24,124 +32,6 @@ CHECK_MACROS = ("TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "TORCH_SYM_CHECK", "AT_A
 # Every registration the rule reads is a member call `X.impl(...)` or `X->impl(...)` (tree-sitter's field
 # expression): a header that merely names `*_impl` functions and the Meta key registers nothing.
 _IMPL_MEMBER = LazyPattern(rb"(?:\.|->)\s*impl\b")
-# `op(Tensor x, SymInt n) -> Tensor` and `ns::op.overload(...)`: the name, then the arguments.
-_SCHEMA = LazyPattern(r"\s*(?:[\w]+::)?(?P<name>[\w.]+)\s*\((?P<args>.*)\)\s*->", re.DOTALL)
-
-
-@dataclass
-class _Kernel:
-    node: Node
-    op: str
-
-
-def _declarator_name(node: Node | None) -> Node | None:
-    """The identifier a (reference/pointer) declarator declares."""
-    while node is not None and node.type != "identifier":
-        inner = node.child_by_field_name("declarator")
-        if inner is None:
-            inner = next(
-                (child for child in node.named_children if "declarator" in child.type or child.type == "identifier"),
-                None,
-            )
-        node = inner
-    return node
-
-
-def _function_name(function: Node) -> str | None:
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None:
-        return None
-    name = declarator.child_by_field_name("declarator")
-    if name is None:
-        return None
-    from aoti_lint.read.cpp import last_name
-
-    return last_name(name)
-
-
-def _parameters(function: Node) -> list[Node]:
-    if function.type == "lambda_expression":
-        declarator = function.child_by_field_name("declarator")
-    else:
-        declarator = function.child_by_field_name("declarator")
-        while declarator is not None and declarator.type != "function_declarator":
-            declarator = declarator.child_by_field_name("declarator")
-    parameters = declarator.child_by_field_name("parameters") if declarator is not None else None
-    if parameters is None:
-        return []
-    return [child for child in parameters.named_children if child.type == "parameter_declaration"]
-
-
-def _macro(function: Node) -> tuple[str, list[str]] | None:
-    """``TORCH_LIBRARY_IMPL(ns, Meta, m) {...}``, which tree-sitter reads as a function definition: the macro
-    name and its arguments."""
-    from aoti_lint.read.cpp import text
-
-    declarator = function.child_by_field_name("declarator")
-    if function.type != "function_definition" or declarator is None or declarator.type != "function_declarator":
-        return None
-    name = declarator.child_by_field_name("declarator")
-    if name is None or name.type != "identifier" or not text(name).startswith("TORCH_LIBRARY"):
-        return None
-    return text(name), [text(parameter).strip() for parameter in _parameters(function)]
-
-
-def _schema_arguments(schema: str) -> tuple[str, list[str]] | None:
-    """The op name and its argument types, from a schema string; None when it cannot be read for sure."""
-    match = _SCHEMA.match(schema)
-    if match is None:
-        return None
-    types, depth, current = [], 0, ""
-    for char in match.group("args"):
-        depth += (char in "([" and 1) or 0
-        depth -= (char in ")]" and 1) or 0
-        if char == "," and depth == 0:
-            types.append(current)
-            current = ""
-        else:
-            current += char
-    if current.strip():
-        types.append(current)
-    arguments = []
-    for argument in types:
-        argument = argument.strip()
-        if argument == "*":  # keyword-only marker
-            continue
-        argument = argument.split("=", 1)[0].strip()
-        argument = argument.rsplit(None, 1)[0] if " " in argument else argument
-        arguments.append(re.sub(r"\[\d*\]", "[]", argument))
-    return match.group("name").split(".", 1)[0], arguments
-
-
-def _op_name(node: Node | None) -> str | None:
-    """The op a registration names: a string literal's op, or the expression as written (a constant or a
-    macro), which then only names the op in messages."""
-    from aoti_lint.read.cpp import string_value, text
-
-    if node is None:
-        return None
-    value = string_value(node)
-    if value is None:
-        return text(node) if node.type in ("identifier", "qualified_identifier", "call_expression") else None
-    return value.rsplit("::", 1)[-1].split(".", 1)[0] if value else None
-
-
-def _in_check(node: Node, body: Node) -> bool:
-    """Inside ``TORCH_CHECK(...)``, ``TORCH_INTERNAL_ASSERT(...)`` or ``assert(...)``: a validation, whose
-    guard is what the author wants (like a Python ``if ...: raise``)."""
-    from aoti_lint.read.cpp import text
-
-    parent = node.parent
-    while parent is not None and parent != body:
-        if parent.type == "call_expression":
-            function = parent.child_by_field_name("function")
-            name = text(function) if function is not None and function.type == "identifier" else ""
-            if name.startswith(CHECK_MACROS):
-                return True
-        parent = parent.parent
-    return False
 
 
 class CppMetaKernelConcreteSize(TextRule):
@@ -296,15 +186,15 @@ class CppMetaKernelConcreteSize(TextRule):
         locator = cpp.Locator(data)
         definitions: dict[str, list[Node]] = {}
         schemas: dict[str, list[str]] = {}
-        kernels: list[_Kernel] = []
+        kernels: list[MetaKernel] = []
         for node in cpp.walk(root, ("function_definition", "call_expression")):
             if node.type == "function_definition":
-                macro = _macro(node)
+                macro = registration_macro(node)
                 if macro is not None:
                     if macro[0] == "TORCH_LIBRARY_IMPL" and len(macro[1]) == 3 and macro[1][1] == CPP_META_KEY:
                         kernels += cls._impl_block(node, macro[1][2], definitions)
                     continue
-                name = _function_name(node)
+                name = function_name(node)
                 if name is not None and node.child_by_field_name("body") is not None:
                     definitions.setdefault(name, []).append(node)
             else:
@@ -340,19 +230,19 @@ class CppMetaKernelConcreteSize(TextRule):
                 yield call
 
     @classmethod
-    def _impl_block(cls, block: Node, receiver: str, definitions: dict[str, list[Node]]) -> list[_Kernel]:
+    def _impl_block(cls, block: Node, receiver: str, definitions: dict[str, list[Node]]) -> list[MetaKernel]:
         body = block.child_by_field_name("body")
         kernels = []
         for call in cls._impl_calls(body, receiver) if body is not None else ():
             arguments = call.child_by_field_name("arguments")
             named = list(arguments.named_children) if arguments is not None else []
-            op = _op_name(named[0]) if named else None
+            op = registered_op_name(named[0]) if named else None
             if op is not None and len(named) == 2:
-                kernels.append(_Kernel(named[1], op))
+                kernels.append(MetaKernel(named[1], op))
         return kernels
 
     @classmethod
-    def _keyed_registration(cls, call: Node) -> list[_Kernel]:
+    def _keyed_registration(cls, call: Node) -> list[MetaKernel]:
         """``m.impl("op", c10::DispatchKey::Meta, f)`` and ``m.impl("op", torch::dispatch(DispatchKey::Meta, f))``."""
         from aoti_lint.read.cpp import last_name, text
 
@@ -360,7 +250,7 @@ class CppMetaKernelConcreteSize(TextRule):
             return []
         arguments = call.child_by_field_name("arguments")
         named = list(arguments.named_children) if arguments is not None else []
-        op = _op_name(named[0]) if named else None
+        op = registered_op_name(named[0]) if named else None
         if op is None or len(named) < 2:
             return []
 
@@ -368,7 +258,7 @@ class CppMetaKernelConcreteSize(TextRule):
             return key.type == "qualified_identifier" and last_name(key) == CPP_META_KEY and "DispatchKey" in text(key)
 
         if len(named) == 3 and is_meta(named[1]):
-            return [_Kernel(named[2], op)]
+            return [MetaKernel(named[2], op)]
         dispatch = named[1]
         if len(named) == 2 and dispatch.type == "call_expression":
             function = dispatch.child_by_field_name("function")
@@ -376,7 +266,7 @@ class CppMetaKernelConcreteSize(TextRule):
             inner_named = list(inner.named_children) if inner is not None else []
             dispatches = function is not None and last_name(function) == "dispatch" and len(inner_named) == 2
             if dispatches and is_meta(inner_named[0]):
-                return [_Kernel(inner_named[1], op)]
+                return [MetaKernel(inner_named[1], op)]
         return []
 
     @staticmethod
@@ -392,7 +282,7 @@ class CppMetaKernelConcreteSize(TextRule):
         arguments = call.child_by_field_name("arguments")
         named = list(arguments.named_children) if arguments is not None else []
         value = string_value(named[0]) if named else None
-        return _schema_arguments(value) if value else None
+        return schema_arguments(value) if value else None
 
     @staticmethod
     def _resolve(node: Node, definitions: dict[str, list[Node]]) -> list[Node]:
@@ -434,10 +324,10 @@ class CppMetaKernelConcreteSize(TextRule):
         what = f"the Meta kernel of `{op}`"
         tensors: set[str] = set()
         findings = []
-        for index, parameter in enumerate(_parameters(function)):
+        for index, parameter in enumerate(kernel_parameters(function)):
             type_node = parameter.child_by_field_name("type")
             declarator = parameter.child_by_field_name("declarator")
-            name = _declarator_name(declarator) if declarator is not None else None
+            name = declarator_name(declarator) if declarator is not None else None
             if type_node is None or name is None:
                 continue
             type_name = last_name(type_node)
@@ -474,7 +364,7 @@ class CppMetaKernelConcreteSize(TextRule):
             method, variable = text(field), text(receiver)
             if method not in CPP_SYMINT_METHODS or variable not in tensors or variable in assigned:
                 continue
-            if _in_check(call, body):
+            if in_check(call, body):
                 continue
             arguments = call.child_by_field_name("arguments")
             args_text = text(arguments) if arguments is not None else "()"

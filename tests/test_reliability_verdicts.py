@@ -154,6 +154,19 @@ FULLWIDTH = "import torch\ntorch._export.aot_\uff43ompile(m, (x,))\n".encode()
 UTF7 = b"# -*- coding: utf-7 -*-\nimport torch\ntorch.+AF8-export.aot+AF8-compile(m, (x,))\n"
 
 
+def test_statements_over_libcsts_limit_are_read_from_ast_where_every_rule_the_file_wants_is(tmp_path):
+    """One function past MAX_LIBCST_BYTES setting a debug switch (torch's own `symbolic_shapes.py` is such a file):
+    the limit is libcst's, and AOTI201 reads the module from `ast`: its finding in every format, its fix unavailable
+    (it was `not checked`, exit 2)."""
+    lines = parse.MAX_LIBCST_BYTES // 14 + 10
+    body = "import os\n\n\ndef setup():\n" + "    value = 1\n" * lines
+    body += '    os.environ["TORCHINDUCTOR_NAN_ASSERTS"] = "1"\n'
+    found = _verdicts(tmp_path, "big.py", body.encode())
+    _one_verdict(found, [("AOTI201", lines + 5)])
+    run = run_main("--no-cache", "big.py", cwd=tmp_path / "output-format-json")
+    assert "warning: big.py: fixes unavailable: the file is too large for libcst to rewrite" in run.stderr
+
+
 @pytest.mark.parametrize(("data", "row"), [(FULLWIDTH, 2), (UTF7, 3)], ids=["nfkc", "utf-7"])
 def test_names_as_cpython_reads_them_are_screened_and_reported(tmp_path, data, row):
     """`aot_` and a fullwidth `c` (U+FF43) is `aot_compile` to CPython, which NFKC-normalises identifiers; a utf-7

@@ -187,12 +187,18 @@ def _check_focused(
         return result
     focused = _focus(text, wanted)
     if focused is None:
-        limit = f"{MAX_LIBCST_BYTES:,}"
-        why = f"not checked: the statements the rules read are over the {limit}-byte limit of libcst's analysis"
-        result.errors.append(FileError(source.display_path, why))
-        return result
-    part = SourceFile(source.path, source.display_path, source.kind, source.data, focused, source.encoding)
-    checked = check_source(part, context, prefilter, False, wanted if prefilter else None, _focused=True)
+        # The limit is libcst's: where every rule the file wants is read from ``ast``, the whole text is.
+        answered = ast_answer(source, context, wanted) if prefilter else None
+        if answered is None:
+            limit = f"{MAX_LIBCST_BYTES:,}"
+            why = f"not checked: the statements the rules read are over the {limit}-byte limit of libcst's analysis"
+            result.errors.append(FileError(source.display_path, why))
+            return result
+        add_ast_answer(source, result, context.rules, *answered)
+        checked = result
+    else:
+        part = SourceFile(source.path, source.display_path, source.kind, source.data, focused, source.encoding)
+        checked = check_source(part, context, prefilter, False, wanted if prefilter else None, _focused=True)
     for finding in checked.findings:
         if finding.fix is not None:
             finding.fix = unavailable(finding.fix, TOO_LARGE_TO_REWRITE)

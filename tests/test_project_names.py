@@ -83,6 +83,24 @@ def test_modules_are_found_where_python_would_find_them(tmp_path):
     assert imported_files(consumer, CONSUMER) == [str(root / "mlserve/__init__.py")]
 
 
+def test_installed_modules_are_never_the_projects(tmp_path):
+    """A run over an installed package's folder (torch's, in a virtual environment): the modules beside it in
+    `site-packages` are installed ones, and torch's own sources import none of the project's."""
+    site = tmp_path / "venv/lib/python3.11/site-packages"
+    root = _project(
+        site,
+        {
+            "typing_extensions.py": "import os\n",
+            "sympy/__init__.py": "",
+            "torch/_dynamo/utils.py": "import typing_extensions\nimport sympy\n",
+            "tools/run.py": "import typing_extensions\n",
+        },
+    )
+    assert module_file(str(root / "torch/_dynamo/utils.py"), "typing_extensions") is None
+    assert module_file(str(root / "torch/_dynamo/utils.py"), "sympy") is None
+    assert module_file(str(root / "tools/run.py"), "typing_extensions") is None
+
+
 def test_a_re_exported_name_is_found_at_its_use_whichever_files_the_run_is_given(cli, tmp_path):
     root = _project(
         tmp_path,

@@ -4,7 +4,8 @@ A module name is looked for where Python would find it for the project's scripts
 from the importer's package; an absolute one in the importer's directory and each directory above it, up to the
 project's top (the first directory holding ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``), as a
 module (``name.py``), a package (``name/__init__.py``) or a folder of modules without one. Installed packages
-(torch, the standard library) are never looked for: the names they hold are the knowledge tables'.
+(torch, the standard library, whatever lies in a ``site-packages`` folder) are never looked for, and torch's own
+sources import none of the project's: the names they hold are the knowledge tables'.
 
 ``imported_files`` reads a text's import statements with a pattern that finds each one starting a line (and maybe
 more: a screen, like the byte screen); the semantic model reads them exactly. A file that imports modules of the
@@ -35,6 +36,9 @@ _NAME = re.compile(r"[^\W\d][\w.]*")
 _TOP_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
 # Modules never looked for in the project: what the knowledge tables name, and the standard library.
 _INSTALLED = frozenset({"torch", "torchvision", "torchaudio", "numpy", "triton"}) | frozenset(sys.stdlib_module_names)
+
+# Where installed modules lie: never the project's, whatever the importer's place.
+_INSTALL_FOLDERS = frozenset({"site-packages", "dist-packages"})
 
 _tops: dict[str, str] = {}
 _found: dict[tuple[str, str], str | None] = {}
@@ -85,7 +89,7 @@ def module_file(importer: str, module: str, level: int = 0) -> str | None:
     none (an installed module, a name the project does not hold)."""
     parts = [part for part in module.split(".") if part]
     directory = os.path.dirname(os.path.abspath(importer))
-    if level and _top_package(directory) in _INSTALLED:
+    if _top_package(directory) in _INSTALLED:
         return None  # torch's own sources: the names it holds are the knowledge tables'
     if level:
         base = directory
@@ -102,7 +106,7 @@ def module_file(importer: str, module: str, level: int = 0) -> str | None:
     top = project_top(directory)
     found = None
     current = directory
-    while found is None:
+    while found is None and os.path.basename(current) not in _INSTALL_FOLDERS:
         found = _module_in(current, parts)
         if current == top or os.path.dirname(current) == current:
             break

@@ -1,0 +1,278 @@
+"""The verdict of each deprecated call's fix in one module, read from ``ast``: the ``ast`` counterpart of
+``codemods.migration_plan`` (libcst's) for the modules ``rules.ast_flow`` settles; anything else raises
+``NotSettled``."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from aoti_lint.diagnostics import Applicability
+from aoti_lint.flows.ast_values import AstValues, NotSettled
+from aoti_lint.flows.migration_verdicts import (
+    ARGUMENTS_UNREAD,
+    DEVICE_EFFECTS,
+    DEVICE_INDEX_ZERO,
+    DEVICE_NOT_LITERAL,
+    ESCAPES,
+    NEEDS_PACKAGE,
+    NO_CONSTRAINT_SOLVER,
+    NO_SAME_SIGNATURE,
+    NOT_A_MODULE,
+    OPTIONS_KEYS,
+    OPTIONS_UNFOLLOWED,
+    OPTIONS_UNPACKED,
+    PRODUCER_BLOCKED,
+    Verdict,
+    device_index_needed,
+    foreign_torch,
+    load_blocked,
+    needs_torch,
+)
+from aoti_lint.flows.module_reader import last_parts
+from aoti_lint.flows.values import parse_device
+from aoti_lint.knowledge.deprecated_api import (
+    AOT_COMPILE_KEYWORDS,
+    AOT_COMPILE_PARAMETERS,
+    AOT_LOAD_PARAMETERS,
+    EXPORTED_PROGRAM_FACTORIES,
+    LOAD_PACKAGE_PARAMETERS_SINCE,
+    NEW_COMPILE,
+    OUTPUT_PATH_OPTION,
+    PACKAGE_OPTION,
+    DeprecatedSymbol,
+)
+from aoti_lint.model.syntax_tree import children
+
+_PROGRAM_FACTORY_NAMES = last_parts(EXPORTED_PROGRAM_FACTORIES)
+
+
+@dataclass
+class PlannedSite:
+    """One deprecated call, as ``codemods.migration_plan`` plans it."""
+
+    kind: str  # "compile" or "load"
+    call: ast.Call
+    symbol: DeprecatedSymbol
+    arguments: dict[str, ast.expr]
+    verdict: Verdict
+    producer: PlannedSite | None = None
+    consumers: list[PlannedSite] | None = None
+    needs_producer: bool = False
+
+
+class AstMigrationPlan(AstValues):
+    """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``AstValues``."""
+
+    def plan_sites(self, sites: list[PlannedSite], compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
+        for site in sites:
+            verdict, symbol = site.verdict, site.symbol
+            if self.target_torch < symbol.replacement_since:
+                verdict.lower(Applicability.DISPLAY_ONLY, needs_torch(symbol, self.target_torch))
+            positional, keywords = (
+                (AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS) if site.kind == "compile" else (AOT_LOAD_PARAMETERS, ())
+            )
+            arguments = _bind(site.call, positional, keywords)
+            if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
+                verdict.lower(Applicability.DISPLAY_ONLY, ARGUMENTS_UNREAD)
+            site.arguments = arguments or {}
+        if sites:
+            name = self._torch_binding() or "torch"
+            foreign = [site for site in sites if _root_name(site.call.func) != name]
+            if foreign and not self.model.binds_only_a_module(name, "torch"):
+                for site in foreign:
+                    site.verdict.lower(Applicability.DISPLAY_ONLY, foreign_torch(name))
+        for site in compiles:
+            self._analyse_compile(site)
+        for site in loads:
+            self._analyse_load(site)
+        self._link(compiles, loads)
+
+    def _torch_binding(self) -> str | None:
+        """``codemods.expressions.torch_binding``: the name a module-level ``import torch[.x] [as t]`` binds."""
+        for statement in self.tree.body:
+            if type(statement) is not ast.Import:
+                continue
+            for alias in statement.names:
+                if alias.asname is None and alias.name.split(".")[0] == "torch":
+                    return "torch"
+                if alias.name == "torch" and alias.asname is not None:
+                    return alias.asname
+        return None
+
+    def _analyse_compile(self, site: PlannedSite) -> None:
+        verdict, args = site.verdict, site.arguments
+        for keyword, bad, reason in (
+            ("disable_constraint_solver", False, NO_CONSTRAINT_SOLVER),
+            ("same_signature", True, NO_SAME_SIGNATURE),
+        ):
+            if keyword in args and not _is_constant(args[keyword], bad):
+                verdict.lower(Applicability.DISPLAY_ONLY, reason)
+        if "f" in args:
+            self._analyse_callable(site, args["f"])
+        if "options" in args:
+            self._analyse_options(site, args["options"])
+
+    def _analyse_callable(self, site: PlannedSite, f: ast.expr) -> None:
+        if type(f) is ast.Lambda or (
+            type(f) is ast.Call and self.may_name(f.func, {"partial"}) and "functools.partial" in self.names(f.func)
+        ):
+            site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
+            return
+        if type(f) is ast.Name and f.id in self.model.functions:
+            raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
+        value = self.single_value(f) if type(f) is ast.Name else None
+        if type(value) is ast.Call and self.may_name(value.func, _PROGRAM_FACTORY_NAMES):
+            raise NotSettled  # maybe an exported program (``MigrationPlan._analyse_callable``)
+        # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
+
+    def _analyse_options(self, site: PlannedSite, options: ast.expr) -> None:
+        """``codemods.options.analyse_options``, for a literal dict of keys the fix keeps."""
+        if type(options) is ast.Name:
+            raise NotSettled  # the dict's keys are read where it is built and updated: libcst's scopes
+        if type(options) is not ast.Dict:
+            site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNFOLLOWED)
+            return
+        for key in options.keys:
+            if key is None:
+                site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNPACKED)
+                return
+            value = _string_value(key)
+            if value is None:
+                site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_KEYS)
+                return
+            if value in (OUTPUT_PATH_OPTION, PACKAGE_OPTION):
+                raise NotSettled
+
+    def _analyse_load(self, site: PlannedSite) -> None:
+        verdict = site.verdict
+        if "device" not in site.arguments:
+            return
+        value = site.arguments["device"]
+        if type(value) in (ast.Call, ast.JoinedStr):
+            raise NotSettled  # torch.device(...), f"cuda:{rank}": read by libcst
+        literal = _string_value(value)
+        device = parse_device(literal.strip()) if literal is not None else None
+        if device is None:
+            effects = _effects(value)
+            if ast.Call in effects:
+                raise NotSettled  # whether each call only reads a value: libcst's names
+            if effects:
+                verdict.lower(Applicability.DISPLAY_ONLY, DEVICE_EFFECTS)
+                return
+            verdict.lower(Applicability.UNSAFE, DEVICE_NOT_LITERAL)
+            return
+        if device.index is None or device.type == "cpu":
+            return
+        if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
+            return
+        if device.index == 0:
+            verdict.lower(Applicability.UNSAFE, DEVICE_INDEX_ZERO)
+        else:
+            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(str(device)))
+
+    def _link(self, compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
+        calls = {id(site.call): site for site in compiles}
+        for load in loads:
+            path = load.arguments.get("so_path")
+            if type(path) is ast.Call and id(path) in calls:
+                load.producer = calls[id(path)]
+            elif type(path) is ast.Name:
+                value = self.single_value(path)
+                if type(value) is ast.Call and id(value) in calls:
+                    load.producer = calls[id(value)]
+                elif type(value) is ast.Call and self.may_name(value.func, {NEW_COMPILE.rsplit(".", 1)[-1]}):
+                    raise NotSettled
+                else:
+                    load.needs_producer = True
+                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+            elif (_string_value(path) or "").endswith(".pt2"):
+                continue  # the old loader on a package: the new loader is the fix
+            else:
+                load.needs_producer = True
+                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+            if load.producer is not None:
+                load.producer.consumers = [*(load.producer.consumers or []), load]
+        for site in compiles:
+            self._settle_compile(site)
+        for load in loads:
+            if load.producer is not None:
+                producer = load.producer.verdict
+                if producer.applicability is Applicability.DISPLAY_ONLY:
+                    load.verdict.lower(Applicability.DISPLAY_ONLY, PRODUCER_BLOCKED)
+                elif producer.applicability is Applicability.UNSAFE:
+                    load.verdict.lower(Applicability.UNSAFE, producer.reason)
+
+    def _settle_compile(self, site: PlannedSite) -> None:
+        verdict = site.verdict
+        if verdict.applicability is Applicability.DISPLAY_ONLY:
+            return
+        consumers = site.consumers or []
+        for load in consumers:
+            if load.verdict.applicability is Applicability.DISPLAY_ONLY:
+                verdict.lower(Applicability.DISPLAY_ONLY, load_blocked(load.verdict.reason))
+                return
+            if load.verdict.applicability is Applicability.UNSAFE:
+                verdict.lower(Applicability.UNSAFE, load.verdict.reason)
+        consumer_paths = {id(load.arguments["so_path"]) for load in consumers}
+        consumer_places = {self._at(load.arguments["so_path"]) for load in consumers}
+        parent = self.parent(site.call)
+        bound = None
+        if type(parent) is ast.Assign and len(parent.targets) == 1 and type(parent.targets[0]) is ast.Name:
+            bound = parent.targets[0]
+        elif type(parent) is ast.AnnAssign and type(parent.target) is ast.Name and parent.value is site.call:
+            bound = parent.target
+        if bound is not None:
+            uses = self.references(bound)
+            if uses is None or any(use not in consumer_places for use in uses):
+                verdict.lower(Applicability.UNSAFE, ESCAPES)
+        elif type(parent) is not ast.Expr and id(site.call) not in consumer_paths:
+            verdict.lower(Applicability.UNSAFE, ESCAPES)
+
+
+def _effects(node: ast.AST) -> set[type]:
+    """The kinds of node with an effect in an expression (``MigrationPlan._has_effects``): a lambda's body runs
+    only when called."""
+    found: set[type] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        kind = type(current)
+        if kind in (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Call):
+            found.add(ast.Yield if kind is ast.YieldFrom else kind)
+        if kind is not ast.Lambda:
+            pending.extend(children(current))
+    return found
+
+
+def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, ast.expr] | None:
+    """``codemods.expressions.bind``: the call's arguments by parameter name; None when that cannot be done."""
+    bound: dict[str, ast.expr] = {}
+    for index, arg in enumerate(call.args):
+        if type(arg) is ast.Starred or index >= len(positional):
+            return None
+        bound[positional[index]] = arg
+    for item in call.keywords:
+        name = item.arg
+        if name is None or (name not in positional and name not in keywords) or name in bound:
+            return None
+        bound[name] = item.value
+    return bound
+
+
+def _string_value(node: ast.AST | None) -> str | None:
+    """``codemods.expressions.string_value``: a string literal's value (several pieces joined), else None."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    return None
+
+
+def _is_constant(node: ast.AST, value: bool) -> bool:
+    """``codemods.expressions.is_true`` / ``is_false``."""
+    return type(node) is ast.Constant and node.value is value
+
+
+def _root_name(node: ast.AST) -> str | None:
+    while type(node) is ast.Attribute:
+        node = node.value
+    return node.id if type(node) is ast.Name else None

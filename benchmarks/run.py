@@ -861,7 +861,10 @@ MISSED = [
     "largest among them, which is most of its cost; its other calls parse kernel snippets and literals), in "
     "importing aoti-lint's own modules (`exec`), in walking the parsed trees, and in reading and screening the "
     "tree's 49 MB; a fixing run parses, rewrites and checks again with libcst each file it fixes, so its cost grows "
-    "with the files fixed (tree (b) holds some 400 files with findings), not with the tree.",
+    "with the files fixed (tree (b) holds some 400 files with findings), not with the tree. A cold run of one file "
+    "with findings (c) spends most of its time importing aoti-lint's modules: of some 75 ms in the process, about "
+    "30 ms go to `dataclasses` building the 68 classes of the findings, flow summaries and values the rules and the "
+    "migration plan use; the warm run, which reads the file's findings from the cache, skips most.",
     "",
 ]
 

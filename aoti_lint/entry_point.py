@@ -8,7 +8,7 @@ would answer it: the same output, the same exit code. Whatever it cannot settle 
 unchanged: any other option or argument, a directory, a link, a notebook, a file holding a group of the words, an
 output format from the environment, a configuration file with aoti-lint settings or one that does not parse (a
 pyproject.toml is parsed with ``tomllib``, imported only then, unless an earlier run kept its verdict:
-``run.pyproject_verdicts``). ``tests/test_fast_path.py`` runs both on the same cases and compares what they print.
+``run.pyproject_verdicts``). ``tests/test_entry_point.py`` runs both on the same cases and compares what they print.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def test_python_m_and_console_script_agree(tmp_path):
 
 
 def test_the_console_script_flushes_what_it_printed_before_its_quick_exit(tmp_path):
-    # It exits without the interpreter's teardown (``fast_path.entry``): a report larger than a pipe's buffer comes
+    # It exits without the interpreter's teardown (``entry_point.entry``): a report larger than a pipe's buffer comes
     # whole, with the run's exit code; a reader gone early is an error exit, without a traceback. Its output is
     # buffered, as by default (with PYTHONUNBUFFERED set, nothing waits to be flushed, and Python's text layer does
     # not report a write that a closed pipe cut short).

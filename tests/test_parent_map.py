@@ -1,4 +1,4 @@
-"""``dataflow.parent_map`` gives every node the parent libcst's ``ParentNodeProvider`` gives it."""
+"""``model.module_facts.parent_map`` gives every node the parent libcst's ``ParentNodeProvider`` gives it."""
 
 from __future__ import annotations
 

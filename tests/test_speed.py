@@ -626,12 +626,11 @@ def move_the_runs_clock_on(monkeypatch) -> None:
     checkout does: ctime cannot be set back, so the runs' clock is moved on instead."""
     from types import SimpleNamespace
 
-    from aoti_lint.run import runner
-    from aoti_lint.run import unchanged_run as run_memo
+    from aoti_lint.run import runner, unchanged_run
 
     clock = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
     monkeypatch.setattr(runner, "time", clock)
-    monkeypatch.setattr(run_memo, "time", clock)
+    monkeypatch.setattr(unchanged_run, "time", clock)
 
 
 @pytest.fixture
@@ -938,7 +937,7 @@ def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
     """A link re-pointed at hard links of the same files leaves every stat as it was; each file's resolved
     directory, which its summary holds (flows link a load to the compiles of its directory), is another."""
     from aoti_lint.read.files import Candidate, discover
-    from aoti_lint.run import unchanged_run as run_memo
+    from aoti_lint.run import unchanged_run
     from aoti_lint.run.cache import Cache
     from aoti_lint.run.ruleset import RuleSet
 
@@ -950,10 +949,10 @@ def test_the_memo_key_covers_each_files_resolved_directory(tmp_path):
     settings = Settings(root=tmp_path).with_enabled()
     ruleset = RuleSet(settings)
 
-    def key(path: Path) -> run_memo.RunKey:
+    def key(path: Path) -> unchanged_run.RunKey:
         candidates = [item for item in discover([path], settings) if isinstance(item, Candidate)]
         # A cache per run, as each run opens one (it resolves each directory once).
-        found = run_memo.run_key(Cache(tmp_path / "cache", settings), candidates, ruleset, tmp_path, FixOptions())
+        found = unchanged_run.run_key(Cache(tmp_path / "cache", settings), candidates, ruleset, tmp_path, FixOptions())
         assert found is not None and candidates
         return found
 
@@ -1058,11 +1057,11 @@ RULE_MODULES_PROBE = """
 import sys, time
 from types import SimpleNamespace
 
-from aoti_lint.run import unchanged_run as run_memo
+from aoti_lint.run import unchanged_run
 
 # Past the racy window of the files just written, as a run on a checkout is (see move_the_runs_clock_on): the
 # first run keeps its memo.
-run_memo.time = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
+unchanged_run.time = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_000)
 from aoti_lint.cli import main
 
 code = main(["--isolated", "--cache-dir", "cache", "-q", "--exit-zero", "src"])

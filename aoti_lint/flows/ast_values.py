@@ -158,7 +158,7 @@ class AstValues(ExampleInputs):
     def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
         return self.names(node) if self.may_name(node, short_names) else set()
 
-    # -- the module's bindings, as ``dataflow.ModuleFacts`` reads them ------------------------------------
+    # -- the module's bindings, as ``model.module_facts.ModuleFacts`` reads them ------------------------------------
 
     def single_value(self, name: ast.Name) -> ast.expr | None:
         binding = self.model.only_binding(name)

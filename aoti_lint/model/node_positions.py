@@ -5,7 +5,7 @@ libcst's ``PositionProvider`` generates the module's code and, for every token, 
 The state below counts characters instead and keeps two offsets per node; lines and columns are worked out
 only for the nodes asked about, from the generated text. The same pass records each node's parent (the node
 whose code holds it) and, as each node's code starts and ends, the events a visitor makes: code is generated
-in the order libcst's traversal visits, but for a whitespace child of five classes (``dataflow``'s
+in the order libcst's traversal visits, but for a whitespace child of five classes (``model.module_facts``'s
 ``visits``). ``tests/test_node_positions.py`` compares every node of the fixtures with ``PositionProvider``,
 ``tests/test_parent_map.py`` the parents with ``ParentNodeProvider`` and the events with libcst's batched
 traversal.

@@ -202,6 +202,6 @@ _MENTIONS_READ_ELSEWHERE = frozenset({"python", "jupyter", "cpp"})
 def other_project_files(settings: Settings) -> list[Candidate]:
     """The project's files (under ``settings.root``, its excludes and ignore files applied) of no kind whose
     mentions the plan reads elsewhere: a Makefile, a shell script, a manifest, a Dockerfile, where a consumer may
-    name an artifact's file (``project.OutsideMentions``; ``run_memo`` stamps them)."""
+    name an artifact's file (``project.OutsideMentions``; ``unchanged_run`` stamps them)."""
     every = discover([settings.root], settings, lambda name, path: kind_of_name(name, path) or "other")
     return [item for item in every if isinstance(item, Candidate) and item.kind not in _MENTIONS_READ_ELSEWHERE]

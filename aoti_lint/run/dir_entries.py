@@ -1,5 +1,5 @@
 """Files of a directory held by a descriptor (the cache's): opened and replaced there, never through a symbolic
-link planted at the directory's name or at a file's. Uses ``os`` alone: the entry point (``fast_path``) writes
+link planted at the directory's name or at a file's. Uses ``os`` alone: the entry point (``entry_point``) writes
 one too (``pyproject_verdicts``)."""
 
 from __future__ import annotations

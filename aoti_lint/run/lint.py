@@ -86,11 +86,11 @@ def lint_paths(
         # before the engine, the rules or the worker pool are even imported.
         memo = None
         if cache is not None and cache.usable and not run.errors:
-            from aoti_lint.run import unchanged_run as run_memo
+            from aoti_lint.run import unchanged_run
 
-            memo = run_memo.run_key(cache, candidates, ruleset, cwd, fix)
+            memo = unchanged_run.run_key(cache, candidates, ruleset, cwd, fix)
             given = {candidate.where for candidate in candidates}
-            recalled = run_memo.recall(cache, memo, settings, given) if memo is not None else None
+            recalled = unchanged_run.recall(cache, memo, settings, given) if memo is not None else None
             if recalled is not None:
                 run.findings, run.files_checked = recalled
                 return run

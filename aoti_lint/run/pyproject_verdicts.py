@@ -1,7 +1,7 @@
 """What the entry point learned of a pyproject.toml, kept for the next run: valid TOML without aoti-lint settings.
 
 Pre-commit runs the hook on every commit of a repository whose pyproject.toml (the settings of other tools) rarely
-changes. ``fast_path`` must know that file parses and holds no ``[tool.aoti-lint]`` before it answers, and parsing
+changes. ``entry_point`` must know that file parses and holds no ``[tool.aoti-lint]`` before it answers, and parsing
 it takes ``tomllib`` (with ``re``, ``datetime`` and ``string``): about as long as the interpreter's start. Once
 parsed, the file's stat (size, mtime, ctime, inode, device) is kept with that verdict in the cache directory the
 full run uses (``.aoti_lint_cache`` in the working directory, or $AOTI_LINT_CACHE_DIR); a later run that finds the
@@ -9,7 +9,7 @@ same stat takes the verdict without parsing. As the cache's stamps (``aoti_lint.
 ctime is less than 2 s old is not kept (they may not tell a change made within the same tick), and nothing is kept
 for a run with ``--no-cache``. Every access goes through a descriptor of the directory opened without following a
 symbolic link at its name, and the file is read and written without following one at its own; it is replaced
-whole (a temporary file renamed). Uses ``os`` and ``time`` alone, as ``fast_path``.
+whole (a temporary file renamed). Uses ``os`` and ``time`` alone, as ``entry_point``.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def run_files(
     """The outcome of linting (and fixing) each candidate, in the same order; ``flows``: the migration plan
     per display path (``project.plan_migrations``); ``shared_cache``: the cache of ``execution.cache_dir``
     opened by the caller for several calls (``cache.open_cache``), left open; ``stats``: path -> the stat the
-    caller took of it before reading any file (``run_memo.run_key``), for the stamps to compare (never to
+    caller took of it before reading any file (``unchanged_run.run_key``), for the stamps to compare (never to
     record: a file read is stamped with the stat it was read with); ``shared_workers``: the caller's worker
     processes (``Workers``, entered by the caller, which stops them), left running."""
     from collections import deque

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from aoti_lint.read.source import SourceFile
-from aoti_lint.run import cache_encoding as plaindata
+from aoti_lint.run import cache_encoding
 from aoti_lint.run.engine import check_source
 from aoti_lint.run.ruleset import RuleSet
 from aoti_lint.settings.config import Settings
@@ -25,11 +25,11 @@ def test_project_part_round_trips_through_json():
     source = SourceFile(Path("export.py"), "export.py", "python", EXPORT.encode())
     part = check_source(source, ruleset.context(source.path, "python")).project
     assert part is not None and part.summaries
-    assert plaindata.decode(json.loads(json.dumps(plaindata.encode(part)))) == part
+    assert cache_encoding.decode(json.loads(json.dumps(cache_encoding.encode(part)))) == part
 
 
 def test_types_outside_the_allow_list_are_refused():
-    with pytest.raises(plaindata.DecodeError):
-        plaindata.decode({"__dataclass__": "subprocess:Popen", "fields": {"args": ["true"]}})
-    with pytest.raises(plaindata.DecodeError):
-        plaindata.decode({"__dataclass__": "aoti_lint.run.engine:os.system", "fields": {}})
+    with pytest.raises(cache_encoding.DecodeError):
+        cache_encoding.decode({"__dataclass__": "subprocess:Popen", "fields": {"args": ["true"]}})
+    with pytest.raises(cache_encoding.DecodeError):
+        cache_encoding.decode({"__dataclass__": "aoti_lint.run.engine:os.system", "fields": {}})

@@ -1,5 +1,5 @@
-"""``pyast``: ``source_segment`` reads what ``ast.get_source_segment`` reads, splitting the text once; ``parse``
-refuses a tree deeper than any Python since 3.11 builds, on every version."""
+"""``model.syntax_tree``: ``source_segment`` reads what ``ast.get_source_segment`` reads, splitting the text once;
+``parse`` refuses a tree deeper than any Python since 3.11 builds, on every version."""
 
 from __future__ import annotations
 

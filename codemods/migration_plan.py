@@ -433,8 +433,8 @@ class MigrationPlan:
         if site.so_path is not None and not self._is_absolute(site.so_path):
             verdict.lower(
                 Applicability.UNSAFE,
-                "the old API put a relative `aot_inductor.output_path` under the inductor cache directory; "
-                "`package_path` is relative to the working directory",
+                "the `aot_inductor.output_path` is not known to be absolute: the old API put a relative one under "
+                "the inductor cache directory, `package_path` is relative to the working directory",
             )
         # The same file name elsewhere in the module (deleted, passed on, derived from) is another reader.
         readers = 1 + sum(1 for load in site.consumers if load.path_literal)

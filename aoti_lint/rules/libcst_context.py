@@ -92,16 +92,12 @@ class PythonContext:
         positions = self.positions()
         start = positions[node].start
         end = positions[end_node if end_node is not None else node].end
-        self.findings.append(
-            Finding(
-                code=rule.code,
-                message=message,
-                path=self.source.display_path,
-                start=Position(start.line, start.column + 1),
-                end=Position(end.line, end.column + 1),
-                severity=rule.severity,
-                fix=fix,
-                url=rule.url(),
-                data=data if data is not None else node,
-            )
+        finding = rule.make_finding(
+            self.source.display_path,
+            Position(start.line, start.column + 1),
+            Position(end.line, end.column + 1),
+            message,
+            fix,
         )
+        finding.data = data if data is not None else node
+        self.findings.append(finding)

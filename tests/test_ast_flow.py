@@ -128,8 +128,8 @@ def test_a_deploy_helper_is_read_without_libcst(text, monkeypatch):
     assert len(parsed) == len(CONTEXTS), "only the runs that build edits parsed with libcst"
 
 
-# Modules that call `torch._inductor.aot_compile`, as torch's own export helpers do: the first two are read from ast
-# (torch's sources then need no libcst), the others not.
+# Modules that call `torch._inductor.aot_compile`, as torch's own export helpers do: read from ast (torch's sources
+# then need no libcst), but where a deprecated load shares the module (the plan of a flow through both is libcst's).
 INDUCTOR_COMPILES = [
     """import torch
 
@@ -186,7 +186,7 @@ def build(model, x):
 @pytest.mark.parametrize("index", range(len(INDUCTOR_COMPILES)))
 def test_torch_inductor_aot_compile_is_read_as_libcst_reads_it(index):
     answered = [answered_and_agrees(INDUCTOR_COMPILES[index], context) for context in CONTEXTS]
-    assert any(answered) == (index < 2)
+    assert any(answered) == ("aot_load" not in INDUCTOR_COMPILES[index])
 
 
 # Pieces of generated modules: how the API is imported and spelled, where the calls stand, what they are given.
@@ -368,6 +368,58 @@ def _package_module(rng: random.Random) -> str:
     return f"{header}{extra}\n\n{body}\n\n{_so_strings(rng)}"
 
 
+# Modules migrated to the new API, as they live on: an export's example inputs built by tensor factories, devices,
+# `dynamic_shapes`, package paths built from `__file__`, `pathlib` and f-strings, loaded models called with tensors.
+TENSORS = ["torch.randn(2, 3)", "torch.randn(2, 3, device='cuda')", "torch.zeros((4, 8))", "torch.ones(2, 3).cuda()"]
+TENSORS += ["torch.tensor([[1.0, 2.0]])", "torch.randn(2, 3).to('cuda:1')", "torch.empty(5, device=dev)", "make()"]
+TENSORS += ["torch.randn(2, 3).to(torch.float16)", "torch.zeros_like(base)", "torch.arange(6)", "torch.full((2,), 1)"]
+TENSORS += ["torch.rand(*shape)", "torch.randn(size=(3, 3))", "torch.randint(0, 5, (2, 2))", "base.to(device)"]
+DYNAMIC = ["", ", dynamic_shapes=None", ", dynamic_shapes=({0: Dim('batch', min=1, max=64)},)"]
+DYNAMIC += [", dynamic_shapes={'x': {0: Dim.AUTO}}", ", dynamic_shapes=[(batch, None)]", ", strict=False"]
+PACKAGES = ["'model.pt2'", "PACKAGE", "os.path.join(HERE, 'model.pt2')", "str(ROOT / 'model.pt2')", "f'{ROOT}/m.pt2'"]
+PACKAGES += ["Path(__file__).parent / 'model.pt2'", "f'{name}.pt2'", "out_dir + '/m.pt2'", "paths()[0]"]
+LOAD_INDICES = ["", ", device_index=0", ", device_index=torch.device('cuda', 1).index", ", device_index=dev.index"]
+LOAD_INDICES += [", device_index=torch.device('cuda:1').index", ", 1"]
+DEVICE_BLOCKS = ["", "with torch.device('cuda'):\n    warm = torch.randn(2, 3)\n", "with ctx:\n    run()\n"]
+DEVICE_BLOCKS += ["torch.set_default_device('cuda')\n", "with torch.device(dev):\n    helper()\n"]
+
+
+def _migrated_module(rng: random.Random) -> str:
+    header = rng.choice(["import os\nimport torch\n", "import torch\nfrom torch.export import Dim, export\n"])
+    header += rng.choice(["", "from pathlib import Path\n", "from torch._inductor import aoti_load_package\n"])
+    constants = "HERE = os.path.dirname(__file__)\nROOT = Path('/srv/models')\nbase = torch.randn(2, 3)\n"
+    constants += rng.choice(["PACKAGE = 'out/model.pt2'\n", "PACKAGE = os.path.join('out', 'model.pt2')\n", ""])
+    constants += rng.choice(["dev = 'cuda:0'\n", "dev = torch.device('cuda')\n", "", "batch = Dim('batch')\n"])
+    helper = rng.choice(["", "def make():\n    return torch.randn(4, 4)\n", "def helper():\n    return make()\n"])
+    helper += rng.choice(["", "\n\ndef paths():\n    return ['a.pt2']\n", "def make():\n    return x\n"])
+    inputs = ", ".join(rng.choice(TENSORS) for _ in range(rng.randrange(1, 3)))
+    program = f"torch.export.export(model, ({inputs},){rng.choice(DYNAMIC)})"
+    program = rng.choice([program, f"export(model.to('cuda'), ({inputs},))", "ep", program + ".module()"])
+    shape = rng.randrange(5)
+    package = rng.choice(PACKAGES)
+    load = rng.choice(["torch._inductor.aoti_load_package", "aoti_load_package"])
+    call = rng.choice([*TENSORS, "x", "*inputs", "**named", "(x)", "x, y=torch.randn(1)", "[torch.randn(3)]"])
+    if shape == 0:
+        body = f"def build(model, name='m'):\n    return torch._inductor.aoti_compile_and_package({program}, "
+        body += f"package_path={package})\n\n\ndef serve():\n    runner = {load}({package}{rng.choice(LOAD_INDICES)})\n"
+        body += f"    return runner({call})\n"
+    elif shape == 1:
+        body = f"path = torch._inductor.aoti_compile_and_package({program})\nrunner = {load}(path)\n"
+        body += f"out = runner({call})\n"
+    elif shape == 2:
+        body = "class Server:\n    def __init__(self):\n"
+        body += f"        self.runner = {load}({package}{rng.choice(LOAD_INDICES)})\n\n"
+        body += f"    def __call__(self, x):\n        return self.runner({call})\n"
+    elif shape == 3:
+        block = "".join(f"    {line}\n" for line in rng.choice(DEVICE_BLOCKS).splitlines())
+        body = f"def main(model, out_dir, name='m'):\n{block}"
+        body += f"    pt2 = torch._inductor.aoti_compile_and_package({program}, package_path={package})\n"
+        body += f"    return {load}(pt2)({call})\n"
+    else:
+        body = f"{rng.choice(DEVICE_BLOCKS)}\nrunner = {load}({package})\nresult = runner({call})\n"
+    return f"{header}{constants}\n\n{helper}\n\n{body}\n{rng.choice(DEVICE_BLOCKS)}"
+
+
 @pytest.mark.parametrize(
     ("generate", "count", "seed"),
     [
@@ -375,8 +427,10 @@ def _package_module(rng: random.Random) -> str:
         pytest.param(_module, 4000, 2, marks=pytest.mark.slow),
         (_package_module, 150, 3),
         pytest.param(_package_module, 3000, 4, marks=pytest.mark.slow),
+        (_migrated_module, 150, 5),
+        pytest.param(_migrated_module, 3000, 6, marks=pytest.mark.slow),
     ],
-    ids=["small", "full", "packages-small", "packages-full"],
+    ids=["small", "full", "packages-small", "packages-full", "migrated-small", "migrated-full"],
 )
 def test_the_readings_agree_on_generated_modules(generate, count, seed):
     rng = random.Random(seed)
@@ -401,7 +455,7 @@ def serve(x, path="model.pt2", device_index=-1):
     ("extra", "answered"),
     [
         *zip(SO_STRINGS, [True, True, True, False, False, True, False], strict=True),
-        ("class Shown:\n    def show(self):\n        return f'{self.model(1)}'\n", False),
+        ("class Shown:\n    def show(self):\n        return f'{self.model(1)}'\n", True),
         ("def shown(model):\n    return f'{model.eval()}'\n", True),
     ],
 )
@@ -451,3 +505,43 @@ def test_a_migrated_server_is_read_without_libcst(monkeypatch):
     (load,) = result.project.summaries["device-flow"].loads
     assert (load.api, load.artifact, load.device_index) == ("aoti_load_package", None, None)
     assert len(parsed) == sum(answered), "only the runs that build edits parsed with libcst"
+
+
+MIGRATED_PIPELINE = """import os
+
+import torch
+
+HERE = os.path.dirname(__file__)
+PACKAGE = os.path.join(HERE, "model.pt2")
+
+
+def build(model):
+    example = (torch.randn(8, 16, device="cuda"),)
+    program = torch.export.export(model.cuda(), example)
+    return torch._inductor.aoti_compile_and_package(program, package_path=PACKAGE)
+
+
+def serve():
+    runner = torch._inductor.aoti_load_package(PACKAGE, device_index=torch.device("cuda", 1).index)
+    return runner(torch.randn(8, 16).cuda())
+"""
+
+
+def test_a_migrated_pipeline_is_read_without_libcst(monkeypatch):
+    # What a project holds once migrated: an export of tensors a factory makes, a package path built from `__file__`,
+    # a load onto a device: its device-flow summary is read from ast, as libcst reads it.
+    parsed: list[str] = []
+    original = parse.parse_module
+    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
+    answered = [answered_and_agrees(MIGRATED_PIPELINE, context) for context in CONTEXTS]
+    assert answered == [True, False, True, True]
+    assert len(parsed) == sum(answered), "only the runs that build edits parsed with libcst"
+    result = check_source(source_of(MIGRATED_PIPELINE), CONTEXTS[0], build_edits=False)
+    summary = result.project.summaries["device-flow"]
+    (compiled,) = summary.compiles
+    (loaded,) = summary.loads
+    assert (str(compiled.device), compiled.artifact) == ("cuda", loaded.artifact)
+    assert compiled.artifact.endswith("/model.pt2") and str(loaded.device) == "cuda:1"
+    assert [(argument.device, argument.shape) for argument in summary.calls[0].arguments] == [
+        (compiled.device, (8, 16))
+    ]

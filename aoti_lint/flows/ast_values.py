@@ -8,11 +8,32 @@ anything else raises ``NotSettled`` and the module is left to libcst.
 from __future__ import annotations
 
 import ast
+import posixpath
+import re
+from pathlib import Path
 
+from aoti_lint.flows.ast_module import AstModule, NotSettled, names_so
 from aoti_lint.flows.example_inputs import ExampleInputs
-from aoti_lint.flows.flow_summary import Span
+from aoti_lint.flows.flow_summary import Device
 from aoti_lint.flows.module_reader import last_parts
-from aoti_lint.flows.values import Artifact, Const, Loaded, Mapping, Qualified, Seq, int_of
+from aoti_lint.flows.values import (
+    Artifact,
+    Const,
+    DeviceValue,
+    DimValue,
+    Exported,
+    Loaded,
+    Mapping,
+    PathValue,
+    Placed,
+    Qualified,
+    Seq,
+    data_shape_of,
+    device_of,
+    int_of,
+    path_of,
+    size_of,
+)
 from aoti_lint.knowledge.device_flow import (
     DIM,
     DIM_DYNAMIC,
@@ -30,159 +51,43 @@ from aoti_lint.knowledge.device_flow import (
     TENSOR_FACTORIES,
     TORCH_DEVICE,
 )
-from aoti_lint.model.bindings import ARGUMENT
-from aoti_lint.model.parse import folds_names
-from aoti_lint.model.semantic import SemanticModel, model_of
-from aoti_lint.model.syntax_tree import children, source_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+__all__ = ["AstValues", "NotSettled", "names_so"]
 
-class NotSettled(Exception):
-    """Something this reading does not settle exactly as libcst's analysis: the module goes to libcst."""
-
-
-# The callees and attributes the evaluator gives a value to (``evaluator``): a value this reading does not build.
-_SPECIAL_CALLEES = frozenset(
-    {EXPORT, TORCH_DEVICE, "builtins.str"}
-    | TENSOR_FACTORIES.keys()
-    | LIKE_FACTORIES
-    | DIM
-    | PATHLIB_PATH
-    | OS_PATH_JOIN
-    | SEQUENCE_BUILTINS
-    | OS_PATH_IDENTITY
-    | OS_PATH_DIRNAME
-)
-_CALLEE_NAMES = last_parts(_SPECIAL_CALLEES)
 _ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
-# Methods whose value the evaluator reads from their receiver (``ModuleEvaluator._method``): the value of a tensor, a
-# program or a path, which this reading never gives, so theirs is none; and those that place a tensor.
-_RECEIVER_METHODS = frozenset({"module", "resolve", "absolute"}) | PRESERVING_METHODS
-_PLACING_METHODS = frozenset({"to"}) | MOVING_METHODS.keys()
+_CALLEE_NAMES = last_parts(
+    {EXPORT, TORCH_DEVICE, "builtins.str"},
+    TENSOR_FACTORIES,
+    LIKE_FACTORIES,
+    DIM,
+    PATHLIB_PATH,
+    OS_PATH_JOIN,
+    SEQUENCE_BUILTINS,
+    OS_PATH_IDENTITY,
+    OS_PATH_DIRNAME,
+)
+# An f-string's `{x=}`, which libcst reads without its text: this reading leaves it to libcst.
+_SELF_DOCUMENTING = re.compile(r"=\s*[}!:]")
+_STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 
 
-def names_so(value: object) -> bool:
-    """Whether a constant's value (a string's or bytes') holds `.so`."""
-    if type(value) is str:
-        return ".so" in value
-    return type(value) is bytes and b".so" in value
+class AstValues(AstModule, ExampleInputs):
+    """A module's values, as ``evaluator.ModuleEvaluator`` gives them."""
 
-
-class AstValues(ExampleInputs):
-    """A module's nodes, parents, names, bindings and the values of its expressions."""
-
-    def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int]) -> None:
-        if folds_names(text):
-            raise NotSettled
-        self.text, self.tree, self.target_torch = text, tree, target_torch
-        self.lines = source_lines(text)
-        self.model: SemanticModel = model_of(tree)
-        self.parents: dict[int, ast.AST] = {}
-        self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
-        self.in_fstring: set[int] = set()
-        # The strings that name a `.so`: a comparison's operands and statements of their own (a docstring) alone,
-        # whose value no call or name receives (see ``_so_mentions``).
-        self.so_strings: list[ast.Constant] = []
-        stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
-        while stack:
-            node, parent, formatted = stack.pop()
-            self.nodes.append(node)
-            if parent is not None:
-                self.parents[id(node)] = parent
-            if formatted:
-                self.in_fstring.add(id(node))
-            if type(node) is ast.Constant and names_so(node.value):
-                if formatted or type(parent) not in (ast.Compare, ast.Expr):
-                    raise NotSettled  # a path the migration plan follows, or one libcst places otherwise
-                self.so_strings.append(node)
-            inner = formatted or type(node) is ast.JoinedStr
-            stack.extend((child, node, inner) for child in reversed(children(node)))
-        # Calls in the order libcst meets them: by where they start, one around another first.
-        self.calls: list[ast.Call] = sorted(
-            (node for node in self.nodes if isinstance(node, ast.Call)),
-            key=lambda call: (call.lineno, call.col_offset, -(call.end_lineno or 0), -(call.end_col_offset or 0)),
-        )
-        # The target of each plain one-name assignment, where libcst's single assignment of a name is read.
-        self.assignments: dict[tuple[int, int], ast.Assign | ast.AnnAssign] = {}
-        self.parameters: dict[tuple[int, int], ast.arg] = {}
-        for node in self.nodes:
-            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
-                self.assignments[self._at(node.targets[0])] = node
-            elif type(node) is ast.AnnAssign and type(node.target) is ast.Name:
-                self.assignments[self._at(node.target)] = node
-            elif type(node) is ast.arg:
-                self.parameters[self._at(node)] = node
-        self.self_attributes = self._self_attributes()
-        # The loads of the new API (``aoti_load_package``, ``load_package``), each call with its index among the
-        # summary's loads: in a module without a deprecated call, those are all its loads.
-        self.package_loads: dict[int, int] = {}
+    def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:
+        super().__init__(text, tree, target_torch, path)
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
-        # The deprecated calls by the id of their node, each with its index among the compiles or the loads (set
-        # by the flow reading, ``ast_flow``): what ``_eval_call`` gives such a call.
-        self.sites_by_call: dict[int, tuple[Any, int]] = {}
-
-    # -- positions and names ----------------------------------------------------------------------------
-
-    def _column(self, line: int, offset: int) -> int:
-        text = self.lines[line - 1]
-        return offset if text.isascii() else len(text.encode()[:offset].decode(errors="replace"))
-
-    def _at(self, node: Any) -> tuple[int, int]:
-        """libcst's (line, column) of where a node starts: columns in characters, not bytes."""
-        return (node.lineno, self._column(node.lineno, node.col_offset))
-
-    def span(self, node: Any) -> Span:
-        start = self._at(node)
-        return Span(start[0], start[1] + 1, node.end_lineno, self._column(node.end_lineno, node.end_col_offset) + 1)
-
-    def parent(self, node: ast.AST) -> ast.AST | None:
-        return self.parents.get(id(node))
-
-    def may_name(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
-        """``QualifiedNames.may_name``: whether the node's qualified names can end in one of ``short_names``."""
-        return self.model.may_name(node, short_names)
-
-    def names(self, node: ast.AST) -> set[str]:
-        """The qualified names of a name or attribute chain (``SemanticModel.qualified_names``)."""
-        if id(node) in self.in_fstring:
-            raise NotSettled  # before Python 3.12, ast may place what an f-string holds elsewhere
-        names = self.model.qualified_names(node)
-        if self.model.follow is not None and names != self.model.qualified_names(node, across_modules=False):
-            raise NotSettled  # named through another module of the project: the fix's verdict is libcst's reading's
-        return names
-
-    def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
-        return self.names(node) if self.may_name(node, short_names) else set()
-
-    # -- the module's bindings, as ``model.module_facts.ModuleFacts`` reads them ------------------------------------
-
-    def single_value(self, name: ast.Name) -> ast.expr | None:
-        binding = self.model.only_binding(name)
-        return None if binding is None else binding.value
-
-    def lone_parameter(self, name: ast.Name) -> ast.arg | None:
-        binding = self.model.only_binding(name)
-        return binding.node if binding is not None and binding.kind == ARGUMENT else None  # type: ignore[return-value]
-
-    def references(self, name: ast.Name) -> list[tuple[int, int]] | None:
-        binding = self.model.only_binding(name)
-        reads = None if binding is None else self.model.references(binding)
-        return None if reads is None else [self._at(read) for read in reads]
-
-    def may_be_import(self, name: ast.Name) -> bool:
-        return self.model.may_be_import(name)
-
-    # -- values, as ``analysis.evaluator`` gives them -----------------------------------------------------
+        # The AOTI calls by the id of their node, each with its index among the compiles or the loads (set by the
+        # flow reading, ``ast_flow``): what ``_eval_call`` gives such a call.
+        self.compile_index: dict[int, int] = {}
+        self.load_index: dict[int, int] = {}
 
     def _eval(self, node: Any) -> object:
-        if id(node) in self.in_fstring:
-            if self._unknown_attribute(node):
-                return None  # as anywhere else: no name or position of it is read (`f"{options.keys()}"`)
-            raise NotSettled
         kind = type(node)
         if kind is ast.Constant:
             value = node.value
@@ -219,48 +124,24 @@ class AstValues(ExampleInputs):
                 pairs.append((key.value, self.eval(value_node)))
             return Mapping(tuple(pairs))
         if kind is ast.Attribute:
-            for name in self.names_among(node, _ATTRIBUTE_NAMES):
-                if name in DTYPES or name in DIM_DYNAMIC or name in DIM_STATIC:
-                    return Qualified(name)
-            if type(node.value) is ast.Name and node.value.id == "self":
-                owner = self._enclosing_class(node)
-                values = self.self_attributes.get((id(owner), node.attr), []) if owner is not None else []
-                return self.eval(values[0]) if len(values) == 1 else None
-            if node.attr == "parent":
-                raise NotSettled  # a path's parent
-            return None
+            return self._eval_attribute(node)
         if kind is ast.Subscript:
             return self._eval_subscript(node)
         if kind is ast.BinOp:
-            # A path built with `/` starts from a path this reading never gives; `+` joins two strings.
-            left, right = self.eval(node.left), self.eval(node.right)
-            if type(node.op) is not ast.Add or not (isinstance(left, Const) and isinstance(right, Const)):
-                return None
-            if isinstance(left.value, str) and isinstance(right.value, str):
-                return Const(left.value + right.value)
-            return None
+            return self._eval_binary(node)
         if kind is ast.JoinedStr:
-            raise NotSettled  # libcst reads an f-string's parts as written
+            return self._eval_fstring(node)
         if kind is ast.Call:
             return self._eval_call(node)
         return None
 
-    @staticmethod
-    def _unknown_attribute(node: Any) -> bool:
-        """An attribute that ``_eval`` gives no value without asking what it names: not `self.x`, no dtype or `Dim`
-        attribute, no path's `parent`."""
-        return (
-            type(node) is ast.Attribute
-            and node.attr not in _ATTRIBUTE_NAMES
-            and node.attr != "parent"
-            and not (type(node.value) is ast.Name and node.value.id == "self")
-        )
-
     def _eval_name(self, node: ast.Name) -> object:
-        # (The evaluator never gives a tensor here, so a name changed in place needs no care.)
+        if id(node) in self.in_fstring:
+            self.placed_as_written(node)
         bound = self.single_value(node)
         if bound is not None:
-            return self.eval(bound)
+            value = self.eval(bound)
+            return Placed(None) if isinstance(value, Placed) and node.id in self.changed_in_place else value
         parameter = self.lone_parameter(node)
         if parameter is not None:
             default = self._default_of(parameter)
@@ -268,8 +149,8 @@ class AstValues(ExampleInputs):
                 return None
             value = self.eval(default)
             return value if isinstance(value, Const) and self._left_to_default(parameter) else None
-        if node.id == "__file__":
-            raise NotSettled
+        if node.id == "__file__" and self.model.bindings_of(node) == ():
+            return Const(str(Path(self.path).resolve()))
         return None
 
     def _left_to_default(self, parameter: ast.arg) -> bool:
@@ -279,7 +160,7 @@ class AstValues(ExampleInputs):
         function = self.parent(self.parent(parameter))  # type: ignore[arg-type]  # an ast.arguments, see _default_of
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
             raise NotSettled  # a lambda's: libcst's evaluator looks for the def around it
-        if function.decorator_list or self._enclosing_class(function) is not None:
+        if function.decorator_list or self.enclosing(function, ast.ClassDef) is not None:
             return False
         binding = self.model.binding_made_by(function)
         reads = None if binding is None else self.model.references(binding)
@@ -312,6 +193,19 @@ class AstValues(ExampleInputs):
             return arguments.kw_defaults[arguments.kwonlyargs.index(parameter)]
         return None  # *args, **kwargs
 
+    def _eval_attribute(self, node: ast.Attribute) -> object:
+        for name in self.names_among(node, _ATTRIBUTE_NAMES):
+            if name in DTYPES or name in DIM_DYNAMIC or name in DIM_STATIC:
+                return Qualified(name)
+        if type(node.value) is ast.Name and node.value.id == "self":
+            owner = self.enclosing(node, ast.ClassDef)
+            values = self.self_attributes.get((id(owner), node.attr), []) if owner is not None else []
+            return self.eval(values[0]) if len(values) == 1 else None
+        if node.attr == "parent":
+            base = path_of(self.eval(node.value))
+            return None if base is None else PathValue(posixpath.dirname(base) or ".")
+        return None
+
     def _eval_subscript(self, node: ast.Subscript) -> object:
         if type(node.slice) in (ast.Slice, ast.Tuple):
             # libcst: a slice, or several indices (`x[a, b]`), has no value; `x[(a, b)]` has one index, a tuple,
@@ -328,78 +222,247 @@ class AstValues(ExampleInputs):
             return matches[-1] if matches else None
         return None
 
-    def _eval_call(self, call: ast.Call) -> object:
-        site = self.sites_by_call.get(id(call))
-        if site is not None:
-            return Artifact(site[1]) if site[0].kind == "compile" else Loaded(site[1])
-        package_load = self.package_loads.get(id(call))
-        if package_load is not None:
-            return Loaded(package_load)
-        special = self.names_among(call.func, _CALLEE_NAMES) & _SPECIAL_CALLEES
-        if special:
-            if special <= SEQUENCE_BUILTINS and len(call.args) == 1 and not call.keywords:
-                if type(call.args[0]) is ast.Starred:
-                    raise NotSettled  # libcst's evaluator reads the starred value itself
-                value = self.eval(call.args[0])  # `tuple(x)`, `list(x)`: x's items, when it is a sequence
-                return value if isinstance(value, Seq) else None
-            raise NotSettled  # a tensor factory, a device, an export, a path builder: not read here
-        if type(call.func) is ast.Attribute and call.func.attr in _PLACING_METHODS:
-            raise NotSettled
-        if type(call.func) is ast.Attribute and call.func.attr in _RECEIVER_METHODS:
-            self.eval(call.func.value)
-        if type(call.func) is ast.Name and not call.args and not call.keywords and call.func.id in self.model.functions:
-            raise NotSettled  # a helper of the module: libcst's evaluator reads what it returns
+    def _eval_binary(self, node: ast.BinOp) -> object:
+        left, right = self.eval(node.left), self.eval(node.right)
+        if type(node.op) is ast.Div and isinstance(left, PathValue):
+            tail = path_of(right)
+            return None if tail is None else PathValue(posixpath.normpath(posixpath.join(left.path, tail)))
+        if (
+            type(node.op) is ast.Add
+            and isinstance(left, Const)
+            and isinstance(right, Const)
+            and isinstance(left.value, str)
+            and isinstance(right.value, str)
+        ):
+            return Const(left.value + right.value)
         return None
 
-    # -- what the module reader finds ---------------------------------------------------------------------
+    def _eval_fstring(self, node: ast.JoinedStr) -> object:
+        """``ModuleEvaluator._eval_fstring``: libcst reads the parts as written, and an f-string joined to another
+        string has no value."""
+        segment = self.code(node) if id(node) not in self.in_fstring else ""
+        opening = _STRING_START.match(segment)
+        if opening is None or "\\" in segment or "{{" in segment or "}}" in segment:
+            raise NotSettled
+        quote = opening.group(1)
+        body = segment[opening.end() :]
+        if not body.endswith(quote) or quote in body[: -len(quote)]:
+            return None  # several strings joined (or a quote libcst may read otherwise): libcst gives none
+        if "f" not in opening.group(0).lower() or _SELF_DOCUMENTING.search(segment):
+            raise NotSettled
+        parts = []
+        for part in node.values:
+            if type(part) is ast.Constant:
+                parts.append(str(part.value))
+                continue
+            if type(part) is not ast.FormattedValue:
+                raise NotSettled
+            if part.conversion != -1 or part.format_spec is not None:
+                return None
+            value = self.eval(part.value)
+            if isinstance(value, PathValue):
+                parts.append(value.path)
+            elif isinstance(value, Const) and isinstance(value.value, str | int):
+                parts.append(str(value.value))
+            else:
+                return None
+        return Const("".join(parts))
 
-    def argument(self, call: ast.Call, position: int | None, keyword: str | None) -> ast.expr | None:
-        """``ModuleReader.argument``: the expression passed as ``keyword`` or at ``position`` (before any
-        ``*args``)."""
-        for item in call.keywords:
-            if item.arg is not None and item.arg == keyword:
-                return item.value
-        if position is None:
+    def _eval_call(self, call: ast.Call) -> object:
+        if id(call) in self.compile_index:
+            return Artifact(self.compile_index[id(call)])
+        if id(call) in self.load_index:
+            return Loaded(self.load_index[id(call)])
+        names = self.names_among(call.func, _CALLEE_NAMES)
+        if EXPORT in names:
+            return self.exported(call)
+        if TORCH_DEVICE in names:
+            return self._torch_device(call)
+        factory = names & TENSOR_FACTORIES.keys()
+        if factory:
+            return self._factory(call, factory.pop())
+        if names & LIKE_FACTORIES:
+            template = self.argument(call, 0, "input")
+            base = self.eval(template) if template is not None else None
+            if self.unpacks(call):
+                return Placed(None, None)
+            device = self._device_argument(call) if self.has_keyword(call, "device") else device_of(base)
+            return Placed(device, base.shape if isinstance(base, Placed) else None)
+        if names & DIM:
+            if self.unpacks(call):
+                return DimValue(None, None)
+            return DimValue(int_of(self._eval_keyword(call, "min")), int_of(self._eval_keyword(call, "max")))
+        if names & (PATHLIB_PATH | OS_PATH_JOIN):
+            return self._joined_path(call, as_pathlib=bool(names & PATHLIB_PATH))
+        if names & SEQUENCE_BUILTINS and len(call.args) + len(call.keywords) == 1:
+            if call.keywords and call.keywords[0].arg is not None:
+                return None
+            only = call.args[0] if call.args else call.keywords[0]
+            value = self.eval(only.value if isinstance(only, ast.Starred | ast.keyword) else only)
+            return value if isinstance(value, Seq) else None
+        if names & OS_PATH_IDENTITY or "builtins.str" in names:
+            argument = self.argument(call, 0, "path")
+            path = path_of(self.eval(argument)) if argument is not None else None
+            return None if path is None else Const(path)
+        if names & OS_PATH_DIRNAME:
+            argument = self.argument(call, 0, "p")
+            path = path_of(self.eval(argument)) if argument is not None else None
+            return None if path is None else Const(posixpath.dirname(path) or ".")
+        if type(call.func) is ast.Attribute:
+            return self._method(call, call.func.attr, call.func.value)
+        if type(call.func) is ast.Name and not call.args and not call.keywords:
+            returned = self._returned_by(call.func)
+            return None if returned is None else self.eval(returned)
+        return None
+
+    def _returned_by(self, callee: ast.Name) -> ast.expr | None:
+        """``ModuleEvaluator._returned_by``: what a call of a helper of the module gives, when it is a function
+        defined at module level, without parameters or decorators, whose body returns one expression."""
+        if callee.id not in self.model.functions:
             return None
-        positional = []
-        for arg in call.args:
-            if type(arg) is ast.Starred:
-                break
-            positional.append(arg)
-        return positional[position] if position < len(positional) else None
+        for function in self.tree.body:
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or function.name != callee.id:
+                continue
+            arguments = function.args
+            if function.decorator_list or type(function) is ast.AsyncFunctionDef:
+                return None
+            if arguments.posonlyargs or arguments.args or arguments.vararg or arguments.kwonlyargs or arguments.kwarg:
+                return None
+            binding = self.model.binding_made_by(function)
+            reads = None if binding is None else self.model.references(binding)
+            if reads is None or not any(read is callee for read in reads):
+                return None
+            body = function.body
+            first = body[0]
+            if self.lines[first.lineno - 1].encode()[: first.col_offset].strip():
+                return None  # `def f(): return x`: libcst reads no block
+            statements = body
+            if ast.get_docstring(function, clean=False) is not None:
+                if len(body) > 1 and body[1].lineno == body[0].end_lineno:
+                    return None  # `"doc"; return x`: libcst's statements after the docstring's line
+                statements = body[1:]
+            if len(statements) != 1 or type(statements[0]) is not ast.Return:
+                return None
+            return statements[0].value
+        return None
 
-    @staticmethod
-    def unpacks(call: ast.Call) -> bool:
-        return any(type(arg) is ast.Starred for arg in call.args) or any(item.arg is None for item in call.keywords)
+    def _eval_keyword(self, call: ast.Call, keyword: str) -> object:
+        argument = self.argument(call, None, keyword)
+        return None if argument is None else self.eval(argument)
 
-    def _self_attributes(self) -> dict[tuple[int, str], list[ast.expr | None]]:
-        """``self.x = ...`` values per class (``module_reader.scan_module``): a value not tracked counts twice."""
-        found: dict[tuple[int, str], list[ast.expr | None]] = {}
+    def _device_argument(self, call: ast.Call) -> Device | None:
+        return device_of(self._eval_keyword(call, "device"))
 
-        def bind(target: ast.expr, value: ast.expr | None) -> None:
-            if isinstance(target, ast.Tuple | ast.List):
-                for element in target.elts:
-                    bind(element.value if isinstance(element, ast.Starred) else element, None)
-            elif isinstance(target, ast.Attribute) and type(target.value) is ast.Name and target.value.id == "self":
-                owner = self._enclosing_class(target)
-                if owner is not None:
-                    found.setdefault((id(owner), target.attr), []).extend(
-                        [value] if value is not None else [None, None]
-                    )
+    def _torch_device(self, call: ast.Call) -> object:
+        kind = self.argument(call, 0, "type")
+        if kind is None:
+            return None
+        device = device_of(self.eval(kind))
+        index_node = self.argument(call, 1, "index")
+        if device is None:
+            return None
+        if index_node is not None:
+            index = int_of(self.eval(index_node))
+            if index is None or device.index is not None:
+                return DeviceValue(Device(device.type))
+            device = Device(device.type, index)
+        return DeviceValue(device)
 
-        for node in self.nodes:
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    bind(target, node.value)
-            elif isinstance(node, ast.AnnAssign):
-                if node.value is not None:
-                    bind(node.target, node.value)
-            elif isinstance(node, ast.AugAssign):
-                bind(node.target, None)
-        return found
+    def _factory(self, call: ast.Call, name: str) -> Placed:
+        shape = self._factory_shape(call, name)
+        if self.unpacks(call):
+            return Placed(None, shape)
+        if self.has_keyword(call, "device"):
+            return Placed(self._device_argument(call), shape)
+        if name in ("torch.tensor", "torch.as_tensor"):
+            # Data that is already a tensor (or may be) keeps its device.
+            data = self.argument(call, 0, "data")
+            value = self.eval(data) if data is not None else None
+            if isinstance(value, Placed):
+                return Placed(value.device, value.shape)
+            if data_shape_of(value) is None:
+                return Placed(None, None)
+        return Placed(self.default_device(call), shape)
 
-    def _enclosing_class(self, node: ast.AST) -> ast.AST | None:
-        current = self.parent(node)
-        while current is not None and type(current) is not ast.ClassDef:
-            current = self.parent(current)
-        return current
+    def _factory_shape(self, call: ast.Call, name: str) -> tuple[int, ...] | None:
+        size = self.argument(call, None, "size")
+        if size is not None:
+            return size_of(self.eval(size))
+        if self.unpacks(call):
+            return None
+        positional = list(call.args)
+        first_size = TENSOR_FACTORIES[name]
+        if first_size is not None:
+            values = [self.eval(arg) for arg in positional[first_size:]]
+            if len(values) == 1 and isinstance(values[0], Seq):
+                return size_of(values[0])
+            return size_of(Seq(tuple(values))) if values else None
+        if name == "torch.full" and positional:
+            return size_of(self.eval(positional[0]))
+        if name in ("torch.tensor", "torch.as_tensor") and positional:
+            return data_shape_of(self.eval(positional[0]))
+        if name == "torch.arange" and len(positional) == 1:
+            end = int_of(self.eval(positional[0]))
+            return None if end is None or end < 0 else (end,)
+        if name == "torch.randint" and len(positional) in (2, 3):
+            return size_of(self.eval(positional[-1]))
+        return None
+
+    def _joined_path(self, call: ast.Call, as_pathlib: bool) -> object:
+        if call.keywords or any(type(arg) is ast.Starred for arg in call.args):
+            return None
+        paths = [path_of(self.eval(arg)) for arg in call.args]
+        parts = [path for path in paths if path is not None]
+        if len(parts) != len(paths) or (not parts and not as_pathlib):
+            return None
+        joined = posixpath.normpath(posixpath.join(*parts)) if parts else "."
+        return PathValue(joined) if as_pathlib else Const(joined)
+
+    def _method(self, call: ast.Call, method: str, receiver: ast.expr) -> object:
+        if method == "module":
+            base = self.eval(receiver)
+            return base if isinstance(base, Exported) else None
+        if method in ("resolve", "absolute"):
+            base = self.eval(receiver)
+            return base if isinstance(base, PathValue) else None
+        if method in PRESERVING_METHODS:
+            base = self.eval(receiver)
+            return base if isinstance(base, Placed) else None
+        if method in MOVING_METHODS:
+            base = self.eval(receiver)
+            index = None
+            if MOVING_METHODS[method] != "cpu":
+                index_node = self.argument(call, 0, "device")
+                index = int_of(self.eval(index_node)) if index_node is not None else None
+            return Placed(Device(MOVING_METHODS[method], index), base.shape if isinstance(base, Placed) else None)
+        if method == "to":
+            return self._moved(call, receiver)
+        return None
+
+    def _moved(self, call: ast.Call, receiver: ast.expr) -> Placed:
+        """``x.to(...)``: the device argument decides; a dtype-only ``.to`` keeps the receiver's device."""
+        base = self.eval(receiver)
+        shape = base.shape if isinstance(base, Placed) else None
+        kept = base.device if isinstance(base, Placed) else None
+        if self.unpacks(call):
+            return Placed(None, shape)
+        if self.has_keyword(call, "device"):
+            return Placed(self._device_argument(call), shape)
+        first = self.argument(call, 0, None)
+        if first is None:
+            return Placed(kept, shape)
+        if type(first) is ast.Attribute and first.attr == "dtype":
+            return Placed(kept, shape)
+        value = self.eval(first)
+        if isinstance(value, Qualified) and value.name in DTYPES:
+            return Placed(kept, shape)
+        return Placed(device_of(value), shape)
+
+    def exported(self, call: ast.Call) -> Exported:
+        device, inputs = self._example_inputs(
+            self.argument(call, 0, "mod"),
+            self.argument(call, 1, "args"),
+            self.argument(call, 2, "kwargs"),
+        )
+        dynamic = self._dynamic_dims(call, inputs)
+        return Exported(device, dynamic)

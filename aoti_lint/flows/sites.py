@@ -16,8 +16,9 @@ from aoti_lint.flows.values import (
     Const,
     Exported,
     Mapping,
-    Placed,
     Seq,
+    add_argument,
+    add_elements,
     device_of,
     int_of,
     path_of,
@@ -131,34 +132,14 @@ class SiteReader(ModuleEvaluator):
             text = self.text(arg.value)
             if arg.star == "*" and isinstance(value, Seq):
                 for index, item in enumerate(value.items):
-                    position = self._add_argument(arguments, f"{text}[{index}]", item, position)
+                    position = add_argument(arguments, f"{text}[{index}]", item, position)
             elif arg.star == "**" and isinstance(value, Mapping):
                 position = None
                 for key, item in value.items:
-                    _add_elements(arguments, str(key), item)
+                    add_elements(arguments, str(key), item)
             elif arg.star or arg.keyword is not None:
                 position = None
-                _add_elements(arguments, text, value)
+                add_elements(arguments, text, value)
             else:
-                position = self._add_argument(arguments, text, value, position)
+                position = add_argument(arguments, text, value, position)
         return ModelCall(self.span(call), load_index, tuple(arguments))
-
-    @staticmethod
-    def _add_argument(arguments: list[CallArgument], text: str, value: object, position: int | None) -> int | None:
-        if isinstance(value, Placed):
-            arguments.append(CallArgument(text, position, value.device, value.shape))
-            return None if position is None else position + 1
-        _add_elements(arguments, text, value)
-        return None
-
-
-def _add_elements(arguments: list[CallArgument], text: str, value: object) -> None:
-    """Tensors inside a container argument, for the device check only."""
-    if isinstance(value, Placed):
-        arguments.append(CallArgument(text, None, value.device, value.shape))
-    elif isinstance(value, Seq):
-        for index, item in enumerate(value.items):
-            _add_elements(arguments, f"{text}[{index}]", item)
-    elif isinstance(value, Mapping):
-        for key, item in value.items:
-            _add_elements(arguments, f"{text}[{key!r}]", item)

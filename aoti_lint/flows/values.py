@@ -8,7 +8,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from aoti_lint.flows.flow_summary import Device, DynamicDim, ExampleInput
+from aoti_lint.flows.flow_summary import CallArgument, Device, DynamicDim, ExampleInput
 from aoti_lint.knowledge.device_flow import DEVICE_TYPES, DIM_STATIC
 
 
@@ -160,3 +160,25 @@ def entry_dims(value: object) -> tuple[DynamicDim, ...] | None:
             # Dim.AUTO / Dim.DYNAMIC, a derived dim (2 * batch) or anything unknown: dynamic, unbounded.
             dims.append(DynamicDim(index))  # type: ignore[arg-type]
     return tuple(dims)
+
+
+def add_argument(arguments: list[CallArgument], text: str, value: object, position: int | None) -> int | None:
+    """Add what a loaded model is given at ``position`` among its flat positional inputs (a tensor there, or the
+    tensors inside a container); the next input's position, None once it is not known."""
+    if isinstance(value, Placed):
+        arguments.append(CallArgument(text, position, value.device, value.shape))
+        return None if position is None else position + 1
+    add_elements(arguments, text, value)
+    return None
+
+
+def add_elements(arguments: list[CallArgument], text: str, value: object) -> None:
+    """Tensors inside a container argument, for the device check only."""
+    if isinstance(value, Placed):
+        arguments.append(CallArgument(text, None, value.device, value.shape))
+    elif isinstance(value, Seq):
+        for index, item in enumerate(value.items):
+            add_elements(arguments, f"{text}[{index}]", item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items:
+            add_elements(arguments, f"{text}[{key!r}]", item)

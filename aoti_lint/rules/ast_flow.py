@@ -29,12 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
-from aoti_lint.flows.ast_migration_plan import AstMigrationPlan, PlannedSite
+from aoti_lint.flows.ast_migration_plan import PlannedSite
+from aoti_lint.flows.ast_sites import AstSites
 from aoti_lint.flows.ast_values import NotSettled
 from aoti_lint.flows.flow_summary import (
-    CompileSite,
     FlowSummary,
-    LoadSite,
     MigrationSite,
     ModelCall,
 )
@@ -50,25 +49,19 @@ from aoti_lint.flows.migration_verdicts import (
 )
 from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import (
-    Artifact,
     Const,
-    Exported,
     Loaded,
     Mapping,
-    device_of,
-    int_of,
     path_of,
 )
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
     AOT_LOAD,
-    NEW_LOAD,
     OUTPUT_PATH_OPTION,
     DeprecatedSymbol,
 )
 from aoti_lint.knowledge.device_flow import (
     AOT_COMPILE_INDUCTOR,
-    ARTIFACT_SUFFIXES,
     COMPILE_AND_PACKAGE,
     OTHER_DEFAULT_DEVICE_SETTERS,
     PACKAGE_LOADERS,
@@ -105,36 +98,33 @@ def read_flow(
 ) -> AstFlow | None:
     """The module's ``AstFlow``, or None where libcst must read it. ``noqa``: the text's ``Suppressions``."""
     try:
-        return _Reader(text, tree, target_torch).flow(path, display_path, noqa)
+        return _Reader(text, tree, target_torch, str(path)).flow(path, display_path, noqa)
     except (NotSettled, RecursionError):
         return None
 
 
-class _Reader(AstMigrationPlan):
+class _Reader(AstSites):
     """AOTI001/AOTI002's findings and the device-flow summary of one module, on what ``AstValues`` reads."""
 
     def flow(self, path: Path, display_path: str, noqa: Any) -> AstFlow:
+        if ".so" in self.path:
+            raise NotSettled  # a path built from `__file__` may name a `.so`: the plan's business
         self.sites_by_call: dict[int, tuple[PlannedSite, int]] = {}
         compiles: list[PlannedSite] = []
         loads: list[PlannedSite] = []
-        # Calls of `torch._inductor.aot_compile` (what torch's own export helpers call): summarised as compiles in a
-        # module that has no other site, whose compiles they would share an index with.
-        inductor_compiles: list[ast.Call] = []
-        package_loads: list[ast.Call] = []
+        # Every call the module reader sorts into compiles, loads and default-device setters (``ModuleReader``).
+        compile_calls: list[ast.Call] = []
+        load_calls: list[ast.Call] = []
         for call in self.calls:
             if type(call.func) is ast.Call or not self.may_name(call.func, _SITE_SHORT_NAMES):
                 continue
             names = self.names(call.func)
-            if names == AOT_COMPILE_INDUCTOR:
-                inductor_compiles.append(call)
-                continue
-            if names and names <= PACKAGE_LOADERS.keys():
-                package_loads.append(call)
-                continue
-            if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | PACKAGE_LOADERS.keys()):
-                raise NotSettled  # the new API, or the other compile bound to something else too: read by libcst
-            if names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
-                raise NotSettled
+            if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE.qualified_name}):
+                compile_calls.append(call)
+            elif names & ({AOT_LOAD.qualified_name} | PACKAGE_LOADERS.keys()):
+                load_calls.append(call)
+            elif names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
+                self.setter_calls.append(call)
             for symbol, found in ((AOT_COMPILE, compiles), (AOT_LOAD, loads)):
                 if symbol.qualified_name in names:
                     if names != {symbol.qualified_name}:
@@ -145,24 +135,27 @@ class _Reader(AstMigrationPlan):
                     self.sites_by_call[id(call)] = (site, len(found))
                     found.append(site)
                     break
-        if inductor_compiles and (compiles or loads):
-            raise NotSettled
-        if package_loads and (compiles or loads or inductor_compiles):
-            raise NotSettled  # the index of each load, old or new, and the plan of a flow through both: libcst's
-        if self.so_strings and (compiles or loads):
+        deprecated = bool(compiles or loads)
+        if deprecated and len(compile_calls) + len(load_calls) != len(compiles) + len(loads):
+            raise NotSettled  # the index of each call, old or new, and the plan of a flow through both: libcst's
+        if deprecated and (self.so_strings or self.setter_calls):
             raise NotSettled  # a `.so` no site accounts for: the migration plan's escape check
-        self.package_loads = {id(call): index for index, call in enumerate(package_loads)}
+        self.compile_index = {id(call): index for index, call in enumerate(compile_calls)}
+        self.load_index = {id(call): index for index, call in enumerate(load_calls)}
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self.plan_sites(sites, compiles, loads)
+        if deprecated:
+            for site in compiles:
+                self._no_output_path(self.argument(site.call, None, "options"))
+            for site in loads:
+                self._no_path_written(self.argument(site.call, 0, "so_path"))
         summary = FlowSummary(
             path=display_path,
             directory=str(path.resolve().parent),
-            compiles=tuple(self._compile_site(site.call) for site in compiles)
-            + tuple(self._inductor_compile_site(call) for call in inductor_compiles),
-            loads=tuple(self._load_site(site.call) for site in loads)
-            + tuple(self._package_load_site(call) for call in package_loads),
-            calls=self._model_calls() if loads or package_loads else (),
-            constants=self._artifact_constants(),
+            compiles=tuple(self.compile_site(call) for call in compile_calls),
+            loads=tuple(self.load_site(call) for call in load_calls),
+            calls=self._model_calls() if load_calls else (),
+            constants=self.artifact_constants(plan_follows_paths=deprecated),
             migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
             so_mentions=self._so_mentions(),
         )
@@ -184,39 +177,19 @@ class _Reader(AstMigrationPlan):
         return tuple(sorted(found, key=lambda mention: (mention[1], mention[2])))
 
     def _model_calls(self) -> tuple[ModelCall, ...]:
-        """The calls of a loaded model (``ModuleFlow.summary``). Their arguments hold no tensor this reading knows (it
-        gives none a device or shape: what would is libcst's to read), so none is listed (``SiteReader.model_call``)."""
+        """The calls of a loaded model (``ModuleFlow.summary``)."""
         found = []
         for call in self.calls:
-            if type(call.func) not in (ast.Name, ast.Attribute):
-                continue
-            loaded = self.eval(call.func)
-            if isinstance(loaded, Loaded):
-                arguments: list[Any] = [*call.args, *call.keywords]
-                for argument in sorted(arguments, key=lambda item: (item.lineno, item.col_offset)):
-                    self.eval(argument.value if isinstance(argument, ast.keyword | ast.Starred) else argument)
-                found.append(ModelCall(self.span(call), loaded.load_index, ()))
+            if type(call.func) in (ast.Name, ast.Attribute):
+                loaded = self.eval(call.func)
+                if isinstance(loaded, Loaded):
+                    found.append(self.model_call(call, loaded.load_index))
         return tuple(found)
 
-    def _compile_site(self, call: ast.Call) -> CompileSite:
-        model = self.argument(call, 0, "f")
-        device, inputs = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
-        self._no_output_path(self.argument(call, None, "options"))
-        return CompileSite(self.span(call), device, None, self._dynamic_dims(call, inputs), None)
-
-    def _inductor_compile_site(self, call: ast.Call) -> CompileSite:
-        """A call of `torch._inductor.aot_compile` (``SiteReader.compile_site``): the example inputs' device; the
-        program's inputs stand for its dynamic dimensions, and this reading knows no program's."""
-        model = self.argument(call, 0, "gm")
-        device, _ = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
-        self._no_output_path(self.argument(call, None, "options"))
-        if model is not None and isinstance(self.eval(model), Exported):
-            raise NotSettled
-        return CompileSite(self.span(call), device, None, None, None)
-
     def _no_output_path(self, options_node: ast.expr | None) -> None:
-        """Raise ``NotSettled`` where a compile's options may name its output path: the plan's business. Only the
-        keys of a dict are read, written out or bound once to a name: its values matter only under that key."""
+        """Raise ``NotSettled`` where a deprecated compile's options may name its output path: the plan's business.
+        Only the keys of a dict are read, written out or bound once to a name: its values matter only under that
+        key."""
         if type(options_node) is ast.Name and type(self.single_value(options_node)) is ast.Dict:
             options_node = self.single_value(options_node)
         if type(options_node) is ast.Dict and None not in options_node.keys:
@@ -227,57 +200,16 @@ class _Reader(AstMigrationPlan):
             if isinstance(options, Mapping) and any(key == OUTPUT_PATH_OPTION for key, _ in options.items):
                 raise NotSettled
 
-    def _load_site(self, call: ast.Call) -> LoadSite:
-        path_node = self.argument(call, 0, "so_path")
-        path_value = self.eval(path_node)
-        compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
-        if path_of(path_value) is not None:
-            raise NotSettled  # a path written out: the plan's business
+    def _no_path_written(self, path_node: ast.expr | None) -> None:
+        """Raise ``NotSettled`` where a deprecated load's path is written out, or may be a constant another module
+        holds: the plan's business."""
+        if path_of(self.eval(path_node)) is not None:
+            raise NotSettled
         base = path_node
         while type(base) is ast.Attribute:
             base = base.value
         if type(base) is ast.Name and self.may_be_import(base):
-            raise NotSettled  # maybe a constant another module holds
-        device_node = self.argument(call, 1, "device")
-        device = device_of(self.eval(device_node))
-        return LoadSite(self.span(call), "aot_load", compile_index, None, device, None, None)
-
-    def _package_load_site(self, call: ast.Call) -> LoadSite:
-        """A load of the new API, as ``SiteReader.load_site`` reads it: the package's path where it is written out,
-        and the device index where it is a number."""
-        names = self.names(call.func)
-        path_node = self.argument(call, 0, "path")
-        path_value = self.eval(path_node) if path_node is not None else None
-        compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
-        artifact = path_of(path_value)
-        if artifact is None and path_node is not None:
-            base = path_node
-            while type(base) is ast.Attribute:
-                base = base.value
-            if type(base) is ast.Name and self.may_be_import(base):
-                raise NotSettled  # maybe a constant another module holds, which libcst's scopes name
-        index_node = self.argument(call, max(PACKAGE_LOADERS[name] for name in names), "device_index")
-        if type(index_node) is ast.Attribute and index_node.attr == "index":
-            raise NotSettled  # `device.index`: the device is libcst's to read
-        device_index = int_of(self.eval(index_node)) if index_node is not None else None
-        api = "aoti_load_package" if NEW_LOAD in names else "load_package"
-        return LoadSite(self.span(call), api, compile_index, artifact, None, device_index, None)
-
-    def _artifact_constants(self) -> tuple[tuple[str, str], ...]:
-        """None here: a module-level name bound to an artifact path is the plan's business."""
-        for statement in self.tree.body:
-            value: ast.expr | None
-            if isinstance(statement, ast.Assign):
-                targets, value = statement.targets, statement.value
-            elif isinstance(statement, ast.AnnAssign):
-                targets, value = [statement.target], statement.value
-            else:
-                continue
-            if any(type(target) is ast.Name for target in targets):
-                path = path_of(self.eval(value))
-                if path is not None and path.endswith(ARTIFACT_SUFFIXES):
-                    raise NotSettled
-        return ()
+            raise NotSettled
 
     # -- the summary's migration sites and the rules' findings ---------------------------------------------
 

@@ -1,0 +1,349 @@
+"""One module's nodes, parents, names, bindings, call arguments and default device, read from ``ast`` and the
+semantic model: the ``ast`` counterpart of ``flows.module_reader`` and ``flows.default_device`` (libcst's), the base
+of ``flows.ast_values``.
+
+Where this reading cannot tell something exactly as libcst's reading does, it raises ``NotSettled`` and the module
+is left to libcst.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from aoti_lint.flows.flow_summary import Device, Span
+from aoti_lint.flows.module_reader import last_parts
+from aoti_lint.flows.values import DeviceValue, device_of
+from aoti_lint.knowledge.device_flow import MOVING_METHODS, SET_DEFAULT_DEVICE, TORCH_DEVICE
+from aoti_lint.model.bindings import ARGUMENT
+from aoti_lint.model.parse import folds_names
+from aoti_lint.model.semantic import SemanticModel, model_of
+from aoti_lint.model.syntax_tree import children, source_lines, source_segment
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_TORCH_DEVICE_NAME = last_parts({TORCH_DEVICE})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+class NotSettled(Exception):
+    """Something this reading does not settle exactly as libcst's analysis: the module goes to libcst."""
+
+
+def names_so(value: object) -> bool:
+    """Whether a constant's value (a string's or bytes') holds `.so`."""
+    if type(value) is str:
+        return ".so" in value
+    return type(value) is bytes and b".so" in value
+
+
+class AstModule:
+    """A module's nodes in the order libcst meets them, their parents, names and bindings."""
+
+    eval: Any
+
+    def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:
+        if folds_names(text):
+            raise NotSettled
+        self.text, self.tree, self.target_torch, self.path = text, tree, target_torch, path
+        self.lines = source_lines(text)
+        self.model: SemanticModel = model_of(tree)
+        self.parents: dict[int, ast.AST] = {}
+        self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
+        self.in_fstring: set[int] = set()
+        # The strings that name a `.so`: a comparison's operands and statements of their own (a docstring) alone,
+        # whose value no call or name receives (see ``_so_mentions``).
+        self.so_strings: list[ast.Constant] = []
+        stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
+        while stack:
+            node, parent, formatted = stack.pop()
+            self.nodes.append(node)
+            if parent is not None:
+                self.parents[id(node)] = parent
+            if formatted:
+                self.in_fstring.add(id(node))
+            if type(node) is ast.Constant and names_so(node.value):
+                if formatted or type(parent) not in (ast.Compare, ast.Expr):
+                    raise NotSettled  # a path the migration plan follows, or one libcst places otherwise
+                self.so_strings.append(node)
+            inner = formatted or type(node) is ast.JoinedStr
+            stack.extend((child, node, inner) for child in reversed(children(node)))
+        # Calls in the order libcst meets them: by where they start, one around another first.
+        self.calls: list[ast.Call] = sorted(
+            (node for node in self.nodes if isinstance(node, ast.Call)),
+            key=lambda call: (call.lineno, call.col_offset, -(call.end_lineno or 0), -(call.end_col_offset or 0)),
+        )
+        self.self_attributes = self._self_attributes()
+        # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the name's
+        # binding no longer tells its device or shape (``module_reader.scan_module``).
+        self.changed_in_place = {
+            node.value.func.value.id
+            for node in self.nodes
+            if type(node) is ast.Expr
+            and type(node.value) is ast.Call
+            and type(node.value.func) is ast.Attribute
+            and type(node.value.func.value) is ast.Name
+            and _changes_in_place(node.value.func.attr)
+        }
+        # The blocks that may set a device for the factories they run (``ModuleReader.device_blocks``).
+        self.device_blocks = [
+            node
+            for node in self.nodes
+            if isinstance(node, ast.With | ast.AsyncWith)
+            and any(
+                type(item.context_expr) is not ast.Call
+                or TORCH_DEVICE in self.names_among(item.context_expr.func, _TORCH_DEVICE_NAME)
+                for item in node.items
+            )
+        ]
+        self._under_device: set[str] | None = None
+        # The calls that set the default device, set by the flow reading (``ModuleReader.setter_calls``).
+        self.setter_calls: list[ast.Call] = []
+        self._default_device: tuple[Device | None, int] | None = None
+
+    # -- positions and names ----------------------------------------------------------------------------
+
+    def _column(self, line: int, offset: int) -> int:
+        text = self.lines[line - 1]
+        return offset if text.isascii() else len(text.encode()[:offset].decode(errors="replace"))
+
+    def _at(self, node: Any) -> tuple[int, int]:
+        """libcst's (line, column) of where a node starts: columns in characters, not bytes."""
+        return (node.lineno, self._column(node.lineno, node.col_offset))
+
+    def span(self, node: Any) -> Span:
+        start = self._at(node)
+        return Span(start[0], start[1] + 1, node.end_lineno, self._column(node.end_lineno, node.end_col_offset) + 1)
+
+    def code(self, node: ast.AST) -> str:
+        return source_segment(self.lines, node)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def may_name(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
+        """``QualifiedNames.may_name``: whether the node's qualified names can end in one of ``short_names``."""
+        return self.model.may_name(node, short_names)
+
+    def names(self, node: ast.AST) -> set[str]:
+        """The qualified names of a name or attribute chain (``SemanticModel.qualified_names``)."""
+        if id(node) in self.in_fstring:
+            self.placed_as_written(node)
+        names = self.model.qualified_names(node)
+        if self.model.follow is not None and names != self.model.qualified_names(node, across_modules=False):
+            raise NotSettled  # named through another module of the project: the fix's verdict is libcst's reading's
+        return names
+
+    def placed_as_written(self, node: ast.AST) -> None:
+        """Raise ``NotSettled`` unless the name a chain starts with is where the text has it: before Python 3.12,
+        ``ast`` may place what an f-string holds elsewhere, and libcst's reading finds a name by its place."""
+        head = node
+        while type(head) is ast.Attribute:
+            head = head.value
+        if type(head) is not ast.Name or not head.id.isascii():
+            raise NotSettled
+        line = self.lines[head.lineno - 1].encode()
+        end = head.col_offset + len(head.id)
+        if head.lineno != head.end_lineno or line[head.col_offset : end] != head.id.encode():
+            raise NotSettled
+        if end < len(line) and (chr(line[end]).isalnum() or line[end] == ord("_")):
+            raise NotSettled
+
+    def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
+        return self.names(node) if self.may_name(node, short_names) else set()
+
+    # -- the module's bindings, as ``model.module_facts.ModuleFacts`` reads them ------------------------------------
+
+    def single_value(self, name: ast.Name) -> ast.expr | None:
+        binding = self.model.only_binding(name)
+        return None if binding is None else binding.value
+
+    def lone_parameter(self, name: ast.Name) -> ast.arg | None:
+        binding = self.model.only_binding(name)
+        return binding.node if binding is not None and binding.kind == ARGUMENT else None  # type: ignore[return-value]
+
+    def references(self, name: ast.Name) -> list[tuple[int, int]] | None:
+        binding = self.model.only_binding(name)
+        reads = None if binding is None else self.model.references(binding)
+        return None if reads is None else [self._at(read) for read in reads]
+
+    def may_be_import(self, name: ast.Name) -> bool:
+        return self.model.may_be_import(name)
+
+    def imported_alone(self, name: ast.Name) -> bool:
+        """``ModuleFacts.imported_alone``: whether the one binding a read reaches is an import."""
+        binding = self.model.only_binding(name)
+        return binding is not None and binding.kind in ("import", "from-import")
+
+    # -- a call's arguments, as ``ModuleReader`` reads them ---------------------------------------------------
+
+    def argument(self, call: ast.Call, position: int | None, keyword: str | None) -> ast.expr | None:
+        """``ModuleReader.argument``: the expression passed as ``keyword`` or at ``position`` (before any
+        ``*args``)."""
+        for item in call.keywords:
+            if item.arg is not None and item.arg == keyword:
+                return item.value
+        if position is None:
+            return None
+        positional = []
+        for arg in call.args:
+            if type(arg) is ast.Starred:
+                break
+            positional.append(arg)
+        return positional[position] if position < len(positional) else None
+
+    @staticmethod
+    def has_keyword(call: ast.Call, keyword: str) -> bool:
+        return any(item.arg == keyword for item in call.keywords)
+
+    @staticmethod
+    def unpacks(call: ast.Call) -> bool:
+        return any(type(arg) is ast.Starred for arg in call.args) or any(item.arg is None for item in call.keywords)
+
+    def _self_attributes(self) -> dict[tuple[int, str], list[ast.expr | None]]:
+        """``self.x = ...`` values per class (``module_reader.scan_module``): a value not tracked counts twice."""
+        found: dict[tuple[int, str], list[ast.expr | None]] = {}
+
+        def bind(target: ast.expr, value: ast.expr | None) -> None:
+            if isinstance(target, ast.Tuple | ast.List):
+                for element in target.elts:
+                    bind(element.value if isinstance(element, ast.Starred) else element, None)
+            elif isinstance(target, ast.Attribute) and type(target.value) is ast.Name and target.value.id == "self":
+                owner = self.enclosing(target, ast.ClassDef)
+                if owner is not None:
+                    found.setdefault((id(owner), target.attr), []).extend(
+                        [value] if value is not None else [None, None]
+                    )
+
+        for node in self.nodes:
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target, node.value)
+            elif isinstance(node, ast.AnnAssign):
+                if node.value is not None:
+                    bind(node.target, node.value)
+            elif isinstance(node, ast.AugAssign):
+                bind(node.target, None)
+        return found
+
+    def enclosing(self, node: ast.AST, kinds: Any) -> Any:
+        """The nearest node around ``node`` of one of ``kinds``."""
+        current = self.parent(node)
+        while current is not None and not isinstance(current, kinds):
+            current = self.parent(current)
+        return current
+
+    # -- the default device, as ``flows.default_device`` reads it ----------------------------------------------
+
+    def default_device(self, node: ast.AST) -> Device | None:
+        """The device of a factory call without ``device=``."""
+        current = self.parent(node)
+        # A `with` outside the enclosing function does not hold when the function runs.
+        while current is not None and not isinstance(current, (*_FUNCTIONS, ast.Lambda)):
+            if isinstance(current, ast.With | ast.AsyncWith):
+                for item in current.items:
+                    context = item.context_expr
+                    if type(context) is ast.Call:
+                        if TORCH_DEVICE in self.names(context.func):
+                            return device_of(self.eval(context))
+                    else:
+                        # An object used as a context manager may be a device.
+                        value = self.eval(context)
+                        return value.device if isinstance(value, DeviceValue) else None
+            current = self.parent(current)
+        if self.device_blocks and self._may_run_under_device_block(node):
+            return None
+        return self._module_default_device(node)
+
+    def _may_run_under_device_block(self, node: ast.AST) -> bool:
+        """Whether the function around ``node`` may be called inside a ``with torch.device(...)`` of this module: its
+        name (or a function's that calls it) is used in such a block. A lambda is not followed."""
+        if self.enclosing(node, ast.Lambda) is not None:
+            return True
+        functions = []
+        current = self.enclosing(node, _FUNCTIONS)
+        while current is not None:
+            functions.append(current)
+            current = self.enclosing(current, _FUNCTIONS)
+        if not functions:
+            return False
+        if self._under_device is None:
+            self._under_device = self._names_reached_from(self.device_blocks)
+        return any(function.name in self._under_device for function in functions)
+
+    def _names_reached_from(self, blocks: list[Any]) -> set[str]:
+        """The names libcst holds as name nodes in ``blocks``' bodies (bare names, attributes' last parts, keywords,
+        parameters, defs: so methods count), and transitively in the bodies of the functions so named."""
+        bodies: dict[str, list[list[ast.stmt]]] = {}
+        for node in self.nodes:
+            if isinstance(node, _FUNCTIONS):
+                bodies.setdefault(node.name, []).append(node.body)
+        reached: set[str] = set()
+        pending = [block.body for block in blocks]
+        while pending:
+            found: set[str] = set()
+            for statement in pending.pop():
+                found |= _name_nodes(statement)
+            for name in found - reached:
+                reached.add(name)
+                pending.extend(bodies.get(name, ()))
+        return reached
+
+    def _module_default_device(self, node: ast.AST) -> Device | None:
+        if not self.setter_calls:
+            return Device("cpu")
+        if self._default_device is None:
+            self._default_device = (None, 0)
+            if len(self.setter_calls) == 1:
+                setter = self.setter_calls[0]
+                statement = self.parent(setter)
+                at_top = type(statement) is ast.Expr and self.parent(statement) is self.tree
+                if at_top and SET_DEFAULT_DEVICE in self.names(setter.func):
+                    argument = self.argument(setter, 0, "device")
+                    device = device_of(self.eval(argument)) if argument is not None else None
+                    self._default_device = (device, self.span(setter).row)
+        device, row = self._default_device
+        if device is not None and self.span(node).row < row and self.enclosing(node, _FUNCTIONS) is None:
+            return Device("cpu")
+        return device
+
+
+def _changes_in_place(method: str) -> bool:
+    return method in MOVING_METHODS or method == "to" or method.endswith("_")
+
+
+def _name_nodes(root: ast.AST) -> set[str]:
+    """Every name libcst holds as a ``Name`` node under ``root``."""
+    found: set[str] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            found.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            found.add(node.attr)  # type: ignore[attr-defined]
+        elif kind is ast.keyword or kind is ast.arg:
+            name = node.arg  # type: ignore[attr-defined]
+            if name is not None:
+                found.add(name)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            found.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            found.update(node.name.split("."))  # type: ignore[attr-defined]
+            if node.asname:  # type: ignore[attr-defined]
+                found.add(node.asname)  # type: ignore[attr-defined]
+        elif kind is ast.ImportFrom:
+            found.update(part for part in (node.module or "").split(".") if part)  # type: ignore[attr-defined]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            found.update(node.names)  # type: ignore[attr-defined]
+        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
+            if node.name:  # type: ignore[attr-defined]
+                found.add(node.name)  # type: ignore[attr-defined]
+        elif kind in (ast.MatchMapping, ast.MatchClass):
+            raise NotSettled  # a pattern's names: rare where a device block runs a function
+        elif kind is ast.Constant and node.value in (None, True, False) and type(node.value) is not int:  # type: ignore[attr-defined]
+            found.add(repr(node.value))  # type: ignore[attr-defined]  # libcst's `None`, `True`, `False` are names
+        stack.extend(children(node))
+    return found

@@ -1,0 +1,206 @@
+"""The compile sites, load sites, calls of loaded models and artifact constants of one module, read from ``ast``: the
+``ast`` counterpart of ``flows.sites`` and ``ModuleFlow.artifact_constants`` (libcst's)."""
+
+from __future__ import annotations
+
+import ast
+
+from aoti_lint.flows.ast_migration_plan import AstMigrationPlan
+from aoti_lint.flows.ast_values import NotSettled
+from aoti_lint.flows.flow_summary import CallArgument, CompileSite, ExampleInput, LoadSite, ModelCall
+from aoti_lint.flows.values import (
+    Artifact,
+    Const,
+    Exported,
+    Mapping,
+    Seq,
+    add_argument,
+    add_elements,
+    device_of,
+    int_of,
+    path_of,
+)
+from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION
+from aoti_lint.knowledge.device_flow import (
+    AOT_COMPILE_INDUCTOR,
+    AOT_LOAD_OLD,
+    ARTIFACT_SUFFIXES,
+    COMPILE_AND_PACKAGE,
+    PACKAGE_LOADERS,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class AstSites(AstMigrationPlan):
+    """Reads the AOTI calls of the module with the values ``AstValues`` gives, as ``sites.SiteReader`` does."""
+
+    def _import_ref(self, node: ast.AST) -> str | None:
+        """The qualified name of ``NAME``/``module.NAME`` imported from another module, to resolve it there."""
+        base = node
+        while type(base) is ast.Attribute:
+            base = base.value
+        if type(base) is not ast.Name or not self.imported_alone(base):
+            return None
+        names = self.names(node)
+        return names.pop() if len(names) == 1 else None
+
+    def _artifact(self, node: ast.expr | None) -> tuple[str | None, str | None]:
+        """The artifact path an expression gives, or the imported constant it names."""
+        if node is None:
+            return None, None
+        path = path_of(self.eval(node))
+        if path is not None:
+            return path, None
+        # `str(PACKAGE)`, `os.fspath(PACKAGE)`: the text of a path names the same artifact as the path.
+        if (
+            type(node) is ast.Call
+            and len(node.args) == 1
+            and not node.keywords
+            and type(node.args[0]) is not ast.Starred
+            and self.names(node.func) & {"builtins.str", "os.fspath"}
+        ):
+            node = node.args[0]
+        return None, self._import_ref(node)
+
+    def compile_site(self, call: ast.Call) -> CompileSite:
+        names = self.names(call.func)
+        if names & COMPILE_AND_PACKAGE:
+            program = self.argument(call, 0, "exported_program")
+            exported = self.eval(program) if program is not None else None
+            artifact, ref = self._artifact(self.argument(call, None, "package_path"))
+            if isinstance(exported, Exported):
+                return CompileSite(self.span(call), exported.device, artifact, exported.inputs, ref)
+            return CompileSite(self.span(call), None, artifact, None, ref)
+        model = self.argument(call, 0, "gm" if names & AOT_COMPILE_INDUCTOR else "f")
+        device, inputs = self._example_inputs(model, self.argument(call, 1, "args"), self.argument(call, 2, "kwargs"))
+        artifact = ref = None
+        options_node = self.argument(call, None, "options")
+        if type(options_node) is ast.Dict and None not in options_node.keys:
+            outputs = [
+                value
+                for key, value in zip(options_node.keys, options_node.values, strict=True)
+                if self.eval(key) == Const(OUTPUT_PATH_OPTION)
+            ]
+            artifact, ref = self._artifact(outputs[-1] if outputs else None)
+        else:
+            options = self.eval(options_node) if options_node is not None else None
+            if isinstance(options, Mapping):
+                found = [value for key, value in options.items if key == OUTPUT_PATH_OPTION]
+                artifact = path_of(found[-1]) if found else None
+        if names & AOT_COMPILE_INDUCTOR:
+            exported = self.eval(model) if model is not None else None
+            examples = exported.inputs if isinstance(exported, Exported) else None
+            if examples is not None and inputs is not None:
+                dims = {i: example.dynamic for i, example in enumerate(examples)}
+                examples = tuple(ExampleInput(item.shape, dims.get(i)) for i, item in enumerate(inputs))
+            return CompileSite(self.span(call), device, artifact, examples, ref)
+        dynamic = self._dynamic_dims(call, inputs)
+        return CompileSite(self.span(call), device, artifact, dynamic, ref)
+
+    def load_site(self, call: ast.Call) -> LoadSite:
+        names = self.names(call.func)
+        path_node = self.argument(call, 0, "so_path" if AOT_LOAD_OLD in names else "path")
+        path_value = self.eval(path_node) if path_node is not None else None
+        compile_index = path_value.compile_index if isinstance(path_value, Artifact) else None
+        artifact, ref = self._artifact(path_node)
+        if AOT_LOAD_OLD in names:
+            device_node = self.argument(call, 1, "device")
+            device = device_of(self.eval(device_node)) if device_node is not None else None
+            return LoadSite(self.span(call), "aot_load", compile_index, artifact, device, None, ref)
+        api = "aoti_load_package" if "torch._inductor.aoti_load_package" in names else "load_package"
+        index_position = max(PACKAGE_LOADERS[name] for name in names if name in PACKAGE_LOADERS)
+        index_node = self.argument(call, index_position, "device_index")
+        device = device_index = None
+        if type(index_node) is ast.Attribute and index_node.attr == "index":
+            device = device_of(self.eval(index_node.value))
+        elif index_node is not None:
+            device_index = int_of(self.eval(index_node))
+        return LoadSite(self.span(call), api, compile_index, artifact, device, device_index, ref)
+
+    def model_call(self, call: ast.Call, load_index: int) -> ModelCall:
+        arguments: list[CallArgument] = []
+        position: int | None = 0
+        for star, keyword, node in self._arguments_as_written(call):
+            value = self.eval(node)
+            text = self.code(node)
+            if star == "*" and isinstance(value, Seq):
+                for index, item in enumerate(value.items):
+                    position = add_argument(arguments, f"{text}[{index}]", item, position)
+            elif star == "**" and isinstance(value, Mapping):
+                position = None
+                for key, item in value.items:
+                    add_elements(arguments, str(key), item)
+            elif star or keyword is not None:
+                position = None
+                add_elements(arguments, text, value)
+            else:
+                position = add_argument(arguments, text, value, position)
+        return ModelCall(self.span(call), load_index, tuple(arguments))
+
+    def _arguments_as_written(self, call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
+        """The call's arguments in the order written, each as (star, keyword, value), where the text of each value is
+        what libcst's node holds: ``NotSettled`` where parentheses or comments may stand around one (libcst's node
+        then owns the parentheses), or where ``ast`` may place it otherwise (inside an f-string)."""
+        if id(call) in self.in_fstring:
+            raise NotSettled
+        items: list[tuple[Any, str, str | None, ast.expr]] = []
+        for arg in call.args:
+            if type(arg) is ast.Starred:
+                items.append((arg, "*", None, arg.value))
+            else:
+                items.append((arg, "", None, arg))
+        for item in call.keywords:
+            items.append((item, "" if item.arg else "**", item.arg, item.value))
+        items.sort(key=lambda entry: (entry[0].lineno, entry[0].col_offset))
+        found = []
+        previous_end: tuple[int, int] = (call.func.end_lineno, call.func.end_col_offset)  # type: ignore[assignment]
+        expected = "("
+        for _, star, keyword, value in items:
+            if type(value) is ast.GeneratorExp:
+                raise NotSettled
+            lead = self._text(previous_end, (value.lineno, value.col_offset))
+            written = expected + star + (f"{keyword}=" if keyword else "")
+            if "".join(lead.split()) != written:
+                raise NotSettled
+            found.append((star, keyword, value))
+            previous_end = (value.end_lineno, value.end_col_offset)  # type: ignore[assignment]
+            expected = ","
+        return found
+
+    def _text(self, start: tuple[int, int], end: tuple[int, int]) -> str:
+        """The source between two (line, byte offset) places."""
+        (first, start_offset), (last, end_offset) = start, end
+        if first == last:
+            return self.lines[first - 1].encode()[start_offset:end_offset].decode()
+        head = self.lines[first - 1].encode()[start_offset:].decode()
+        tail = self.lines[last - 1].encode()[:end_offset].decode()
+        return "".join([head, *self.lines[first : last - 1], tail])
+
+    def artifact_constants(self, plan_follows_paths: bool) -> tuple[tuple[str, str], ...]:
+        """``ModuleFlow.artifact_constants``: module-level names bound to a `.pt2`/`.so` path that others may import.
+        None where ``plan_follows_paths`` (a module with deprecated calls): such a name is then the plan's business;
+        and a `.so` path is always the plan's (``ModuleFlow.constant_sites``)."""
+        constants = []
+        for statement in self.tree.body:
+            targets: list[ast.expr]
+            if isinstance(statement, ast.Assign):
+                targets, value = statement.targets, statement.value
+            elif isinstance(statement, ast.AnnAssign):
+                targets, value = [statement.target], statement.value  # type: ignore[assignment]
+            else:
+                continue
+            for target in targets:
+                if type(target) is not ast.Name:
+                    continue
+                path = path_of(self.eval(value))
+                if path is None or not path.endswith(ARTIFACT_SUFFIXES):
+                    continue
+                if plan_follows_paths or path.endswith(".so"):
+                    raise NotSettled
+                binding = self.model.binding_made_by(target)
+                if binding is not None and self.model.references(binding) is not None:
+                    constants.append((target.id, path))
+        return tuple(constants)

@@ -225,12 +225,15 @@ MODELS = ["model", "lambda z: z", "Net()", "ep.module()", "net", "functools.part
 DEVICES = ["'cpu'", "'cuda'", "'cuda:0'", "'cuda:1'", "'mps'", "'cuda:x'", "device", "dev.kind", "f'cuda:{rank}'"]
 DEVICES += ["torch.device('cuda', 1)", "'cuda' if gpu else 'cpu'", "pick()", "(yield)", "x := 'cpu'"]
 DEVICES += ["lambda: (yield)"]
-LOAD_PATHS = ["so", "path", "'model.pt2'", "other", "compiled"]
+LOAD_PATHS = ["so", "path", "'model.pt2'", "other", "compiled", "'model.so'", "os.path.join(root, 'm.so')"]
+LOAD_PATHS += ["Path(root) / 'm.so'", "SO_PATH", "'a' 'b.so'", "('m.so')", "'m.s' + 'o'", "r'/srv/m.so'"]
+LOAD_PATHS += ["f'{root}.so'", "os.path.join(root, name='m.so')", "str(Path('m.so'))", "'m.so '"]
+LOAD_PATHS += ["'''m.so'''", "cfg.SO"]
 CALL_ARGUMENTS = ["x", "x, 1", "*x", "**x", "torch.randn(2, 3)", "x.cuda()", "[x, y]", "x=x", "x.eval()", "(x, (1, 2))"]
 
 
-# Strings naming a `.so`, and f-strings: read from ast where the string is a comparison's operand or a statement of its
-# own (no call is given it), and an f-string's call is of an attribute whose value no name or position tells.
+# Strings naming a `.so`, and f-strings: read from ast but where an f-string's text names one (libcst reads it as
+# written), and an f-string's call is of an attribute whose value no name or position tells.
 SO_STRINGS = [
     "def native(f):\n    return os.path.splitext(f)[1] == '.so'\n",
     '"""Builds m.so"""\n',
@@ -299,6 +302,9 @@ def _module(rng: random.Random) -> str:
         body = f"def build(model, x):\n    so: str = {compile_call}\n    print(so)\n"
         body += f"    return {load_name}(so, {device})\n"
     extra = rng.choice(["", "", "BATCH = 8\n", "PATH = 'out/model.pt2'\n", "log = logging.getLogger(__name__)\n"])
+    extra += rng.choice(["", "SO_PATH = 'out/m.so'\n", "SO_PATH = os.path.join('out', 'm.so')\n"])
+    extra += rng.choice(["", "", "SO_PATH = ('m.so')\n"])
+    extra += rng.choice(["", "", "root = '/srv'\n", "keep('m.so')\n", "shutil.copy(src, dst='out/m.so')\n"])
     extra += rng.choice(["", "", "def model():\n    pass\n", "compiled = 1\n", "global_name = torch\n"])
     extra += rng.choice(["", "", "from torch._inductor import config as inductor_config\n", "import numpy as np\n"])
     return f"{header}{extra}\n\n{body}\n\n{_so_strings(rng)}"
@@ -454,12 +460,12 @@ def serve(x, path="model.pt2", device_index=-1):
 @pytest.mark.parametrize(
     ("extra", "answered"),
     [
-        *zip(SO_STRINGS, [True, True, True, False, False, True, False], strict=True),
+        *zip(SO_STRINGS, [True, True, True, True, True, True, False], strict=True),
         ("class Shown:\n    def show(self):\n        return f'{self.model(1)}'\n", True),
         ("def shown(model):\n    return f'{model.eval()}'\n", True),
     ],
 )
-def test_a_server_naming_a_so_is_read_from_ast_where_no_call_is_given_it(extra, answered):
+def test_a_server_naming_a_so_is_read_from_ast_but_in_an_fstring(extra, answered):
     # Its summary then lists the mentions where libcst places them (torch's `aoti_compile_and_package` module tests a
     # file name's suffix against ".so" and loads with a function's own import: it no longer needs libcst).
     text = MIGRATED_SERVER + "\n\n" + extra

@@ -455,7 +455,13 @@ def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
     """libcst.codemod imports libcst.matchers (about a second): a run that only reports does without them."""
     project(
         tmp_path,
-        {"a.py": OLD_COMPILE, "b.py": OLD_LOAD, "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n'},
+        {
+            "a.py": OLD_COMPILE,
+            "b.py": OLD_LOAD,
+            "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
+            # Half migrated: a flow through both APIs is read with libcst.
+            "c.py": OLD_LOAD + "other = torch._inductor.aoti_load_package('m.pt2')\n",
+        },
     )
     code = (
         "import sys\nfrom aoti_lint.cli import main\n"

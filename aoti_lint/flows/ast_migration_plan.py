@@ -8,7 +8,8 @@ import ast
 from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.flows.ast_values import _STRING_START, AstValues, NotSettled
+from aoti_lint.flows.ast_paths import AstPaths
+from aoti_lint.flows.ast_values import _STRING_START, NotSettled
 from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
     DEVICE_EFFECTS,
@@ -62,9 +63,13 @@ class PlannedSite:
     producer: PlannedSite | None = None
     consumers: list[PlannedSite] | None = None
     needs_producer: bool = False
+    # A `.so` path written at the load, which the fix rewrites to its `.pt2`.
+    path_literal: ast.expr | None = None
+    # Why a variable holding a `.so` path blocks the load's fix alone (the project plan lifts it).
+    path_blocked: str | None = None
 
 
-class AstMigrationPlan(AstValues):
+class AstMigrationPlan(AstPaths):
     """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``AstValues``."""
 
     def plan_sites(self, sites: list[PlannedSite], compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
@@ -280,6 +285,9 @@ class AstMigrationPlan(AstValues):
             raise NotSettled
 
     def _link(self, compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
+        """``MigrationPlan._link`` as the project plan reads it (``lift_paths``): a load whose artifact no compile of
+        the module writes needs a producer the project plan finds. No compile's output path is read here
+        (``_analyse_options``), so no load is linked to one by its path."""
         calls = {id(site.call): site for site in compiles}
         for load in loads:
             path = load.arguments.get("so_path")
@@ -292,13 +300,22 @@ class AstMigrationPlan(AstValues):
                 elif type(value) is ast.Call and self.may_name(value.func, {NEW_COMPILE.rsplit(".", 1)[-1]}):
                     raise NotSettled
                 else:
-                    load.needs_producer = True
-                    load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+                    if value is not None and self.replaced_suffix(value) is not None:
+                        load.path_blocked = (
+                            f"`{path.id}` holds a `.so` path: make it the `.pt2` package path where it is defined"
+                        )
+                    self._needs_producer(load)
             elif (_string_value(path) or "").endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
+            elif path is not None and self.replaced_suffix(path) is not None:
+                load.path_literal = path
+                self._needs_producer(load)
+            elif path is not None and ".so" in (_string_value(self.suffix_literal(path)) or ""):
+                load.verdict.lower(
+                    Applicability.DISPLAY_ONLY, "its `.so` path cannot be rewritten to the `.pt2` package path"
+                )
             else:
-                load.needs_producer = True
-                load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+                self._needs_producer(load)
             if load.producer is not None:
                 load.producer.consumers = [*(load.producer.consumers or []), load]
         for site in compiles:
@@ -310,6 +327,11 @@ class AstMigrationPlan(AstValues):
                     load.verdict.lower(Applicability.DISPLAY_ONLY, PRODUCER_BLOCKED)
                 elif producer.applicability is Applicability.UNSAFE:
                     load.verdict.lower(Applicability.UNSAFE, producer.reason)
+
+    @staticmethod
+    def _needs_producer(load: PlannedSite) -> None:
+        load.needs_producer = True
+        load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
 
     def _settle_compile(self, site: PlannedSite) -> None:
         verdict = site.verdict

@@ -52,8 +52,7 @@ class AstModule:
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()
-        # The strings that name a `.so`: a comparison's operands and statements of their own (a docstring) alone,
-        # whose value no call or name receives (see ``_so_mentions``).
+        # The strings that name a `.so` (``AstPaths.so_mentions``); one inside an f-string is left to libcst.
         self.so_strings: list[ast.Constant] = []
         stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
         while stack:
@@ -64,8 +63,8 @@ class AstModule:
             if formatted:
                 self.in_fstring.add(id(node))
             if type(node) is ast.Constant and names_so(node.value):
-                if formatted or type(parent) not in (ast.Compare, ast.Expr):
-                    raise NotSettled  # a path the migration plan follows, or one libcst places otherwise
+                if formatted:
+                    raise NotSettled  # libcst reads an f-string's text as written, and places it otherwise
                 self.so_strings.append(node)
             inner = formatted or type(node) is ast.JoinedStr
             stack.extend((child, node, inner) for child in reversed(children(node)))

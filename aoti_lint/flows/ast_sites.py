@@ -4,10 +4,18 @@
 from __future__ import annotations
 
 import ast
+import posixpath
 
 from aoti_lint.flows.ast_migration_plan import AstMigrationPlan
-from aoti_lint.flows.ast_values import NotSettled
-from aoti_lint.flows.flow_summary import CallArgument, CompileSite, ExampleInput, LoadSite, ModelCall
+from aoti_lint.flows.flow_summary import (
+    CallArgument,
+    CompileSite,
+    ConstantSite,
+    ExampleInput,
+    LoadSite,
+    ModelCall,
+    PathArgument,
+)
 from aoti_lint.flows.values import (
     Artifact,
     Const,
@@ -31,7 +39,7 @@ from aoti_lint.knowledge.device_flow import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 
 class AstSites(AstMigrationPlan):
@@ -123,7 +131,7 @@ class AstSites(AstMigrationPlan):
     def model_call(self, call: ast.Call, load_index: int) -> ModelCall:
         arguments: list[CallArgument] = []
         position: int | None = 0
-        for star, keyword, node in self._arguments_as_written(call):
+        for star, keyword, node in self.written_arguments(call):
             value = self.eval(node)
             text = self.code(node)
             if star == "*" and isinstance(value, Seq):
@@ -140,67 +148,74 @@ class AstSites(AstMigrationPlan):
                 position = add_argument(arguments, text, value, position)
         return ModelCall(self.span(call), load_index, tuple(arguments))
 
-    def _arguments_as_written(self, call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
-        """The call's arguments in the order written, each as (star, keyword, value), where the text of each value is
-        what libcst's node holds: ``NotSettled`` where parentheses or comments may stand around one (libcst's node
-        then owns the parentheses), or where ``ast`` may place it otherwise (inside an f-string)."""
-        if id(call) in self.in_fstring:
-            raise NotSettled
-        items: list[tuple[Any, str, str | None, ast.expr]] = []
-        for arg in call.args:
-            if type(arg) is ast.Starred:
-                items.append((arg, "*", None, arg.value))
-            else:
-                items.append((arg, "", None, arg))
-        for item in call.keywords:
-            items.append((item, "" if item.arg else "**", item.arg, item.value))
-        items.sort(key=lambda entry: (entry[0].lineno, entry[0].col_offset))
+    def _module_constants(self) -> list[tuple[ast.Name, ast.expr, str]]:
+        """Module-level names bound to an artifact path (`.pt2`/`.so`), with the value and the path."""
         found = []
-        previous_end: tuple[int, int] = (call.func.end_lineno, call.func.end_col_offset)  # type: ignore[assignment]
-        expected = "("
-        for _, star, keyword, value in items:
-            if type(value) is ast.GeneratorExp:
-                raise NotSettled
-            lead = self._text(previous_end, (value.lineno, value.col_offset))
-            written = expected + star + (f"{keyword}=" if keyword else "")
-            if "".join(lead.split()) != written:
-                raise NotSettled
-            found.append((star, keyword, value))
-            previous_end = (value.end_lineno, value.end_col_offset)  # type: ignore[assignment]
-            expected = ","
-        return found
-
-    def _text(self, start: tuple[int, int], end: tuple[int, int]) -> str:
-        """The source between two (line, byte offset) places."""
-        (first, start_offset), (last, end_offset) = start, end
-        if first == last:
-            return self.lines[first - 1].encode()[start_offset:end_offset].decode()
-        head = self.lines[first - 1].encode()[start_offset:].decode()
-        tail = self.lines[last - 1].encode()[:end_offset].decode()
-        return "".join([head, *self.lines[first : last - 1], tail])
-
-    def artifact_constants(self, plan_follows_paths: bool) -> tuple[tuple[str, str], ...]:
-        """``ModuleFlow.artifact_constants``: module-level names bound to a `.pt2`/`.so` path that others may import.
-        None where ``plan_follows_paths`` (a module with deprecated calls): such a name is then the plan's business;
-        and a `.so` path is always the plan's (``ModuleFlow.constant_sites``)."""
-        constants = []
         for statement in self.tree.body:
             targets: list[ast.expr]
             if isinstance(statement, ast.Assign):
                 targets, value = statement.targets, statement.value
-            elif isinstance(statement, ast.AnnAssign):
-                targets, value = [statement.target], statement.value  # type: ignore[assignment]
+            elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+                targets, value = [statement.target], statement.value
             else:
                 continue
             for target in targets:
                 if type(target) is not ast.Name:
                     continue
                 path = path_of(self.eval(value))
-                if path is None or not path.endswith(ARTIFACT_SUFFIXES):
-                    continue
-                if plan_follows_paths or path.endswith(".so"):
-                    raise NotSettled
-                binding = self.model.binding_made_by(target)
-                if binding is not None and self.model.references(binding) is not None:
-                    constants.append((target.id, path))
-        return tuple(constants)
+                if path is not None and path.endswith(ARTIFACT_SUFFIXES):
+                    found.append((target, value, path))
+        return found
+
+    def _referenced(self, target: ast.Name) -> bool:
+        """Whether every read of the name reaches this binding alone (``ModuleFacts.references`` is not None)."""
+        binding = self.model.binding_made_by(target)
+        return binding is not None and self.model.references(binding) is not None
+
+    def artifact_constants(self) -> tuple[tuple[str, str], ...]:
+        """``ModuleFlow.artifact_constants``: module-level names bound to a `.pt2`/`.so` path that others may
+        import."""
+        return tuple((target.id, path) for target, _, path in self._module_constants() if self._referenced(target))
+
+    def constant_sites(self) -> tuple[ConstantSite, ...]:
+        """``ModuleFlow.constant_sites``: module-level names bound to a `.so` path, with the `.pt2` expression a
+        migration writes there."""
+        found = []
+        for target, value, path in self._module_constants():
+            if path.endswith(".so") and self._referenced(target):
+                self.after(value, (b"=",))  # parentheses around the value: libcst's span and text hold them
+                replacement = self.replaced_suffix(value)
+                found.append(ConstantSite(target.id, path, self.span(value), replacement))
+        return tuple(found)
+
+    def path_arguments(self) -> tuple[PathArgument, ...]:
+        """``ModuleFlow.path_arguments``: `.so` paths passed to functions other than the AOTI ones: a helper of the
+        run may load them."""
+        if ".so" not in self.text:
+            return ()
+        found = []
+        for call in self.calls:
+            if id(call) in self.compile_index or id(call) in self.load_index:
+                continue
+            position = 0
+            arguments = self.ordered_arguments(call)
+            for star, keyword, value in arguments:
+                if star:
+                    break
+                path = path_of(self.eval(value))
+                so_name = self.so_name(value)
+                if (path is not None and path.endswith(".so")) or so_name is not None:
+                    self.written_arguments(call)  # parentheses around the value: libcst's span and text hold them
+                    found.append(
+                        PathArgument(
+                            tuple(sorted(self.names(call.func))),
+                            None if keyword else position,
+                            keyword,
+                            path if path is not None and path.endswith(".so") else None,
+                            self.span(value),
+                            self.replaced_suffix(value),
+                            so_name or posixpath.basename(path or ""),
+                        )
+                    )
+                position += keyword is None
+        return tuple(found)

@@ -52,7 +52,6 @@ from aoti_lint.flows.values import (
     Const,
     Loaded,
     Mapping,
-    path_of,
 )
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
@@ -138,43 +137,27 @@ class _Reader(AstSites):
         deprecated = bool(compiles or loads)
         if deprecated and len(compile_calls) + len(load_calls) != len(compiles) + len(loads):
             raise NotSettled  # the index of each call, old or new, and the plan of a flow through both: libcst's
-        if deprecated and (self.so_strings or self.setter_calls):
-            raise NotSettled  # a `.so` no site accounts for: the migration plan's escape check
+        if deprecated and self.setter_calls:
+            raise NotSettled
         self.compile_index = {id(call): index for index, call in enumerate(compile_calls)}
         self.load_index = {id(call): index for index, call in enumerate(load_calls)}
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self.plan_sites(sites, compiles, loads)
-        if deprecated:
-            for site in compiles:
-                self._no_output_path(self.argument(site.call, None, "options"))
-            for site in loads:
-                self._no_path_written(self.argument(site.call, 0, "so_path"))
+        for site in compiles:
+            self._no_output_path(self.argument(site.call, None, "options"))
         summary = FlowSummary(
             path=display_path,
             directory=str(path.resolve().parent),
             compiles=tuple(self.compile_site(call) for call in compile_calls),
             loads=tuple(self.load_site(call) for call in load_calls),
             calls=self._model_calls() if load_calls else (),
-            constants=self.artifact_constants(plan_follows_paths=deprecated),
+            constants=self.artifact_constants(),
             migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
-            so_mentions=self._so_mentions(),
+            constant_sites=self.constant_sites(),
+            so_mentions=self.so_mentions(),
+            path_arguments=self.path_arguments(),
         )
         return AstFlow(tuple(self._findings(display_path)), summary)
-
-    def _so_mentions(self) -> tuple[tuple[str, int, int], ...]:
-        """``ModuleFlow.so_mentions``: where a string names a `.so` file. Each one is a comparison's operand or a
-        statement of its own, so no call is given a `.so` path (``ModuleFlow.path_arguments`` has none)."""
-        if not self.so_strings:
-            return ()
-        from aoti_lint.flows.so_mentions import placed_mentions  # compiles patterns: only where a .so is named
-
-        found = []
-        for node in self.so_strings:
-            placed = placed_mentions(node, self.lines)
-            if placed is None:
-                raise NotSettled
-            found.extend(placed)
-        return tuple(sorted(found, key=lambda mention: (mention[1], mention[2])))
 
     def _model_calls(self) -> tuple[ModelCall, ...]:
         """The calls of a loaded model (``ModuleFlow.summary``)."""
@@ -200,17 +183,6 @@ class _Reader(AstSites):
             if isinstance(options, Mapping) and any(key == OUTPUT_PATH_OPTION for key, _ in options.items):
                 raise NotSettled
 
-    def _no_path_written(self, path_node: ast.expr | None) -> None:
-        """Raise ``NotSettled`` where a deprecated load's path is written out, or may be a constant another module
-        holds: the plan's business."""
-        if path_of(self.eval(path_node)) is not None:
-            raise NotSettled
-        base = path_node
-        while type(base) is ast.Attribute:
-            base = base.value
-        if type(base) is ast.Name and self.may_be_import(base):
-            raise NotSettled
-
     # -- the summary's migration sites and the rules' findings ---------------------------------------------
 
     def _migration_site(self, site: PlannedSite, noqa: Any, display_path: str) -> MigrationSite:
@@ -227,11 +199,11 @@ class _Reader(AstSites):
             applicability=site.verdict.applicability.value,
             reason=site.verdict.reason,
             path_name=path.id if type(path) is ast.Name else None,
-            path_blocked=False,
-            rewrites_path=False,
+            path_blocked=site.path_blocked is not None,
+            rewrites_path=site.path_literal is not None,
             param=self._parameter_of(path) if site.kind == "load" else None,
             suppressed=noqa.suppresses(Finding(code, "", display_path, at, at)),
-            so_name=None,  # no string names a `.so`
+            so_name=self.so_name(path),
             needs_producer=site.needs_producer,
         )
 
@@ -327,6 +299,8 @@ class _Reader(AstSites):
             verdict = found[0].verdict
             if found[0].needs_producer:  # alone, as ``MigrationPlan`` without a project plan judges it
                 verdict = Verdict(verdict.applicability, verdict.reason)
+                if found[0].path_blocked is not None:
+                    verdict.lower(Applicability.DISPLAY_ONLY, found[0].path_blocked)
                 verdict.lower(Applicability.DISPLAY_ONLY, NO_PRODUCER)
             if verdict.applicability is Applicability.DISPLAY_ONLY:
                 fix = Fix(Applicability.DISPLAY_ONLY, by_hand(verdict.reason))

@@ -1,0 +1,163 @@
+"""Path expressions as the migration plan reads their text, from ``ast``: the string literal that carries a path's
+file name, the `.so` file name it ends with, the same path with its suffix swapped (the ``ast`` counterparts of
+``codemods.expressions.suffix_literal`` and ``replace_suffix``, and of ``rules.module_flow._so_name``), and where a
+string names a `.so` file (``ModuleFlow.so_mentions``).
+
+libcst holds each piece of an implicit concatenation (`"a" "b.so"`) as a string of its own, and parentheses around
+an expression as part of it; ``ast`` holds neither: where that could change an answer, ``NotSettled``.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+
+from aoti_lint.flows.ast_values import _STRING_START, AstValues, NotSettled
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class AstPaths(AstValues):
+    """The text of a module's path expressions, as the migration plan reads it."""
+
+    def written_arguments(self, call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
+        """The call's arguments in the order written, each as (star, keyword, value), where the text and the place of
+        each value are what libcst's node holds: ``NotSettled`` where parentheses or comments may stand around one
+        (libcst's node then owns the parentheses), or where ``ast`` may place it otherwise (inside an f-string)."""
+        if id(call) in self.in_fstring:
+            raise NotSettled
+        previous_end: tuple[int, int] = (call.func.end_lineno, call.func.end_col_offset)  # type: ignore[assignment]
+        expected = "("
+        found = []
+        for star, keyword, value in self.ordered_arguments(call):
+            if type(value) is ast.GeneratorExp:
+                raise NotSettled
+            lead = self.text_between(previous_end, (value.lineno, value.col_offset))
+            if "".join(lead.split()) != expected + star + (f"{keyword}=" if keyword else ""):
+                raise NotSettled
+            found.append((star, keyword, value))
+            previous_end = (value.end_lineno, value.end_col_offset)  # type: ignore[assignment]
+            expected = ","
+        return found
+
+    @staticmethod
+    def ordered_arguments(call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
+        """The call's arguments in the order written (libcst's ``Call.args``): (star, keyword, value)."""
+        items: list[tuple[Any, str, str | None, ast.expr]] = []
+        for arg in call.args:
+            items.append((arg, "*", None, arg.value) if type(arg) is ast.Starred else (arg, "", None, arg))
+        for item in call.keywords:
+            items.append((item, "" if item.arg else "**", item.arg, item.value))
+        items.sort(key=lambda entry: (entry[0].lineno, entry[0].col_offset))
+        return [(star, keyword, value) for _, star, keyword, value in items]
+
+    def text_between(self, start: tuple[int, int], end: tuple[int, int]) -> str:
+        """The source between two (line, byte offset) places."""
+        (first, start_offset), (last, end_offset) = start, end
+        if first == last:
+            return self.lines[first - 1].encode()[start_offset:end_offset].decode()
+        head = self.lines[first - 1].encode()[start_offset:].decode()
+        tail = self.lines[last - 1].encode()[:end_offset].decode()
+        return "".join([head, *self.lines[first : last - 1], tail])
+
+    def after(self, node: ast.expr, marks: tuple[bytes, ...]) -> None:
+        """Raise ``NotSettled`` unless the source before ``node`` ends with one of ``marks`` (`=` of an assignment):
+        else parentheses may stand around it, which libcst's node holds."""
+        line = self.lines[node.lineno - 1].encode()[: node.col_offset].rstrip()
+        if not line.endswith(marks):
+            raise NotSettled
+
+    # -- string literals as libcst holds them ---------------------------------------------------------
+
+    def one_literal(self, node: ast.Constant) -> str | None:
+        """The raw text of a string constant that is one literal (libcst's ``SimpleString``), None where it is several
+        joined (a ``ConcatenatedString``)."""
+        if id(node) in self.in_fstring:
+            raise NotSettled
+        segment = self.code(node)
+        opening = _STRING_START.match(segment)
+        if opening is None:
+            raise NotSettled
+        quote, body = opening.group(1), segment[opening.end() :]
+        if not body.endswith(quote):
+            raise NotSettled
+        return None if quote in body[: -len(quote)] else segment
+
+    def suffix_literal(self, node: ast.expr | None) -> ast.expr | None:
+        """``codemods.expressions.suffix_literal``: the string literal that carries a path's file name ("x.so" in
+        os.path.join(d, "x.so"))."""
+        if type(node) is ast.Call:
+            arguments = self.ordered_arguments(node)
+            return self.suffix_literal(arguments[-1][2]) if arguments else node
+        if type(node) is ast.BinOp:
+            return self.suffix_literal(node.right)
+        return node
+
+    def so_name(self, node: ast.expr | None) -> str | None:
+        """``rules.module_flow._so_name``: the `.so` file name a path expression ends with."""
+        if node is None:
+            return None
+        tail = self.suffix_literal(node)
+        if type(tail) is ast.Constant and type(tail.value) is str and tail.value.strip().endswith(".so"):
+            return posixpath.basename(tail.value.strip())
+        return None  # an f-string naming a `.so` is left to libcst (``AstModule``)
+
+    def replaced_suffix(self, node: ast.expr | None, old: str = ".so", new: str = ".pt2") -> str | None:
+        """``codemods.expressions.replace_suffix``, as the text libcst would write: the same path expression with its
+        literal file suffix ``old`` swapped for ``new``, or None."""
+        if node is None:
+            return None
+        kind = type(node)
+        if kind is ast.Constant:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is not str or not value.endswith(old):
+                return None
+            raw = self.one_literal(node)  # type: ignore[arg-type]
+            if raw is None or "\\" in raw:
+                return None
+            quote = _STRING_START.match(raw).group(1)  # type: ignore[union-attr]  # one_literal matched it
+            body = raw[: -len(quote)]
+            return body[: -len(old)] + new + quote if body.endswith(old) else None
+        if kind is ast.Call:
+            arguments = self.ordered_arguments(node)  # type: ignore[arg-type]
+            if not arguments or arguments[-1][0] or arguments[-1][1] is not None:
+                return None
+            last = arguments[-1][2]
+            replaced = self.replaced_suffix(last, old, new)
+            func = node.func  # type: ignore[attr-defined]
+            if replaced is None or not (type(func) is ast.Attribute and func.attr == "join"):
+                return None
+            return self._with(node, last, replaced)
+        if kind is ast.BinOp and type(node.op) is ast.Div:  # type: ignore[attr-defined]
+            right = node.right  # type: ignore[attr-defined]
+            replaced = self.replaced_suffix(right, old, new)
+            return None if replaced is None else self._with(node, right, replaced)
+        if kind is ast.JoinedStr:
+            for part in node.values[-1:]:  # type: ignore[attr-defined]
+                if type(part) is ast.Constant and str(part.value).endswith(old):
+                    raise NotSettled  # libcst reads the text as written
+        return None
+
+    def _with(self, whole: ast.expr, part: ast.expr, text: str) -> str:
+        """The source of ``whole`` with ``part`` written as ``text`` (parentheses around ``part`` stay, as libcst's
+        rewrite keeps them)."""
+        head = self.text_between((whole.lineno, whole.col_offset), (part.lineno, part.col_offset))
+        end = (whole.end_lineno, whole.end_col_offset)
+        tail = self.text_between((part.end_lineno, part.end_col_offset), end)  # type: ignore[arg-type]
+        return head + text + tail
+
+    def so_mentions(self) -> tuple[tuple[str, int, int], ...]:
+        """``ModuleFlow.so_mentions``: where a string names a `.so` file, each piece of a concatenation apart."""
+        if not self.so_strings:
+            return ()
+        from aoti_lint.flows.so_mentions import placed_mentions  # compiles patterns: only where a .so is named
+
+        found = []
+        for node in self.so_strings:
+            placed = placed_mentions(node, self.lines)
+            if placed is None:
+                raise NotSettled
+            found.extend(placed)
+        return tuple(sorted(found, key=lambda mention: (mention[1], mention[2])))

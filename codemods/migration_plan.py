@@ -37,9 +37,11 @@ from aoti_lint.flows.migration_verdicts import (
     NO_PRODUCER,
     NO_SAME_SIGNATURE,
     NOT_A_MODULE,
+    NOT_KNOWN_ABSOLUTE,
     PRODUCER_BLOCKED,
     Verdict,
     already_exported,
+    another_so,
     device_index_needed,
     foreign_torch,
     load_blocked,
@@ -431,11 +433,7 @@ class MigrationPlan:
         if site.so_path is not None and literal is None:
             verdict.lower(Applicability.UNSAFE, escapes)
         if site.so_path is not None and not self._is_absolute(site.so_path):
-            verdict.lower(
-                Applicability.UNSAFE,
-                "the `aot_inductor.output_path` is not known to be absolute: the old API put a relative one under "
-                "the inductor cache directory, `package_path` is relative to the working directory",
-            )
+            verdict.lower(Applicability.UNSAFE, NOT_KNOWN_ABSOLUTE)
         # The same file name elsewhere in the module (deleted, passed on, derived from) is another reader.
         readers = 1 + sum(1 for load in site.consumers if load.path_literal)
         if literal is not None and self._literal_count(literal) > readers:
@@ -444,11 +442,7 @@ class MigrationPlan:
         strings = self._string_values() if literal is not None else []
         other = next((text for text in strings if text.endswith(".so") and literal not in text), None)
         if other is not None:
-            verdict.lower(
-                Applicability.UNSAFE,
-                f"another string of this module ends in `.so` (`{other}`): it may name the artifact, which is now a "
-                "`.pt2` package",
-            )
+            verdict.lower(Applicability.UNSAFE, another_so(other))
         if site.so_path is not None and bound is None and not site.consumers:
             verdict.lower(Applicability.UNSAFE, escapes)
 

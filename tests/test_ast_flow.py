@@ -220,6 +220,14 @@ KEYWORDS = [
     ", same_signature=False",
     ", remove_runtime_assertions=True",
     ", bogus=1",
+    # An output path the fix makes the package path: absolute or not, written out or joined, read elsewhere or not.
+    ", options={'aot_inductor.output_path': '/srv/m.so'}",
+    ", options={'aot_inductor.output_path': 'm.so', 'max_autotune': True}",
+    ", options={'aot_inductor.output_path': os.path.join(os.getcwd(), 'm.so')}",
+    ", options={'aot_inductor.output_path': os.path.join(root, 'm.so'), 'aot_inductor.package': False}",
+    ", options={'aot_inductor.output_path': '/srv/' 'm.so', **base}",
+    ", options={'aot_inductor.output_path': SO_PATH}",
+    ", options={'aot_inductor.package': flag, 'aot_inductor.output_path': '/srv/m.so'}",
 ]
 MODELS = ["model", "lambda z: z", "Net()", "ep.module()", "net", "functools.partial(f, 1)", "m"]
 DEVICES = ["'cpu'", "'cuda'", "'cuda:0'", "'cuda:1'", "'mps'", "'cuda:x'", "device", "dev.kind", "f'cuda:{rank}'"]
@@ -228,7 +236,7 @@ DEVICES += ["lambda: (yield)"]
 LOAD_PATHS = ["so", "path", "'model.pt2'", "other", "compiled", "'model.so'", "os.path.join(root, 'm.so')"]
 LOAD_PATHS += ["Path(root) / 'm.so'", "SO_PATH", "'a' 'b.so'", "('m.so')", "'m.s' + 'o'", "r'/srv/m.so'"]
 LOAD_PATHS += ["f'{root}.so'", "os.path.join(root, name='m.so')", "str(Path('m.so'))", "'m.so '"]
-LOAD_PATHS += ["'''m.so'''", "cfg.SO"]
+LOAD_PATHS += ["'''m.so'''", "cfg.SO", "'/srv/m.so'", "'m.so'"]
 CALL_ARGUMENTS = ["x", "x, 1", "*x", "**x", "torch.randn(2, 3)", "x.cuda()", "[x, y]", "x=x", "x.eval()", "(x, (1, 2))"]
 
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Applicability
@@ -20,11 +21,13 @@ from aoti_lint.flows.migration_verdicts import (
     NO_CONSTRAINT_SOLVER,
     NO_SAME_SIGNATURE,
     NOT_A_MODULE,
+    NOT_KNOWN_ABSOLUTE,
     OPTIONS_KEYS,
     OPTIONS_UNFOLLOWED,
     OPTIONS_UNPACKED,
     PRODUCER_BLOCKED,
     Verdict,
+    another_so,
     device_index_needed,
     foreign_torch,
     load_blocked,
@@ -33,6 +36,7 @@ from aoti_lint.flows.migration_verdicts import (
 from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import parse_device
 from aoti_lint.knowledge.deprecated_api import (
+    ABSOLUTE_PATH_FUNCTIONS,
     AOT_COMPILE_KEYWORDS,
     AOT_COMPILE_PARAMETERS,
     AOT_LOAD_PARAMETERS,
@@ -67,10 +71,15 @@ class PlannedSite:
     path_literal: ast.expr | None = None
     # Why a variable holding a `.so` path blocks the load's fix alone (the project plan lifts it).
     path_blocked: str | None = None
+    # A compile's literal `aot_inductor.output_path`, and the `.pt2` path the fix writes for it.
+    so_path: ast.expr | None = None
+    package_path: str | None = None
 
 
 class AstMigrationPlan(AstPaths):
     """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``AstValues``."""
+
+    _strings: list[str] | None = None
 
     def plan_sites(self, sites: list[PlannedSite], compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
         for site in sites:
@@ -135,22 +144,30 @@ class AstMigrationPlan(AstPaths):
         # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
 
     def _analyse_options(self, site: PlannedSite, options: ast.expr) -> None:
-        """``codemods.options.analyse_options``, for a literal dict of keys the fix keeps."""
+        """``codemods.options.analyse_options``, for a literal dict: its output path becomes the package path."""
         if type(options) is ast.Name:
             raise NotSettled  # the dict's keys are read where it is built and updated: libcst's scopes
         if type(options) is not ast.Dict:
             site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNFOLLOWED)
             return
-        for key in options.keys:
+        for key, value in zip(options.keys, options.values, strict=True):
             if key is None:
                 site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNPACKED)
                 return
-            value = _string_value(key)
-            if value is None:
+            name = _string_value(key)
+            if name is None:
                 site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_KEYS)
                 return
-            if value in (OUTPUT_PATH_OPTION, PACKAGE_OPTION):
-                raise NotSettled
+            if name == OUTPUT_PATH_OPTION:
+                site.so_path, site.package_path = value, self.replaced_suffix(value)
+                if site.package_path is None:
+                    raise NotSettled  # it blocks the fix alone, not the project plan's: two verdicts
+            elif name == PACKAGE_OPTION:
+                if not _is_constant(value, True) and not _is_constant(value, False):
+                    site.verdict.lower(Applicability.DISPLAY_ONLY, f"`{PACKAGE_OPTION}` is not a literal boolean")
+                    return
+                if _is_constant(value, True):
+                    raise NotSettled  # paired with `package_aoti(path, files)`: ``MigrationPlan.pair_package_aoti``
 
     def _analyse_load(self, site: PlannedSite) -> None:
         """``MigrationPlan._analyse_load``: whether the load's device can be given to the new loader."""
@@ -243,6 +260,30 @@ class AstMigrationPlan(AstPaths):
         if not body.endswith(opening.group(1)) or opening.group(1) in body[: -len(opening.group(1))]:
             raise NotSettled
 
+    def string_values(self) -> list[str]:
+        """``MigrationPlan._string_values``: the values of the module's plain string literals, each piece of an
+        implicit concatenation apart (libcst's ``SimpleString`` nodes), an f-string's text aside."""
+        if self._strings is None:
+            from aoti_lint.flows.so_mentions import literal_tokens
+
+            found = []
+            for node in self.nodes:
+                if type(node) is ast.JoinedStr and id(node) not in self.in_fstring:
+                    self._one_fstring(node)  # a plain string joined to it is a literal of its own to libcst
+                if type(node) is not ast.Constant or type(node.value) not in (str, bytes):
+                    continue
+                if type(self.parent(node)) is ast.JoinedStr:
+                    continue  # an f-string's text
+                if id(node) in self.in_fstring:
+                    raise NotSettled
+                tokens = literal_tokens(self.code(node))
+                if tokens is None:
+                    raise NotSettled
+                values = [ast.literal_eval(token) for token, _, _ in tokens]
+                found += [value for value in values if type(value) is str]
+            self._strings = found
+        return self._strings
+
     def _owns_no_parentheses(self, node: ast.expr) -> None:
         """Raise ``NotSettled`` where parentheses may stand around an argument: libcst's node owns them, and a
         message quoting its code quotes them."""
@@ -286,9 +327,13 @@ class AstMigrationPlan(AstPaths):
 
     def _link(self, compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
         """``MigrationPlan._link`` as the project plan reads it (``lift_paths``): a load whose artifact no compile of
-        the module writes needs a producer the project plan finds. No compile's output path is read here
-        (``_analyse_options``), so no load is linked to one by its path."""
+        the module writes needs a producer the project plan finds."""
         calls = {id(site.call): site for site in compiles}
+        so_literals = {}
+        for site in compiles:
+            literal = _string_value(site.so_path)
+            if literal is not None:
+                so_literals[literal] = site
         for load in loads:
             path = load.arguments.get("so_path")
             if type(path) is ast.Call and id(path) in calls:
@@ -307,6 +352,9 @@ class AstMigrationPlan(AstPaths):
                     self._needs_producer(load)
             elif (_string_value(path) or "").endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
+            elif _string_value(path) in so_literals:
+                load.producer = so_literals[_string_value(path)]  # type: ignore[index]
+                load.path_literal = path
             elif path is not None and self.replaced_suffix(path) is not None:
                 load.path_literal = path
                 self._needs_producer(load)
@@ -358,6 +406,44 @@ class AstMigrationPlan(AstPaths):
                 verdict.lower(Applicability.UNSAFE, ESCAPES)
         elif type(parent) is not ast.Expr and id(site.call) not in consumer_paths:
             verdict.lower(Applicability.UNSAFE, ESCAPES)
+        if site.so_path is not None:
+            self._settle_output_path(site, bound)
+
+    def _settle_output_path(self, site: PlannedSite, bound: ast.Name | None) -> None:
+        """``MigrationPlan._settle_compile`` on a compile's literal output path: who else may read the `.so`."""
+        verdict, consumers = site.verdict, site.consumers or []
+        literal = _string_value(self.suffix_literal(site.so_path))
+        if literal is None:
+            verdict.lower(Applicability.UNSAFE, ESCAPES)
+        if not self._is_absolute(site.so_path):
+            verdict.lower(Applicability.UNSAFE, NOT_KNOWN_ABSOLUTE)
+        # The same file name elsewhere in the module (deleted, passed on, derived from) is another reader.
+        readers = 1 + sum(1 for load in consumers if load.path_literal is not None)
+        if literal is not None and sum(1 for text in self.string_values() if literal in text) > readers:
+            verdict.lower(Applicability.UNSAFE, ESCAPES)
+        # So may a name put together from pieces (`"/srv/m" + ".so"`): any other string ending in `.so`.
+        strings = self.string_values() if literal is not None else []
+        other = next((text for text in strings if text.endswith(".so") and literal not in text), None)  # type: ignore[operator]
+        if other is not None:
+            verdict.lower(Applicability.UNSAFE, another_so(other))
+        if bound is None and not consumers:
+            verdict.lower(Applicability.UNSAFE, ESCAPES)
+
+    def _is_absolute(self, node: ast.expr | None) -> bool:
+        """``MigrationPlan._is_absolute``: "/x", os.path.join(os.getcwd(), ...), Path.cwd() / ..."""
+        literal = _string_value(node)
+        if literal is not None:
+            return literal.startswith("/") or bool(re.match(r"^[A-Za-z]:[\\/]", literal))
+        if type(node) is ast.BinOp:
+            return self._is_absolute(node.left)
+        if type(node) is ast.Call:
+            names = self.names(node.func)
+            if names & ABSOLUTE_PATH_FUNCTIONS:
+                return True
+            arguments = self.ordered_arguments(node)
+            if names & {"os.path.join", "posixpath.join"} and arguments and arguments[0][1] is None:
+                return self._is_absolute(arguments[0][2])
+        return False
 
 
 def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, ast.expr] | None:

@@ -46,6 +46,13 @@ def device_index_needed(device: str) -> str:
     return f"loading on `{device}` needs `device_index=` (torch 2.8+); raise `target-torch`"
 
 
+def another_so(text: str) -> str:
+    return (
+        f"another string of this module ends in `.so` (`{text}`): it may name the artifact, which is now a `.pt2` "
+        "package"
+    )
+
+
 def already_exported(name: str) -> str:
     return (
         f"`{name}` is already an `ExportedProgram`, on which the old call fails (Dynamo does not trace "
@@ -64,6 +71,10 @@ NOT_A_MODULE = "`torch.export.export` takes an `nn.Module`, not a lambda or `fun
 OPTIONS_UNPACKED = "its `options` unpack another mapping (`**`)"
 OPTIONS_KEYS = "its `options` have keys that are not literals"
 OPTIONS_UNFOLLOWED = "its `options` cannot be followed statically (they may set `aot_inductor.output_path`)"
+NOT_KNOWN_ABSOLUTE = (
+    "the `aot_inductor.output_path` is not known to be absolute: the old API put a relative one under the inductor "
+    "cache directory, `package_path` is relative to the working directory"
+)
 DEVICE_EFFECTS = (
     "the device argument is computed by a call (or an await, a yield, an assignment) that the "
     "fix would drop with it; move it to a statement of its own first"

@@ -36,7 +36,7 @@ from aoti_lint.model.syntax_tree import source_lines, source_segment, walk
 from aoti_lint.screen.text_layout import Places, string_prefix
 
 
-def _literals(segment: str) -> list[tuple[str, int, int]] | None:
+def literal_tokens(segment: str) -> list[tuple[str, int, int]] | None:
     """The string literals a constant's source is made of (several when implicitly concatenated), as
     (token, row, column) relative to the segment, columns in characters; None when it does not tokenize."""
     try:
@@ -70,7 +70,7 @@ def light_summary(
             # libcst reads an f-string's raw text (escapes and doubled braces as written), and each piece of a
             # concatenation apart, which ``ast`` merges: then even the name it reads is not known here.
             segment = source_segment(lines, node)
-            pieces = _literals(segment)
+            pieces = literal_tokens(segment)
             if pieces is None or len(pieces) != 1 or any(mark in segment for mark in ("\\", "{{", "}}")):
                 unplaced.update(unsure_texts(segment, named))
             else:
@@ -112,7 +112,7 @@ def placed_mentions(node: ast.Constant, lines: list[str]) -> list[tuple[str, int
     column), one per piece of an implicit concatenation that names one; None where its pieces do not tokenize."""
     line = lines[node.lineno - 1]
     column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
-    pieces = _literals(source_segment(lines, node))
+    pieces = literal_tokens(source_segment(lines, node))
     if pieces is None:
         return None
     found = []

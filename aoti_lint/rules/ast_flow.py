@@ -173,6 +173,8 @@ class _Reader(AstSites):
         """Raise ``NotSettled`` where a deprecated compile's options may name its output path: the plan's business.
         Only the keys of a dict are read, written out or bound once to a name: its values matter only under that
         key."""
+        if type(options_node) is ast.Dict:
+            return  # the plan reads its output path (``AstMigrationPlan._analyse_options``)
         if type(options_node) is ast.Name and type(self.single_value(options_node)) is ast.Dict:
             options_node = self.single_value(options_node)
         if type(options_node) is ast.Dict and None not in options_node.keys:
@@ -188,7 +190,7 @@ class _Reader(AstSites):
     def _migration_site(self, site: PlannedSite, noqa: Any, display_path: str) -> MigrationSite:
         row, column = self._at(site.call.func)
         index = self.sites_by_call[id(site.call)][1]
-        path = site.arguments.get("so_path") if site.kind == "load" else None
+        path = site.arguments.get("so_path") if site.kind == "load" else site.so_path
         code = "AOTI001" if site.kind == "compile" else "AOTI002"
         at = Position(row, column + 1)
         return MigrationSite(
@@ -198,7 +200,7 @@ class _Reader(AstSites):
             index=index,
             applicability=site.verdict.applicability.value,
             reason=site.verdict.reason,
-            path_name=path.id if type(path) is ast.Name else None,
+            path_name=path.id if type(path) is ast.Name else None,  # (an output path is never a name here)
             path_blocked=site.path_blocked is not None,
             rewrites_path=site.path_literal is not None,
             param=self._parameter_of(path) if site.kind == "load" else None,

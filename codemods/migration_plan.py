@@ -38,6 +38,7 @@ from aoti_lint.flows.migration_verdicts import (
     NO_SAME_SIGNATURE,
     NOT_A_MODULE,
     NOT_KNOWN_ABSOLUTE,
+    PATH_NOT_REWRITABLE,
     PRODUCER_BLOCKED,
     Verdict,
     already_exported,
@@ -193,9 +194,7 @@ class MigrationPlan:
         if "options" in args and analyse_options(self.facts, site, args["options"].value):
             self.pair_package_aoti(site)
         if site.package_path is None and site.so_path is not None:
-            site.path_blocked = (
-                "its `aot_inductor.output_path` is not a literal `.so` path that can become a `.pt2` package path"
-            )
+            site.path_blocked = PATH_NOT_REWRITABLE
             if not self._lift_paths:
                 verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
 

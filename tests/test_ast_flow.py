@@ -228,6 +228,9 @@ KEYWORDS = [
     ", options={'aot_inductor.output_path': '/srv/' 'm.so', **base}",
     ", options={'aot_inductor.output_path': SO_PATH}",
     ", options={'aot_inductor.package': flag, 'aot_inductor.output_path': '/srv/m.so'}",
+    # One the fix cannot rewrite: it blocks the fix of the file alone, not the project plan's.
+    ", options={'aot_inductor.output_path': path}",
+    ", options={'aot_inductor.output_path': os.path.join(root, name)}",
 ]
 MODELS = ["model", "lambda z: z", "Net()", "ep.module()", "net", "functools.partial(f, 1)", "m"]
 DEVICES = ["'cpu'", "'cuda'", "'cuda:0'", "'cuda:1'", "'mps'", "'cuda:x'", "device", "dev.kind", "f'cuda:{rank}'"]

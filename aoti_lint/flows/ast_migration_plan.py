@@ -19,12 +19,14 @@ from aoti_lint.flows.migration_verdicts import (
     ESCAPES,
     NEEDS_PACKAGE,
     NO_CONSTRAINT_SOLVER,
+    NO_PRODUCER,
     NO_SAME_SIGNATURE,
     NOT_A_MODULE,
     NOT_KNOWN_ABSOLUTE,
     OPTIONS_KEYS,
     OPTIONS_UNFOLLOWED,
     OPTIONS_UNPACKED,
+    PATH_NOT_REWRITABLE,
     PRODUCER_BLOCKED,
     Verdict,
     another_so,
@@ -80,6 +82,28 @@ class AstMigrationPlan(AstPaths):
     """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``AstValues``."""
 
     _strings: list[str] | None = None
+    # The verdicts as the project plan reads them (True: a load lacking a producer, or a path held by a name, is the
+    # project's to settle), or as the fix of this file alone is judged (False).
+    lift_paths = True
+
+    def plan_alone(self, sites: list[PlannedSite]) -> dict[int, PlannedSite]:
+        """The plan of ``sites`` as ``MigrationPlan`` without a project plan judges it (AOTI001/AOTI002's fixes of
+        this file alone), each site by the id of its call."""
+        alone = {
+            id(site.call): PlannedSite(site.kind, site.call, site.symbol, {}, Verdict(Applicability.SAFE))
+            for site in sites
+        }
+        ordered = [alone[id(site.call)] for site in sites]
+        self.lift_paths = False
+        try:
+            self.plan_sites(
+                ordered,
+                [site for site in ordered if site.kind == "compile"],
+                [site for site in ordered if site.kind == "load"],
+            )
+        finally:
+            self.lift_paths = True
+        return {id(site.call): site for site in ordered}
 
     def plan_sites(self, sites: list[PlannedSite], compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
         for site in sites:
@@ -129,6 +153,10 @@ class AstMigrationPlan(AstPaths):
             self._analyse_callable(site, args["f"])
         if "options" in args:
             self._analyse_options(site, args["options"])
+        if site.package_path is None and site.so_path is not None:
+            site.path_blocked = PATH_NOT_REWRITABLE
+            if not self.lift_paths:
+                verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
 
     def _analyse_callable(self, site: PlannedSite, f: ast.expr) -> None:
         if type(f) is ast.Lambda or (
@@ -160,8 +188,6 @@ class AstMigrationPlan(AstPaths):
                 return
             if name == OUTPUT_PATH_OPTION:
                 site.so_path, site.package_path = value, self.replaced_suffix(value)
-                if site.package_path is None:
-                    raise NotSettled  # it blocks the fix alone, not the project plan's: two verdicts
             elif name == PACKAGE_OPTION:
                 if not _is_constant(value, True) and not _is_constant(value, False):
                     site.verdict.lower(Applicability.DISPLAY_ONLY, f"`{PACKAGE_OPTION}` is not a literal boolean")
@@ -326,8 +352,8 @@ class AstMigrationPlan(AstPaths):
             raise NotSettled
 
     def _link(self, compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
-        """``MigrationPlan._link`` as the project plan reads it (``lift_paths``): a load whose artifact no compile of
-        the module writes needs a producer the project plan finds."""
+        """``MigrationPlan._link``: connect each load to the compile that wrote its artifact, and settle both sides'
+        safety."""
         calls = {id(site.call): site for site in compiles}
         so_literals = {}
         for site in compiles:
@@ -349,6 +375,8 @@ class AstMigrationPlan(AstPaths):
                         load.path_blocked = (
                             f"`{path.id}` holds a `.so` path: make it the `.pt2` package path where it is defined"
                         )
+                        if not self.lift_paths:
+                            load.verdict.lower(Applicability.DISPLAY_ONLY, load.path_blocked)
                     self._needs_producer(load)
             elif (_string_value(path) or "").endswith(".pt2"):
                 continue  # the old loader on a package: the new loader is the fix
@@ -376,10 +404,14 @@ class AstMigrationPlan(AstPaths):
                 elif producer.applicability is Applicability.UNSAFE:
                     load.verdict.lower(Applicability.UNSAFE, producer.reason)
 
-    @staticmethod
-    def _needs_producer(load: PlannedSite) -> None:
+    def _needs_producer(self, load: PlannedSite) -> None:
+        """A load whose artifact no compile of this module writes: the project plan migrates it only with a compile
+        that does; alone it is not migrated."""
         load.needs_producer = True
-        load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+        if self.lift_paths:
+            load.verdict.lower(Applicability.UNSAFE, NEEDS_PACKAGE)
+        else:
+            load.verdict.lower(Applicability.DISPLAY_ONLY, NO_PRODUCER)
 
     def _settle_compile(self, site: PlannedSite) -> None:
         verdict = site.verdict

@@ -71,6 +71,7 @@ NOT_A_MODULE = "`torch.export.export` takes an `nn.Module`, not a lambda or `fun
 OPTIONS_UNPACKED = "its `options` unpack another mapping (`**`)"
 OPTIONS_KEYS = "its `options` have keys that are not literals"
 OPTIONS_UNFOLLOWED = "its `options` cannot be followed statically (they may set `aot_inductor.output_path`)"
+PATH_NOT_REWRITABLE = "its `aot_inductor.output_path` is not a literal `.so` path that can become a `.pt2` package path"
 NOT_KNOWN_ABSOLUTE = (
     "the `aot_inductor.output_path` is not known to be absolute: the old API put a relative one under the inductor "
     "cache directory, `package_path` is relative to the working directory"

@@ -38,7 +38,6 @@ from aoti_lint.flows.flow_summary import (
     ModelCall,
 )
 from aoti_lint.flows.migration_verdicts import (
-    NO_PRODUCER,
     Verdict,
     by_hand,
     deprecation,
@@ -143,6 +142,8 @@ class _Reader(AstSites):
         self.load_index = {id(call): index for index, call in enumerate(load_calls)}
         sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
         self.plan_sites(sites, compiles, loads)
+        # What each finding's fix does in this file alone; the summary carries the project plan's verdicts.
+        self.alone = self.plan_alone(sites)
         for site in compiles:
             self._no_output_path(self.argument(site.call, None, "options"))
         summary = FlowSummary(
@@ -200,7 +201,7 @@ class _Reader(AstSites):
             index=index,
             applicability=site.verdict.applicability.value,
             reason=site.verdict.reason,
-            path_name=path.id if type(path) is ast.Name else None,  # (an output path is never a name here)
+            path_name=path.id if type(path) is ast.Name else None,
             path_blocked=site.path_blocked is not None,
             rewrites_path=site.path_literal is not None,
             param=self._parameter_of(path) if site.kind == "load" else None,
@@ -294,23 +295,18 @@ class _Reader(AstSites):
         span = self.span(node)
         message = deprecation(symbol)
         parent = self.parent(node)
-        found = self.sites_by_call.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
+        found = self.alone.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
         if found is None:
             fix = Fix(Applicability.DISPLAY_ONLY, not_called(symbol))
         else:
-            verdict = found[0].verdict
-            if found[0].needs_producer:  # alone, as ``MigrationPlan`` without a project plan judges it
-                verdict = Verdict(verdict.applicability, verdict.reason)
-                if found[0].path_blocked is not None:
-                    verdict.lower(Applicability.DISPLAY_ONLY, found[0].path_blocked)
-                verdict.lower(Applicability.DISPLAY_ONLY, NO_PRODUCER)
+            verdict = found.verdict
             if verdict.applicability is Applicability.DISPLAY_ONLY:
                 fix = Fix(Applicability.DISPLAY_ONLY, by_hand(verdict.reason))
                 message += not_fixed(verdict.reason)
             else:
                 fix = Fix(
                     verdict.applicability,
-                    fix_title(found[0].kind, verdict),
+                    fix_title(found.kind, verdict),
                     deferred=True,
                     reason=unsafe_reason(verdict),
                 )

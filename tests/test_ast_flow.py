@@ -129,7 +129,7 @@ def test_a_deploy_helper_is_read_without_libcst(text, monkeypatch):
 
 
 # Modules that call `torch._inductor.aot_compile`, as torch's own export helpers do: read from ast (torch's sources
-# then need no libcst), but where a deprecated load shares the module (the plan of a flow through both is libcst's).
+# then need no libcst), a deprecated load of what it writes too.
 INDUCTOR_COMPILES = [
     """import torch
 
@@ -186,7 +186,7 @@ def build(model, x):
 @pytest.mark.parametrize("index", range(len(INDUCTOR_COMPILES)))
 def test_torch_inductor_aot_compile_is_read_as_libcst_reads_it(index):
     answered = [answered_and_agrees(INDUCTOR_COMPILES[index], context) for context in CONTEXTS]
-    assert any(answered) == ("aot_load" not in INDUCTOR_COMPILES[index])
+    assert any(answered)
 
 
 # Pieces of generated modules: how the API is imported and spelled, where the calls stand, what they are given.

@@ -459,8 +459,8 @@ def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
             "a.py": OLD_COMPILE,
             "b.py": OLD_LOAD,
             "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-            # Half migrated: a flow through both APIs is read with libcst.
-            "c.py": OLD_LOAD + "other = torch._inductor.aoti_load_package('m.pt2')\n",
+            # Options built in a variable: read with libcst.
+            "c.py": "import torch\n\nopts = {}\nso = torch._export.aot_compile(model, (x,), options=opts)\n",
         },
     )
     code = (

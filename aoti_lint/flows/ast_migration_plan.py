@@ -54,6 +54,7 @@ from aoti_lint.knowledge.device_flow import TORCH_DEVICE
 from aoti_lint.model.syntax_tree import children
 
 _PROGRAM_FACTORY_NAMES = last_parts(EXPORTED_PROGRAM_FACTORIES)
+_NEW_COMPILE_NAME = last_parts({NEW_COMPILE})
 NOT_LITERAL = (Applicability.UNSAFE, DEVICE_NOT_LITERAL)
 
 
@@ -368,8 +369,8 @@ class AstMigrationPlan(AstPaths):
                 value = self.single_value(path)
                 if type(value) is ast.Call and id(value) in calls:
                     load.producer = calls[id(value)]
-                elif type(value) is ast.Call and self.may_name(value.func, {NEW_COMPILE.rsplit(".", 1)[-1]}):
-                    raise NotSettled
+                elif type(value) is ast.Call and NEW_COMPILE in self.names_among(value.func, _NEW_COMPILE_NAME):
+                    continue  # already a package
                 else:
                     if value is not None and self.replaced_suffix(value) is not None:
                         load.path_blocked = (

@@ -107,7 +107,7 @@ class _Reader(AstSites):
     def flow(self, path: Path, display_path: str, noqa: Any) -> AstFlow:
         if ".so" in self.path:
             raise NotSettled  # a path built from `__file__` may name a `.so`: the plan's business
-        self.sites_by_call: dict[int, tuple[PlannedSite, int]] = {}
+        self.sites_by_call: dict[int, PlannedSite] = {}
         compiles: list[PlannedSite] = []
         loads: list[PlannedSite] = []
         # Every call the module reader sorts into compiles, loads and default-device setters (``ModuleReader``).
@@ -130,17 +130,15 @@ class _Reader(AstSites):
                     site = PlannedSite(
                         "compile" if symbol is AOT_COMPILE else "load", call, symbol, {}, Verdict(Applicability.SAFE)
                     )
-                    self.sites_by_call[id(call)] = (site, len(found))
+                    self.sites_by_call[id(call)] = site
                     found.append(site)
                     break
         deprecated = bool(compiles or loads)
-        if deprecated and len(compile_calls) + len(load_calls) != len(compiles) + len(loads):
-            raise NotSettled  # the index of each call, old or new, and the plan of a flow through both: libcst's
         if deprecated and self.setter_calls:
             raise NotSettled
         self.compile_index = {id(call): index for index, call in enumerate(compile_calls)}
         self.load_index = {id(call): index for index, call in enumerate(load_calls)}
-        sites = [self.sites_by_call[id(call)][0] for call in self.calls if id(call) in self.sites_by_call]
+        sites = [self.sites_by_call[id(call)] for call in self.calls if id(call) in self.sites_by_call]
         self.plan_sites(sites, compiles, loads)
         # What each finding's fix does in this file alone; the summary carries the project plan's verdicts.
         self.alone = self.plan_alone(sites)
@@ -190,7 +188,7 @@ class _Reader(AstSites):
 
     def _migration_site(self, site: PlannedSite, noqa: Any, display_path: str) -> MigrationSite:
         row, column = self._at(site.call.func)
-        index = self.sites_by_call[id(site.call)][1]
+        index = (self.compile_index if site.kind == "compile" else self.load_index)[id(site.call)]
         path = site.arguments.get("so_path") if site.kind == "load" else site.so_path
         code = "AOTI001" if site.kind == "compile" else "AOTI002"
         at = Position(row, column + 1)

@@ -38,7 +38,7 @@ def names_so(value: object) -> bool:
     return type(value) is bytes and b".so" in value
 
 
-class AstModule:
+class AstModuleReader:
     """A module's nodes in the order libcst meets them, their parents, names and bindings."""
 
     eval: Any

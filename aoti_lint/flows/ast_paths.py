@@ -102,7 +102,7 @@ class AstPaths(AstValues):
         tail = self.suffix_literal(node)
         if type(tail) is ast.Constant and type(tail.value) is str and tail.value.strip().endswith(".so"):
             return posixpath.basename(tail.value.strip())
-        return None  # an f-string naming a `.so` is left to libcst (``AstModule``)
+        return None  # an f-string naming a `.so` is left to libcst (``AstModuleReader``)
 
     def replaced_suffix(self, node: ast.expr | None, old: str = ".so", new: str = ".pt2") -> str | None:
         """``codemods.expressions.replace_suffix``, as the text libcst would write: the same path expression with its

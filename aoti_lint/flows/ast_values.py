@@ -12,7 +12,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from aoti_lint.flows.ast_module import AstModule, NotSettled, names_so
+from aoti_lint.flows.ast_module import AstModuleReader, NotSettled, names_so
 from aoti_lint.flows.example_inputs import ExampleInputs
 from aoti_lint.flows.flow_summary import Device
 from aoti_lint.flows.module_reader import last_parts
@@ -75,7 +75,7 @@ _SELF_DOCUMENTING = re.compile(r"=\s*[}!:]")
 _STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 
 
-class AstValues(AstModule, ExampleInputs):
+class AstValues(AstModuleReader, ExampleInputs):
     """A module's values, as ``evaluator.ModuleEvaluator`` gives them."""
 
     def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:

@@ -8,7 +8,7 @@ import libcst as cst
 from aoti_lint.codemods.expressions import is_false, is_true, replace_suffix, string_value
 from aoti_lint.codemods.rewrites import CompileRewrite
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.flows.migration_verdicts import OPTIONS_KEYS, OPTIONS_UNFOLLOWED, OPTIONS_UNPACKED
+from aoti_lint.flows.migration_verdicts import OPTIONS_KEYS, OPTIONS_UNFOLLOWED, OPTIONS_UNPACKED, options_away
 from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION, PACKAGE_OPTION
 from aoti_lint.model.module_facts import ModuleFacts
 
@@ -26,11 +26,7 @@ def analyse_options(facts: ModuleFacts, site: CompileRewrite, options: cst.BaseE
     keys = _literal_keys_of_variable(facts, options) if isinstance(options, cst.Name) else None
     if isinstance(options, cst.Name) and keys is not None:
         if OUTPUT_PATH_OPTION in keys or PACKAGE_OPTION in keys:
-            verdict.lower(
-                Applicability.DISPLAY_ONLY,
-                f"`{options.value}` sets `{OUTPUT_PATH_OPTION}` or `{PACKAGE_OPTION}` away from the call; "
-                "pass `package_path=...pt2` instead and drop those keys by hand",
-            )
+            verdict.lower(Applicability.DISPLAY_ONLY, options_away(options.value))
         site.options = options
         return False
     verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNFOLLOWED)

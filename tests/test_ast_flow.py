@@ -299,7 +299,11 @@ def _module(rng: random.Random) -> str:
     elif shape == 12:
         options = rng.choice(["{'aot_inductor.package': True, 'flag': standalone}", "{**base}", "dict(a=1)"])
         options = rng.choice([options, "{'aot_inductor.output_path': 'out/m.pt2'}"])
-        body = f"def build(model, x, pair, standalone=False):\n    opts = {options}\n    opts['k'] = standalone\n"
+        # Each write to the dict tells its keys, or leaves them unknown (the plan then reads none).
+        write = rng.choice(["opts['k'] = standalone", "opts.update(max_autotune=True)", "opts.update({'a': 1})"])
+        write = rng.choice([write, "opts.update(**more)", "log(opts)", "update = opts.update", "opts[key] = 1"])
+        write = rng.choice([write, "opts.update({'aot_inductor.output_path': 'm.so'})", "x[opts] = 1"])
+        body = f"def build(model, x, pair, standalone=False):\n    opts = {options}\n    {write}\n"
         body += f"    return {compile_name}({model}, {args}, options=opts)\n"
     elif shape in (13, 14):
         # A parameter's default is its value where every call of the function in the module leaves it so.

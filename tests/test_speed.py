@@ -459,8 +459,9 @@ def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
             "a.py": OLD_COMPILE,
             "b.py": OLD_LOAD,
             "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-            # Options built in a variable: read with libcst.
-            "c.py": "import torch\n\nopts = {}\nso = torch._export.aot_compile(model, (x,), options=opts)\n",
+            # A compile whose files `package_aoti` packs: read with libcst.
+            "c.py": "import torch\n\n"
+            "files = torch._export.aot_compile(m, (x,), options={'aot_inductor.package': True})\n",
         },
     )
     code = (

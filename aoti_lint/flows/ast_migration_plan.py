@@ -34,6 +34,7 @@ from aoti_lint.flows.migration_verdicts import (
     foreign_torch,
     load_blocked,
     needs_torch,
+    options_away,
 )
 from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import parse_device
@@ -173,9 +174,13 @@ class AstMigrationPlan(AstPaths):
         # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
 
     def _analyse_options(self, site: PlannedSite, options: ast.expr) -> None:
-        """``codemods.options.analyse_options``, for a literal dict: its output path becomes the package path."""
-        if type(options) is ast.Name:
-            raise NotSettled  # the dict's keys are read where it is built and updated: libcst's scopes
+        """``codemods.options.analyse_options``: a literal dict's output path becomes the package path; a dict built in
+        a variable is kept whole, unless it may name the output path."""
+        keys = self._literal_keys_of_variable(options) if type(options) is ast.Name else None
+        if type(options) is ast.Name and keys is not None:
+            if OUTPUT_PATH_OPTION in keys or PACKAGE_OPTION in keys:
+                site.verdict.lower(Applicability.DISPLAY_ONLY, options_away(options.id))
+            return
         if type(options) is not ast.Dict:
             site.verdict.lower(Applicability.DISPLAY_ONLY, OPTIONS_UNFOLLOWED)
             return
@@ -195,6 +200,61 @@ class AstMigrationPlan(AstPaths):
                     return
                 if _is_constant(value, True):
                     raise NotSettled  # paired with `package_aoti(path, files)`: ``MigrationPlan.pair_package_aoti``
+
+    def _literal_keys_of_variable(self, name: ast.Name) -> set[str] | None:
+        """``codemods.options._literal_keys_of_variable``: every key a dict variable can hold, when every write to it
+        in its scope is a literal-keyed dict; None where that is not known."""
+        value = self.single_value(name)
+        if type(value) is not ast.Dict:
+            return None
+        keys = set()
+        for key in value.keys:
+            text = _string_value(key)
+            if text is None:
+                return None
+            keys.add(text)
+        binding = self.model.only_binding(name)
+        reads = None if binding is None else self.model.references(binding)
+        if reads is None:
+            return None
+        for read in reads:
+            if read is name:
+                continue
+            parent = self.parent(read)
+            if type(parent) is ast.Attribute and parent.attr == "update":
+                call = self.parent(parent)
+                if type(call) is not ast.Call or call.func is not parent:
+                    return None
+                for star, keyword, argument in self.ordered_arguments(call):
+                    if star:
+                        return None
+                    if keyword is not None:
+                        keys.add(keyword)
+                    elif type(argument) is ast.Dict:
+                        for key in argument.keys:
+                            text = _string_value(key)
+                            if text is None:
+                                return None
+                            keys.add(text)
+                    else:
+                        return None
+            elif type(parent) is ast.Subscript and parent.value is read:
+                text = _string_value(parent.slice) if type(parent.slice) is not ast.Slice else None
+                if text is None:
+                    return None
+                keys.add(text)
+            elif not self._passed_on(read, parent):
+                return None
+        return keys
+
+    def _passed_on(self, read: ast.Name, parent: ast.AST | None) -> bool:
+        """Whether a read is a call's argument (libcst's ``Arg``): a read-only use, e.g. by the compile itself."""
+        if type(parent) is ast.Starred:
+            parent = self.parent(parent)
+            return type(parent) is ast.Call and read is not parent.func
+        if type(parent) is ast.keyword:
+            return True
+        return type(parent) is ast.Call and read is not parent.func
 
     def _analyse_load(self, site: PlannedSite) -> None:
         """``MigrationPlan._analyse_load``: whether the load's device can be given to the new loader."""

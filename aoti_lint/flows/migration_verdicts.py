@@ -46,6 +46,13 @@ def device_index_needed(device: str) -> str:
     return f"loading on `{device}` needs `device_index=` (torch 2.8+); raise `target-torch`"
 
 
+def options_away(name: str) -> str:
+    return (
+        f"`{name}` sets `aot_inductor.output_path` or `aot_inductor.package` away from the call; pass "
+        "`package_path=...pt2` instead and drop those keys by hand"
+    )
+
+
 def another_so(text: str) -> str:
     return (
         f"another string of this module ends in `.so` (`{text}`): it may name the artifact, which is now a `.pt2` "

@@ -48,14 +48,11 @@ from aoti_lint.flows.migration_verdicts import (
 )
 from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import (
-    Const,
     Loaded,
-    Mapping,
 )
 from aoti_lint.knowledge.deprecated_api import (
     AOT_COMPILE,
     AOT_LOAD,
-    OUTPUT_PATH_OPTION,
     DeprecatedSymbol,
 )
 from aoti_lint.knowledge.device_flow import (
@@ -142,8 +139,6 @@ class _Reader(AstSites):
         self.plan_sites(sites, compiles, loads)
         # What each finding's fix does in this file alone; the summary carries the project plan's verdicts.
         self.alone = self.plan_alone(sites)
-        for site in compiles:
-            self._no_output_path(self.argument(site.call, None, "options"))
         summary = FlowSummary(
             path=display_path,
             directory=str(path.resolve().parent),
@@ -167,22 +162,6 @@ class _Reader(AstSites):
                 if isinstance(loaded, Loaded):
                     found.append(self.model_call(call, loaded.load_index))
         return tuple(found)
-
-    def _no_output_path(self, options_node: ast.expr | None) -> None:
-        """Raise ``NotSettled`` where a deprecated compile's options may name its output path: the plan's business.
-        Only the keys of a dict are read, written out or bound once to a name: its values matter only under that
-        key."""
-        if type(options_node) is ast.Dict:
-            return  # the plan reads its output path (``AstMigrationPlan._analyse_options``)
-        if type(options_node) is ast.Name and type(self.single_value(options_node)) is ast.Dict:
-            options_node = self.single_value(options_node)
-        if type(options_node) is ast.Dict and None not in options_node.keys:
-            if any(self.eval(key) == Const(OUTPUT_PATH_OPTION) for key in options_node.keys):
-                raise NotSettled
-        elif options_node is not None:
-            options = self.eval(options_node)
-            if isinstance(options, Mapping) and any(key == OUTPUT_PATH_OPTION for key, _ in options.items):
-                raise NotSettled
 
     # -- the summary's migration sites and the rules' findings ---------------------------------------------
 

@@ -9,13 +9,11 @@ import re
 from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.flows.ast_paths import AstPaths
-from aoti_lint.flows.ast_values import _STRING_START, NotSettled
+from aoti_lint.flows.ast_load_device import AstLoadDevice
+from aoti_lint.flows.ast_paths import string_value as _string_value
+from aoti_lint.flows.ast_values import NotSettled
 from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
-    DEVICE_EFFECTS,
-    DEVICE_INDEX_ZERO,
-    DEVICE_NOT_LITERAL,
     ESCAPES,
     NEEDS_PACKAGE,
     NO_CONSTRAINT_SOLVER,
@@ -30,33 +28,26 @@ from aoti_lint.flows.migration_verdicts import (
     PRODUCER_BLOCKED,
     Verdict,
     another_so,
-    device_index_needed,
     foreign_torch,
     load_blocked,
     needs_torch,
     options_away,
 )
 from aoti_lint.flows.module_reader import last_parts
-from aoti_lint.flows.values import parse_device
 from aoti_lint.knowledge.deprecated_api import (
     ABSOLUTE_PATH_FUNCTIONS,
     AOT_COMPILE_KEYWORDS,
     AOT_COMPILE_PARAMETERS,
     AOT_LOAD_PARAMETERS,
-    DEVICE_CALLS_WITHOUT_EFFECTS,
     EXPORTED_PROGRAM_FACTORIES,
-    LOAD_PACKAGE_PARAMETERS_SINCE,
     NEW_COMPILE,
     OUTPUT_PATH_OPTION,
     PACKAGE_OPTION,
     DeprecatedSymbol,
 )
-from aoti_lint.knowledge.device_flow import TORCH_DEVICE
-from aoti_lint.model.syntax_tree import children
 
 _PROGRAM_FACTORY_NAMES = last_parts(EXPORTED_PROGRAM_FACTORIES)
 _NEW_COMPILE_NAME = last_parts({NEW_COMPILE})
-NOT_LITERAL = (Applicability.UNSAFE, DEVICE_NOT_LITERAL)
 
 
 @dataclass
@@ -80,10 +71,9 @@ class PlannedSite:
     package_path: str | None = None
 
 
-class AstMigrationPlan(AstPaths):
+class AstMigrationPlan(AstLoadDevice):
     """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``AstValues``."""
 
-    _strings: list[str] | None = None
     # The verdicts as the project plan reads them (True: a load lacking a producer, or a path held by a name, is the
     # project's to settle), or as the fix of this file alone is judged (False).
     lift_paths = True
@@ -128,7 +118,8 @@ class AstMigrationPlan(AstPaths):
         for site in compiles:
             self._analyse_compile(site)
         for site in loads:
-            self._analyse_load(site)
+            if "device" in site.arguments:
+                self.judge_load_device(site.verdict, site.arguments["device"])
         self._link(compiles, loads)
 
     def _torch_binding(self) -> str | None:
@@ -255,162 +246,6 @@ class AstMigrationPlan(AstPaths):
         if type(parent) is ast.keyword:
             return True
         return type(parent) is ast.Call and read is not parent.func
-
-    def _analyse_load(self, site: PlannedSite) -> None:
-        """``MigrationPlan._analyse_load``: whether the load's device can be given to the new loader."""
-        verdict = site.verdict
-        if "device" not in site.arguments:
-            return
-        value = site.arguments["device"]
-        device = self._literal_device(value)
-        indexed = self._device_index_expression(value) if device is None else None
-        if indexed is not None:
-            if indexed == "cpu" or self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
-                return
-            self._owns_no_parentheses(value)
-            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(self.code(value)))
-            return
-        if device is None:
-            verdict.lower(*((Applicability.DISPLAY_ONLY, DEVICE_EFFECTS) if self._has_effects(value) else NOT_LITERAL))
-            return
-        device_type, index = device
-        if index is None or device_type == "cpu":
-            return
-        if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
-            return
-        if index == 0:
-            verdict.lower(Applicability.UNSAFE, DEVICE_INDEX_ZERO)
-        else:
-            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(f"{device_type}:{index}"))
-
-    def _literal_device(self, node: ast.expr) -> tuple[str, int | None] | None:
-        """``codemods.expressions.literal_device``: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
-        literal = _string_value(node)
-        if literal is not None:
-            device = parse_device(literal.strip())
-            return None if device is None else (device.type, device.index)
-        if type(node) is ast.Call and self._names_torch_device(node) and 1 <= len(node.args) <= 2:
-            if node.keywords or any(type(arg) is ast.Starred for arg in node.args):
-                return None
-            parsed = self._literal_device(node.args[0])
-            if parsed is None or len(node.args) == 1:
-                return parsed
-            index = node.args[1]
-            if parsed[1] is not None or not self._is_integer(index):
-                return None
-            return parsed[0], index.value  # type: ignore[attr-defined]
-        return None
-
-    def _device_index_expression(self, node: ast.expr) -> str | None:
-        """The device type of ``f"cuda:{rank}"`` or ``torch.device("cuda", rank)``
-        (``codemods.expressions.device_index_expression``)."""
-        if type(node) is ast.JoinedStr and len(node.values) == 2:
-            text, expression = node.values
-            if (
-                type(text) is ast.Constant
-                and type(expression) is ast.FormattedValue
-                and expression.conversion == -1
-                and expression.format_spec is None
-                and str(text.value).endswith(":")
-            ):
-                self._one_fstring(node)
-                device = parse_device(str(text.value)[:-1].strip())
-                if device is not None and device.index is None:
-                    return device.type
-        if type(node) is ast.Call and self._names_torch_device(node) and len(node.args) == 2 and not node.keywords:
-            if any(type(arg) is ast.Starred for arg in node.args):
-                return None
-            parsed = self._literal_device(node.args[0])
-            if parsed is not None and parsed[1] is None and not self._is_integer(node.args[1]):
-                return parsed[0]
-        return None
-
-    def _names_torch_device(self, call: ast.Call) -> bool:
-        return self.may_name(call.func, {"device"}) and self.names(call.func) == {TORCH_DEVICE}
-
-    def _is_integer(self, node: ast.expr) -> bool:
-        """Whether libcst reads an integer literal, which the fix reads as one (`0x1` it cannot)."""
-        if type(node) is not ast.Constant or type(node.value) is not int:
-            return False
-        if not self.code(node).isdigit():
-            raise NotSettled
-        return True
-
-    def _one_fstring(self, node: ast.JoinedStr) -> None:
-        """Raise ``NotSettled`` unless an f-string's text is what libcst reads: one string, no escapes or doubled
-        braces."""
-        segment = self.code(node) if id(node) not in self.in_fstring else ""
-        opening = _STRING_START.match(segment)
-        if opening is None or any(mark in segment for mark in ("\\", "{{", "}}")):
-            raise NotSettled
-        body = segment[opening.end() :]
-        if not body.endswith(opening.group(1)) or opening.group(1) in body[: -len(opening.group(1))]:
-            raise NotSettled
-
-    def string_values(self) -> list[str]:
-        """``MigrationPlan._string_values``: the values of the module's plain string literals, each piece of an
-        implicit concatenation apart (libcst's ``SimpleString`` nodes), an f-string's text aside."""
-        if self._strings is None:
-            from aoti_lint.flows.so_mentions import literal_tokens
-
-            found = []
-            for node in self.nodes:
-                if type(node) is ast.JoinedStr and id(node) not in self.in_fstring:
-                    self._one_fstring(node)  # a plain string joined to it is a literal of its own to libcst
-                if type(node) is not ast.Constant or type(node.value) not in (str, bytes):
-                    continue
-                if type(self.parent(node)) is ast.JoinedStr:
-                    continue  # an f-string's text
-                if id(node) in self.in_fstring:
-                    raise NotSettled
-                tokens = literal_tokens(self.code(node))
-                if tokens is None:
-                    raise NotSettled
-                values = [ast.literal_eval(token) for token, _, _ in tokens]
-                found += [value for value in values if type(value) is str]
-            self._strings = found
-        return self._strings
-
-    def _owns_no_parentheses(self, node: ast.expr) -> None:
-        """Raise ``NotSettled`` where parentheses may stand around an argument: libcst's node owns them, and a
-        message quoting its code quotes them."""
-        line = self.lines[node.lineno - 1].encode()[: node.col_offset].rstrip()
-        if not line or line[-1:] not in (b",", b"="):
-            raise NotSettled
-
-    def _has_effects(self, node: ast.AST) -> bool:
-        """``MigrationPlan._has_effects``: an await, a yield, an assignment expression, or a call other than those
-        that only read a value; a lambda's body runs only when called."""
-        pending = [node]
-        while pending:
-            current = pending.pop()
-            kind = type(current)
-            if kind in (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr):
-                return True
-            if kind is ast.Lambda:
-                continue
-            if kind is ast.Call and not self._reads_only(current.func):  # type: ignore[attr-defined]
-                return True
-            pending.extend(children(current))
-        return False
-
-    def _reads_only(self, callee: ast.expr) -> bool:
-        literal = type(callee) is ast.Attribute and type(callee.value) is ast.Constant
-        if literal and type(callee.value.value) in (str, bytes) and callee.attr == "format":  # type: ignore[attr-defined]
-            self._one_string(callee.value)  # type: ignore[attr-defined]
-            return True
-        names = self.names(callee)
-        return bool(names) and names <= DEVICE_CALLS_WITHOUT_EFFECTS
-
-    def _one_string(self, node: ast.Constant) -> None:
-        """Raise ``NotSettled`` where a string literal may be several joined, which libcst reads as no literal."""
-        segment = self.code(node) if id(node) not in self.in_fstring else ""
-        opening = _STRING_START.match(segment)
-        if opening is None:
-            raise NotSettled
-        body = segment[opening.end() :]
-        if not body.endswith(opening.group(1)) or opening.group(1) in body[: -len(opening.group(1))]:
-            raise NotSettled
 
     def _link(self, compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
         """``MigrationPlan._link``: connect each load to the compile that wrote its artifact, and settle both sides'
@@ -552,13 +387,6 @@ def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]
             return None
         bound[name] = item.value
     return bound
-
-
-def _string_value(node: ast.AST | None) -> str | None:
-    """``codemods.expressions.string_value``: a string literal's value (several pieces joined), else None."""
-    if type(node) is ast.Constant and type(node.value) is str:
-        return node.value
-    return None
 
 
 def _is_constant(node: ast.AST, value: bool) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import posixpath
 
-from aoti_lint.flows.ast_values import _STRING_START, AstValues, NotSettled
+from aoti_lint.flows.ast_values import STRING_START, AstValues, NotSettled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 
 class AstPaths(AstValues):
-    """The text of a module's path expressions, as the migration plan reads it."""
+    """The text of a module's path expressions and string literals, as the migration plan reads them."""
+
+    _strings: list[str] | None = None
 
     def written_arguments(self, call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
         """The call's arguments in the order written, each as (star, keyword, value), where the text and the place of
@@ -77,13 +79,53 @@ class AstPaths(AstValues):
         if id(node) in self.in_fstring:
             raise NotSettled
         segment = self.code(node)
-        opening = _STRING_START.match(segment)
+        opening = STRING_START.match(segment)
         if opening is None:
             raise NotSettled
         quote, body = opening.group(1), segment[opening.end() :]
         if not body.endswith(quote):
             raise NotSettled
         return None if quote in body[: -len(quote)] else segment
+
+    def one_fstring(self, node: ast.JoinedStr) -> None:
+        """Raise ``NotSettled`` unless an f-string's text is what libcst reads: one string, no escapes or doubled
+        braces."""
+        segment = self.code(node) if id(node) not in self.in_fstring else ""
+        opening = STRING_START.match(segment)
+        if opening is None or any(mark in segment for mark in ("\\", "{{", "}}")):
+            raise NotSettled
+        body = segment[opening.end() :]
+        if not body.endswith(opening.group(1)) or opening.group(1) in body[: -len(opening.group(1))]:
+            raise NotSettled
+
+    def string_values(self) -> list[str]:
+        """``MigrationPlan._string_values``: the values of the module's plain string literals, each piece of an
+        implicit concatenation apart (libcst's ``SimpleString`` nodes), an f-string's text aside."""
+        if self._strings is None:
+            from aoti_lint.flows.so_mentions import literal_tokens
+
+            found = []
+            for node in self.nodes:
+                if type(node) is ast.JoinedStr and id(node) not in self.in_fstring:
+                    self.one_fstring(node)  # a plain string joined to it is a literal of its own to libcst
+                if type(node) is not ast.Constant or type(node.value) not in (str, bytes):
+                    continue
+                if type(self.parent(node)) is ast.JoinedStr:
+                    continue  # an f-string's text
+                if id(node) in self.in_fstring:
+                    raise NotSettled
+                tokens = literal_tokens(self.code(node))
+                if tokens is None:
+                    raise NotSettled
+                values = [ast.literal_eval(token) for token, _, _ in tokens]
+                found += [value for value in values if type(value) is str]
+            self._strings = found
+        return self._strings
+
+    def one_string(self, node: ast.Constant) -> None:
+        """Raise ``NotSettled`` where a string literal may be several joined, which libcst reads as no literal."""
+        if self.one_literal(node) is None:
+            raise NotSettled
 
     def suffix_literal(self, node: ast.expr | None) -> ast.expr | None:
         """``codemods.expressions.suffix_literal``: the string literal that carries a path's file name ("x.so" in
@@ -117,7 +159,7 @@ class AstPaths(AstValues):
             raw = self.one_literal(node)  # type: ignore[arg-type]
             if raw is None or "\\" in raw:
                 return None
-            quote = _STRING_START.match(raw).group(1)  # type: ignore[union-attr]  # one_literal matched it
+            quote = STRING_START.match(raw).group(1)  # type: ignore[union-attr]  # one_literal matched it
             body = raw[: -len(quote)]
             return body[: -len(old)] + new + quote if body.endswith(old) else None
         if kind is ast.Call:
@@ -161,3 +203,10 @@ class AstPaths(AstValues):
                 raise NotSettled
             found.extend(placed)
         return tuple(sorted(found, key=lambda mention: (mention[1], mention[2])))
+
+
+def string_value(node: ast.AST | None) -> str | None:
+    """``codemods.expressions.string_value``: a string literal's value (several pieces joined), else None."""
+    if type(node) is ast.Constant and type(node.value) is str:
+        return node.value
+    return None

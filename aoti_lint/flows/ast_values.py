@@ -72,7 +72,7 @@ _CALLEE_NAMES = last_parts(
 )
 # An f-string's `{x=}`, which libcst reads without its text: this reading leaves it to libcst.
 _SELF_DOCUMENTING = re.compile(r"=\s*[}!:]")
-_STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
+STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 
 
 class AstValues(AstModuleReader, ExampleInputs):
@@ -241,7 +241,7 @@ class AstValues(AstModuleReader, ExampleInputs):
         """``ModuleEvaluator._eval_fstring``: libcst reads the parts as written, and an f-string joined to another
         string has no value."""
         segment = self.code(node) if id(node) not in self.in_fstring else ""
-        opening = _STRING_START.match(segment)
+        opening = STRING_START.match(segment)
         if opening is None or "\\" in segment or "{{" in segment or "}}" in segment:
             raise NotSettled
         quote = opening.group(1)

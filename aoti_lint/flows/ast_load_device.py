@@ -1,0 +1,135 @@
+"""A deprecated load's device as the migration plan judges it, read from ``ast``: the ``ast`` counterpart of
+``codemods.expressions.literal_device`` / ``device_index_expression`` and ``MigrationPlan._analyse_load``."""
+
+from __future__ import annotations
+
+import ast
+
+from aoti_lint.diagnostics import Applicability
+from aoti_lint.flows.ast_paths import AstPaths, string_value
+from aoti_lint.flows.ast_values import NotSettled
+from aoti_lint.flows.migration_verdicts import (
+    DEVICE_EFFECTS,
+    DEVICE_INDEX_ZERO,
+    DEVICE_NOT_LITERAL,
+    Verdict,
+    device_index_needed,
+)
+from aoti_lint.flows.values import parse_device
+from aoti_lint.knowledge.deprecated_api import DEVICE_CALLS_WITHOUT_EFFECTS, LOAD_PACKAGE_PARAMETERS_SINCE
+from aoti_lint.knowledge.device_flow import TORCH_DEVICE
+from aoti_lint.model.syntax_tree import children
+
+NOT_LITERAL = (Applicability.UNSAFE, DEVICE_NOT_LITERAL)
+
+
+class AstLoadDevice(AstPaths):
+    """Judges the device argument of a deprecated load."""
+
+    def judge_load_device(self, verdict: Verdict, value: ast.expr) -> None:
+        """``MigrationPlan._analyse_load``: whether a deprecated load's device (``value``) can be given to the new
+        loader; ``verdict`` is lowered where it cannot."""
+        device = self._literal_device(value)
+        indexed = self._device_index_expression(value) if device is None else None
+        if indexed is not None:
+            if indexed == "cpu" or self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
+                return
+            self._owns_no_parentheses(value)
+            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(self.code(value)))
+            return
+        if device is None:
+            verdict.lower(*((Applicability.DISPLAY_ONLY, DEVICE_EFFECTS) if self._has_effects(value) else NOT_LITERAL))
+            return
+        device_type, index = device
+        if index is None or device_type == "cpu":
+            return
+        if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
+            return
+        if index == 0:
+            verdict.lower(Applicability.UNSAFE, DEVICE_INDEX_ZERO)
+        else:
+            verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(f"{device_type}:{index}"))
+
+    def _literal_device(self, node: ast.expr) -> tuple[str, int | None] | None:
+        """``codemods.expressions.literal_device``: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
+        literal = string_value(node)
+        if literal is not None:
+            device = parse_device(literal.strip())
+            return None if device is None else (device.type, device.index)
+        if type(node) is ast.Call and self._names_torch_device(node) and 1 <= len(node.args) <= 2:
+            if node.keywords or any(type(arg) is ast.Starred for arg in node.args):
+                return None
+            parsed = self._literal_device(node.args[0])
+            if parsed is None or len(node.args) == 1:
+                return parsed
+            index = node.args[1]
+            if parsed[1] is not None or not self._is_integer(index):
+                return None
+            return parsed[0], index.value  # type: ignore[attr-defined]
+        return None
+
+    def _device_index_expression(self, node: ast.expr) -> str | None:
+        """The device type of ``f"cuda:{rank}"`` or ``torch.device("cuda", rank)``
+        (``codemods.expressions.device_index_expression``)."""
+        if type(node) is ast.JoinedStr and len(node.values) == 2:
+            text, expression = node.values
+            if (
+                type(text) is ast.Constant
+                and type(expression) is ast.FormattedValue
+                and expression.conversion == -1
+                and expression.format_spec is None
+                and str(text.value).endswith(":")
+            ):
+                self.one_fstring(node)
+                device = parse_device(str(text.value)[:-1].strip())
+                if device is not None and device.index is None:
+                    return device.type
+        if type(node) is ast.Call and self._names_torch_device(node) and len(node.args) == 2 and not node.keywords:
+            if any(type(arg) is ast.Starred for arg in node.args):
+                return None
+            parsed = self._literal_device(node.args[0])
+            if parsed is not None and parsed[1] is None and not self._is_integer(node.args[1]):
+                return parsed[0]
+        return None
+
+    def _names_torch_device(self, call: ast.Call) -> bool:
+        return self.may_name(call.func, {"device"}) and self.names(call.func) == {TORCH_DEVICE}
+
+    def _is_integer(self, node: ast.expr) -> bool:
+        """Whether libcst reads an integer literal, which the fix reads as one (`0x1` it cannot)."""
+        if type(node) is not ast.Constant or type(node.value) is not int:
+            return False
+        if not self.code(node).isdigit():
+            raise NotSettled
+        return True
+
+    def _owns_no_parentheses(self, node: ast.expr) -> None:
+        """Raise ``NotSettled`` where parentheses may stand around an argument: libcst's node owns them, and a
+        message quoting its code quotes them."""
+        line = self.lines[node.lineno - 1].encode()[: node.col_offset].rstrip()
+        if not line or line[-1:] not in (b",", b"="):
+            raise NotSettled
+
+    def _has_effects(self, node: ast.AST) -> bool:
+        """``MigrationPlan._has_effects``: an await, a yield, an assignment expression, or a call other than those
+        that only read a value; a lambda's body runs only when called."""
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            kind = type(current)
+            if kind in (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr):
+                return True
+            if kind is ast.Lambda:
+                continue
+            if kind is ast.Call and not self._reads_only(current.func):  # type: ignore[attr-defined]
+                return True
+            pending.extend(children(current))
+        return False
+
+    def _reads_only(self, callee: ast.expr) -> bool:
+        literal = type(callee) is ast.Attribute and type(callee.value) is ast.Constant
+        if literal and type(callee.value.value) in (str, bytes) and callee.attr == "format":  # type: ignore[attr-defined]
+            self.one_string(callee.value)  # type: ignore[attr-defined]
+            return True
+        names = self.names(callee)
+        return bool(names) and names <= DEVICE_CALLS_WITHOUT_EFFECTS

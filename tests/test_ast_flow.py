@@ -116,11 +116,17 @@ def test_the_readings_agree_on_every_fixture_and_example():
     assert answered >= 20, f"the ast reading answered {answered} times: the test does not reach it"
 
 
-@pytest.mark.parametrize("text", [*BENCHMARK_FORMS, PLANTED], ids=["form0", "form1", "form2", "planted"])
-def test_a_deploy_helper_is_read_without_libcst(text, monkeypatch):
-    parsed: list[str] = []
+@pytest.fixture
+def parsed(monkeypatch) -> list[str]:
+    """The files parsed with libcst while the test runs."""
+    files: list[str] = []
     original = parse.parse_module
-    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
+    monkeypatch.setattr(parse, "parse_module", lambda src, txt: files.append(src.display_path) or original(src, txt))
+    return files
+
+
+@pytest.mark.parametrize("text", [*BENCHMARK_FORMS, PLANTED], ids=["form0", "form1", "form2", "planted"])
+def test_a_deploy_helper_is_read_without_libcst(text, parsed):
     for context in CONTEXTS:
         assert answered_and_agrees(text, context)
     result = check_source(source_of(text), CONTEXTS[0], build_edits=False)
@@ -514,10 +520,7 @@ def test_torch_inductors_own_loader_is_read_from_ast():
     assert [mention[1:] for mention in summary.so_mentions] == [(5, 5), (12, 82)]
 
 
-def test_a_migrated_server_is_read_without_libcst(monkeypatch):
-    parsed: list[str] = []
-    original = parse.parse_module
-    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
+def test_a_migrated_server_is_read_without_libcst(parsed):
     # The migration rules alone want nothing of it; the device-flow rules want its summary.
     answered = [answered_and_agrees(MIGRATED_SERVER, context) for context in CONTEXTS]
     assert answered == [True, False, True, True]
@@ -548,12 +551,9 @@ def serve():
 """
 
 
-def test_a_migrated_pipeline_is_read_without_libcst(monkeypatch):
+def test_a_migrated_pipeline_is_read_without_libcst(parsed):
     # What a project holds once migrated: an export of tensors a factory makes, a package path built from `__file__`,
     # a load onto a device: its device-flow summary is read from ast, as libcst reads it.
-    parsed: list[str] = []
-    original = parse.parse_module
-    monkeypatch.setattr(parse, "parse_module", lambda src, txt: parsed.append(src.display_path) or original(src, txt))
     answered = [answered_and_agrees(MIGRATED_PIPELINE, context) for context in CONTEXTS]
     assert answered == [True, False, True, True]
     assert len(parsed) == sum(answered), "only the runs that build edits parsed with libcst"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 
 from aoti_lint.diagnostics import Applicability
+from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_paths import AstPaths, string_value
-from aoti_lint.flows.ast_values import NotSettled
 from aoti_lint.flows.migration_verdicts import (
     DEVICE_EFFECTS,
     DEVICE_INDEX_ZERO,

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.flows.ast_load_device import AstLoadDevice
+from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_paths import string_value as _string_value
-from aoti_lint.flows.ast_values import NotSettled
 from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
     ESCAPES,

@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 import posixpath
 
-from aoti_lint.flows.ast_values import STRING_START, AstValues, NotSettled
+from aoti_lint.flows.ast_module import NotSettled
+from aoti_lint.flows.ast_values import UNLIKE_WRITTEN, AstValues
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -73,29 +74,10 @@ class AstPaths(AstValues):
 
     # -- string literals as libcst holds them ---------------------------------------------------------
 
-    def one_literal(self, node: ast.Constant) -> str | None:
-        """The raw text of a string constant that is one literal (libcst's ``SimpleString``), None where it is several
-        joined (a ``ConcatenatedString``)."""
-        if id(node) in self.in_fstring:
-            raise NotSettled
-        segment = self.code(node)
-        opening = STRING_START.match(segment)
-        if opening is None:
-            raise NotSettled
-        quote, body = opening.group(1), segment[opening.end() :]
-        if not body.endswith(quote):
-            raise NotSettled
-        return None if quote in body[: -len(quote)] else segment
-
     def one_fstring(self, node: ast.JoinedStr) -> None:
         """Raise ``NotSettled`` unless an f-string's text is what libcst reads: one string, no escapes or doubled
         braces."""
-        segment = self.code(node) if id(node) not in self.in_fstring else ""
-        opening = STRING_START.match(segment)
-        if opening is None or any(mark in segment for mark in ("\\", "{{", "}}")):
-            raise NotSettled
-        body = segment[opening.end() :]
-        if not body.endswith(opening.group(1)) or opening.group(1) in body[: -len(opening.group(1))]:
+        if self.as_written(node) is None or any(mark in self.code(node) for mark in UNLIKE_WRITTEN):
             raise NotSettled
 
     def string_values(self) -> list[str]:
@@ -124,7 +106,7 @@ class AstPaths(AstValues):
 
     def one_string(self, node: ast.Constant) -> None:
         """Raise ``NotSettled`` where a string literal may be several joined, which libcst reads as no literal."""
-        if self.one_literal(node) is None:
+        if self.as_written(node) is None:
             raise NotSettled
 
     def suffix_literal(self, node: ast.expr | None) -> ast.expr | None:
@@ -156,10 +138,11 @@ class AstPaths(AstValues):
             value = node.value  # type: ignore[attr-defined]
             if type(value) is not str or not value.endswith(old):
                 return None
-            raw = self.one_literal(node)  # type: ignore[arg-type]
-            if raw is None or "\\" in raw:
+            opening = self.as_written(node)  # type: ignore[arg-type]
+            raw = self.code(node)
+            if opening is None or "\\" in raw:
                 return None
-            quote = STRING_START.match(raw).group(1)  # type: ignore[union-attr]  # one_literal matched it
+            quote = opening.group(1)
             body = raw[: -len(quote)]
             return body[: -len(old)] + new + quote if body.endswith(old) else None
         if kind is ast.Call:

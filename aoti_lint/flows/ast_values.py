@@ -12,7 +12,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from aoti_lint.flows.ast_module import AstModuleReader, NotSettled, names_so
+from aoti_lint.flows.ast_module import AstModuleReader, NotSettled
 from aoti_lint.flows.example_inputs import ExampleInputs
 from aoti_lint.flows.flow_summary import Device
 from aoti_lint.flows.module_reader import last_parts
@@ -56,8 +56,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["AstValues", "NotSettled", "names_so"]
-
 _ATTRIBUTE_NAMES = last_parts(DTYPES, DIM_DYNAMIC, DIM_STATIC)
 _CALLEE_NAMES = last_parts(
     {EXPORT, TORCH_DEVICE, "builtins.str"},
@@ -73,6 +71,8 @@ _CALLEE_NAMES = last_parts(
 # An f-string's `{x=}`, which libcst reads without its text: this reading leaves it to libcst.
 _SELF_DOCUMENTING = re.compile(r"=\s*[}!:]")
 STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
+# Text libcst reads as written in an f-string (escapes, doubled braces), which ``ast`` gives as it evaluates it.
+UNLIKE_WRITTEN = ("\\", "{{", "}}")
 
 
 class AstValues(AstModuleReader, ExampleInputs):
@@ -237,18 +237,29 @@ class AstValues(AstModuleReader, ExampleInputs):
             return Const(left.value + right.value)
         return None
 
+    def as_written(self, node: ast.Constant | ast.JoinedStr) -> re.Match[str] | None:
+        """The opening (prefix and quote) of a string's source where it is one literal as libcst holds it; None where
+        it is several joined (a ``ConcatenatedString``, whose pieces ``ast`` merges); ``NotSettled`` where ``ast`` may
+        place it otherwise (inside an f-string) or its text does not open as a string."""
+        if id(node) in self.in_fstring:
+            raise NotSettled
+        segment = self.code(node)
+        opening = STRING_START.match(segment)
+        if opening is None:
+            raise NotSettled
+        quote, body = opening.group(1), segment[opening.end() :]
+        return opening if body.endswith(quote) and quote not in body[: -len(quote)] else None
+
     def _eval_fstring(self, node: ast.JoinedStr) -> object:
         """``ModuleEvaluator._eval_fstring``: libcst reads the parts as written, and an f-string joined to another
         string has no value."""
-        segment = self.code(node) if id(node) not in self.in_fstring else ""
-        opening = STRING_START.match(segment)
-        if opening is None or "\\" in segment or "{{" in segment or "}}" in segment:
+        opening = self.as_written(node)
+        if opening is None:
+            return None
+        segment = self.code(node)
+        if any(mark in segment for mark in UNLIKE_WRITTEN) or "f" not in opening.group(0).lower():
             raise NotSettled
-        quote = opening.group(1)
-        body = segment[opening.end() :]
-        if not body.endswith(quote) or quote in body[: -len(quote)]:
-            return None  # several strings joined (or a quote libcst may read otherwise): libcst gives none
-        if "f" not in opening.group(0).lower() or _SELF_DOCUMENTING.search(segment):
+        if _SELF_DOCUMENTING.search(segment):
             raise NotSettled
         parts = []
         for part in node.values:

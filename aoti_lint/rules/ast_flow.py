@@ -30,8 +30,8 @@ from pathlib import Path
 
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
 from aoti_lint.flows.ast_migration_plan import PlannedSite
+from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_sites import AstSites
-from aoti_lint.flows.ast_values import NotSettled
 from aoti_lint.flows.flow_summary import (
     FlowSummary,
     MigrationSite,

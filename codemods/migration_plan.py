@@ -43,10 +43,12 @@ from aoti_lint.flows.migration_verdicts import (
     Verdict,
     already_exported,
     another_so,
+    bound_otherwise,
     device_index_needed,
     foreign_torch,
     load_blocked,
     needs_torch,
+    through_another_module,
 )
 from aoti_lint.knowledge.deprecated_api import (
     ABSOLUTE_PATH_FUNCTIONS,
@@ -61,7 +63,6 @@ from aoti_lint.knowledge.deprecated_api import (
     NEW_COMPILE,
     PACKAGE_AOTI,
     PACKAGE_OPTION,
-    DeprecatedSymbol,
 )
 from aoti_lint.model.module_facts import ModuleFacts
 
@@ -157,12 +158,11 @@ class MigrationPlan:
                 if self.target_torch < symbol.replacement_since:
                     verdict.lower(Applicability.DISPLAY_ONLY, needs_torch(symbol, self.target_torch))
                 if names != {symbol.qualified_name}:
-                    verdict.lower(
-                        Applicability.DISPLAY_ONLY,
-                        f"`{self.module.code_for_node(node.func)}` may also be bound to something else here",
-                    )
+                    verdict.lower(Applicability.DISPLAY_ONLY, bound_otherwise(self.module.code_for_node(node.func)))
                 elif self.facts.names(node.func, across_modules=False) != names:
-                    verdict.lower(Applicability.DISPLAY_ONLY, through_another_module(node, self.module, symbol))
+                    verdict.lower(
+                        Applicability.DISPLAY_ONLY, through_another_module(self.module.code_for_node(node.func), symbol)
+                    )
                 arguments = bind(node, positional, keywords)
                 if arguments is None or positional[0] not in arguments or positional[1] not in arguments:
                     verdict.lower(Applicability.DISPLAY_ONLY, ARGUMENTS_UNREAD)
@@ -476,11 +476,3 @@ def _root_name(node: cst.CSTNode) -> str | None:
     while isinstance(node, cst.Attribute):
         node = node.value
     return node.value if isinstance(node, cst.Name) else None
-
-
-def through_another_module(node: cst.Call, module: cst.Module, symbol: DeprecatedSymbol) -> str:
-    spelled = module.code_for_node(node.func)
-    return (
-        f"`{spelled}` is `{symbol.qualified_name}` by way of another module of the project: migrate the module that "
-        "binds it, or this call by hand"
-    )

@@ -4,9 +4,9 @@ Tests of --fix under faults (concurrent runs, interrupts, read-only and symlinke
 findings that have fixes; this gives them one whose edits are known, whatever the real codemod does.
 Run as ``python -m tests.reliability_cli [aoti-lint arguments]``.
 
-A file holding ``SEGFAULT_MARKER`` makes the process that lints it crash for real (a null pointer read through
+A file holding ``SEGFAULT_MARKER`` makes the worker process that lints it crash for real (a null pointer read through
 ctypes, SIGSEGV), as libcst's native parser did on deep nesting: the crash-containment tests need one. A file
-holding ``STALL_MARKER`` keeps the process that lints it busy for an hour, as a pathological file could: the
+holding ``STALL_MARKER`` keeps the worker process that lints it busy for an hour, as a pathological file could: the
 interrupt tests need a worker that does not finish on its own.
 """
 
@@ -24,16 +24,21 @@ STALL_MARKER = "# aoti-lint test: stall here"
 
 
 class RenameOrCrash(RenameDeprecatedLoad):
-    def __init__(self, context) -> None:
-        super().__init__(context)
-        if SEGFAULT_MARKER in context.source.text:
+    @classmethod
+    def reader(cls, module):
+        import multiprocessing
+
+        if multiprocessing.parent_process() is None:
+            return super().reader(module)  # as libcst, the native parser, runs only in workers
+        if SEGFAULT_MARKER in module.text:
             import ctypes
 
             ctypes.string_at(0)
-        if STALL_MARKER in context.source.text:
+        if STALL_MARKER in module.text:
             import time
 
             time.sleep(3600)
+        return super().reader(module)
 
 
 FIXING_RULES = tuple(RenameOrCrash if rule.code == RenameDeprecatedLoad.code else rule for rule in ALL_RULES)

@@ -7,12 +7,14 @@ trailing newline. Every source it returns parses (the fuzz tests check that too)
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
 from hypothesis import strategies as st
 
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
+from aoti_lint.rules.base import AstModule, AstReader, AstRule
 from aoti_lint.rules.deprecated_aot_load import DeprecatedAotLoad
 
 IMPORTS = (
@@ -145,29 +147,37 @@ def offset_of(text: str, position: Position) -> int:
     return starts[position.row - 1] + position.column - 1
 
 
-class RenameDeprecatedLoad(DeprecatedAotLoad):
+class RenameDeprecatedLoad(DeprecatedAotLoad, AstRule):
     """Test-only rule: AOTI002 with a safe fix replacing each reference by the new loader's dotted name.
 
-    It drives the real fix pipeline (rounds, edits, encoding, writes) before the real codemod's fixes exist,
-    and its edits are known exactly, so a test can tell where the text may change and where it may not.
+    It drives the real fix pipeline (rounds, edits, encoding, writes) whatever the real codemod does, and its
+    edits are known exactly, so a test can tell where the text may change and where it may not.
     """
 
     code = "AOTI002"
     REPLACEMENT = "torch._inductor.aoti_load_package"
 
-    def _report(self, node: Any) -> None:
-        position = self.context.positions()[node]
-        edit = Edit(
-            self.REPLACEMENT,
-            Position(position.start.line, position.start.column + 1),
-            Position(position.end.line, position.end.column + 1),
-        )
-        self.report(node, "renamed for a test", fix=Fix(Applicability.SAFE, "rename", (edit,)))
-
-    def leave_Module(self, node: Any) -> None:
-        """Keep the test fix: the real rule attaches the codemod's fixes here."""
+    @classmethod
+    def reader(cls, module: AstModule) -> AstReader:
+        return _Renames(cls, module)
 
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
         """No import tidying: the test's oracle expects exactly the reported spans replaced."""
         return text
+
+
+class _Renames(AstReader):
+    """Each reference to `torch._export.aot_load` (imports aside), with the rename as its fix."""
+
+    node_types = (ast.Name, ast.Attribute)
+
+    def visit(self, node: ast.AST) -> None:
+        if type(node) is ast.Name and type(node.ctx) is not ast.Load:
+            return
+        if "torch._export.aot_load" not in self.module.model.qualified_names(node):
+            return
+        start, end = self.module.start(node), self.module.end(node)
+        edit = Edit(RenameDeprecatedLoad.REPLACEMENT, Position(start.row, start.column), Position(end.row, end.column))
+        fix = Fix(Applicability.SAFE, "rename", (edit,))
+        self.found.append(self.rule.finding_at(node, self.module, "renamed for a test", fix))

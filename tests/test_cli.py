@@ -343,19 +343,17 @@ def test_no_libcst_import_when_nothing_can_match(tmp_path):
 
 def test_internal_rule_error_is_reported_per_file_and_exits_two(tmp_path, monkeypatch, capsys):
     from aoti_lint.cli import main
-    from aoti_lint.rules.deprecated_aot_load import DeprecatedAotLoad
+    from aoti_lint.rules import ast_flow
 
     write(tmp_path, {"a.py": OLD_LOAD, "b.py": OLD_COMPILE})
-    real_visit = DeprecatedAotLoad.visit_Attribute
+    real_read = ast_flow.read_flow
 
-    def explode(self, node):
-        if self.context.source.display_path == "a.py":
+    def explode(path, *args):
+        if path.name == "a.py":
             raise RuntimeError("boom")
-        return real_visit(self, node)
+        return real_read(path, *args)
 
-    monkeypatch.setattr(DeprecatedAotLoad, "visit_Attribute", explode)
-    # Read with libcst's rule, as a module the ast reading does not settle is (``rules.ast_flow``).
-    monkeypatch.setattr("aoti_lint.rules.ast_flow.read_flow", lambda *args: None)
+    monkeypatch.setattr(ast_flow, "read_flow", explode)
     monkeypatch.chdir(tmp_path)
     assert main(["--isolated", "."]) == 2
     out, err = capsys.readouterr()

@@ -183,21 +183,21 @@ def test_libcst_tool_runs_the_same_codemod(tmp_path):
 def test_a_call_of_the_loaded_model_is_no_load_site():
     """libcst names a call after its callee, so `aot_load(so, "cpu")(x)` is named `aot_load` too: it runs the
     loaded model and must not count as a load (found in review), in the plan nor in the flow summary."""
+    import ast
+
     from libcst.metadata import MetadataWrapper
 
     from aoti_lint.codemods.migration_plan import MigrationPlan
-    from aoti_lint.flows.module_reader import ModuleReader
     from aoti_lint.model.module_facts import ModuleFacts
-    from aoti_lint.read.source import SourceFile
-    from aoti_lint.rules.libcst_context import PythonContext
+    from aoti_lint.model.suppressions import python_suppressions
+    from aoti_lint.rules.ast_flow import read_flow
 
     text = 'from torch._export import aot_compile, aot_load\n\nout = aot_load(aot_compile(m, (x,)), "cpu")(x)\n'
     module = cst.parse_module(text)
     plan = MigrationPlan(ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True)), (2, 8))
     assert [site.kind for site in plan.sites] == ["load", "compile"]
-    source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
-    reader = ModuleReader(PythonContext(source, module, MetadataWrapper(module, unsafe_skip_copy=True), text=text))
-    assert (len(reader.compile_calls), len(reader.load_calls)) == (1, 1)
+    summary = read_flow(Path("m.py"), "m.py", text, ast.parse(text), (2, 8), python_suppressions(text)).summary
+    assert (len(summary.compiles), len(summary.loads), len(summary.migrations)) == (1, 1, 2)
 
 
 def test_no_fix_below_the_torch_that_has_the_new_api(cli, tmp_path):

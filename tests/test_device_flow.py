@@ -200,7 +200,8 @@ def test_imported_constant_from_an_ambiguous_module_links_nothing(cli, tmp_path)
     assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == ""
 
 
-# Files that only name a `.so` in strings: each mention where libcst places it, or the file goes to libcst.
+# Files that only name a `.so` in strings: each mention the full reading finds, the light one (the file's text, or
+# its strings) places too, or names it as unplaced, for the plan to have the file read in full when it asks.
 SO_MENTION_FORMS = {
     "plain": 'import ctypes\nctypes.CDLL("libfoo.so")\n',
     "stripped": 'print([" build/m.so ", "m.so\\n", "a.so.1", "x.so"])\n',
@@ -218,7 +219,7 @@ SO_MENTION_FORMS = {
 
 
 @pytest.mark.parametrize("name", sorted(SO_MENTION_FORMS))
-def test_so_mentions_read_from_ast_are_libcst_s(name):
+def test_so_mentions_read_lightly_are_the_full_reading_s(name):
     from aoti_lint.flows.migration_flow import FileFlow
     from aoti_lint.read.source import SourceFile
     from aoti_lint.rules import ALL_RULES
@@ -229,15 +230,15 @@ def test_so_mentions_read_from_ast_are_libcst_s(name):
     text = SO_MENTION_FORMS[name]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
     light = check_source(source, FileContext.of(ALL_RULES))
-    # A plan given for the file makes check_source read it with libcst.
+    # A plan given for the file makes check_source read it in full.
     full = check_source(source, FileContext.of(ALL_RULES, flow=FileFlow("m.py", ())))
-    assert full.parsed and full.project is not None
+    assert full.project is not None
     summary = full.project.summaries[FLOW_SUMMARY]
     assert light.project is not None
     read = light.project.summaries[FLOW_SUMMARY]
     assert not light.parsed and read.callees is not None
-    # libcst reads f-strings' raw text, where ast cannot place it: those mentions are kept by name only (or by
-    # texts holding a name ast cannot tell), for the plan to have the file read in full when it asks about it.
+    # An f-string's text is not placed from the file's text: those mentions are kept by name only (or by texts
+    # holding a name the light reading cannot tell), for the plan to have the file read in full when it asks.
     from aoti_lint.flows.so_mentions import may_mention
 
     placed = set(read.so_mentions)

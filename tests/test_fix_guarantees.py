@@ -5,7 +5,7 @@ from __future__ import annotations
 from aoti_lint.cli import main
 from aoti_lint.codemods import migration
 from aoti_lint.diagnostics import Applicability, Edit, Fix, Position
-from aoti_lint.rules.deprecated_aot_compile import DeprecatedAotCompile
+from aoti_lint.run import engine, fix_edits
 
 SOURCE = "import torch\n\nso = torch._export.aot_compile(model, (x,))\n"
 
@@ -15,16 +15,17 @@ def test_a_fix_that_breaks_the_file_is_not_written(tmp_path, monkeypatch, capsys
     target.write_text(SOURCE)
     other = tmp_path / "b.py"
     other.write_text(SOURCE)
-    real_leave = DeprecatedAotCompile.leave_Module
+    real_edits = fix_edits.add_migration_edits
 
-    def broken_fix(self, node):
-        real_leave(self, node)
-        if self.context.source.display_path == "a.py":
-            for finding in self.context.findings:
+    def broken_fix(source, context, findings, notes):
+        parsed = real_edits(source, context, findings, notes)
+        if source.display_path == "a.py":
+            for finding in findings:
                 # Deletes the closing parenthesis: the result does not parse.
                 finding.fix = Fix(Applicability.SAFE, "break it", (Edit("", Position(3, 43), Position(3, 44)),))
+        return parsed
 
-    monkeypatch.setattr(DeprecatedAotCompile, "leave_Module", broken_fix)
+    monkeypatch.setattr(engine, "add_migration_edits", broken_fix)
     # The deprecated calls of a run are fixed per artifact flow, in one pass per file: break that pass too.
     real_migrate = migration.migrate_flows
 

@@ -56,7 +56,7 @@ def test_positions_are_libcst_own_on_every_fixture_and_a_large_module():
 
 @pytest.mark.parametrize("name", sorted(TEXTS))
 def test_the_parsed_text_is_the_module_code_on_tricky_texts(name):
-    """``PythonContext.text`` stands for ``module.code`` (the rules read lines from it without a code generation):
+    """The text stands for ``module.code`` (the codemod reads lines from it without a code generation):
     libcst's round trip gives the text back exactly, but for the last line end of a file whose lines end in a lone
     "\r", which it drops; the rows the rules count are the same either way (a final empty piece is no row)."""
     text = TEXTS[name]

@@ -175,20 +175,20 @@ def test_files_bigger_than_a_read_are_read_whole(tmp_path):
 
 @pytest.mark.parametrize("count", [500, pytest.param(20_000, marks=pytest.mark.slow)])
 def test_generated_file_with_thousands_of_assignments_to_one_name(monkeypatch, count):
-    """20,000 `x = ...` lines (500 in the fast suite) and one AOTI reference: libcst's qualified-name lookup
-    is quadratic in a name's assignments (about 70 s of CPU here for 20,000), so the rules ask for it only on
-    names that can be the symbol: the number of lookups stays a handful, whatever the number of assignments."""
-    from aoti_lint.rules.libcst_context import PythonContext
+    """20,000 `x = ...` lines (500 in the fast suite) and one AOTI reference: the rules ask for a name's qualified
+    names only where it can be the symbol (``SemanticModel.may_name``), so the number of lookups stays a handful,
+    whatever the number of assignments."""
+    from aoti_lint.model.semantic import SemanticModel
     from tests.helpers import lint_text
 
     looked_up = []
-    original = PythonContext.qualified_names
+    original = SemanticModel.qualified_names
 
-    def counting(self, node):
+    def counting(self, node, *args, **kwargs):
         looked_up.append(node)
-        return original(self, node)
+        return original(self, node, *args, **kwargs)
 
-    monkeypatch.setattr(PythonContext, "qualified_names", counting)
+    monkeypatch.setattr(SemanticModel, "qualified_names", counting)
     result = lint_text("import torch\n" + "x = 1\n" * count + "torch._export.aot_load(p)\n", filename="gen.py")
     assert [(f.code, f.start.row) for f in result.findings] == [("AOTI002", count + 2)]
     assert 0 < len(looked_up) < 20

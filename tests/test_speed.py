@@ -408,17 +408,17 @@ def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
 def test_a_file_that_raises_in_a_chunk_costs_that_file_alone(tmp_path, monkeypatch):
     """A bug of ours met in the later stages a worker runs on a chunk's file is that file's internal error; the
     chunk's other files keep their findings."""
-    from aoti_lint.rules.deprecated_aot_load import DeprecatedAotLoad
+    from aoti_lint.rules import ast_flow
 
     tree = chunked_tree(tmp_path / "tree")
-    real_visit = DeprecatedAotLoad.visit_Attribute
+    real_read = ast_flow.read_flow
 
-    def explode(self, node):
-        if self.context.source.display_path.endswith("load.py"):
+    def explode(path, *args):
+        if path.name == "load.py":
             raise RuntimeError("boom")
-        return real_visit(self, node)
+        return real_read(path, *args)
 
-    monkeypatch.setattr(DeprecatedAotLoad, "visit_Attribute", explode)  # before the workers fork: theirs too
+    monkeypatch.setattr(ast_flow, "read_flow", explode)  # before the workers fork: theirs too
     chunks, alone = pool_traffic(monkeypatch)
     pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
     assert any(where.endswith("load.py") for chunk in chunks for where in chunk), "load.py was read here"
@@ -451,15 +451,15 @@ def test_token_free_and_mention_only_files_start_no_pool_and_no_libcst(tmp_path)
     assert result.stdout.strip().endswith("0"), result.stderr
 
 
-def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
-    """libcst.codemod imports libcst.matchers (about a second): a run that only reports does without them."""
+def test_a_check_run_with_findings_parses_nothing_with_libcst(tmp_path):
+    """libcst builds fixes' edits only: a run that only reports, findings with fixes included, never imports it."""
     project(
         tmp_path,
         {
             "a.py": OLD_COMPILE,
             "b.py": OLD_LOAD,
             "env.py": 'import os\nos.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n',
-            # A compile whose files `package_aoti` packs: read with libcst.
+            # A compile whose files `package_aoti` packs.
             "c.py": "import torch\n\n"
             "files = torch._export.aot_compile(m, (x,), options={'aot_inductor.package': True})\n",
         },
@@ -467,8 +467,7 @@ def test_a_check_run_with_findings_loads_no_codemod_framework(tmp_path):
     code = (
         "import sys\nfrom aoti_lint.cli import main\n"
         "rc = main(['--quiet', '--no-cache', '.'])\n"
-        "assert 'libcst' in sys.modules, 'nothing parsed'\n"
-        "assert 'libcst.matchers' not in sys.modules and 'libcst.codemod' not in sys.modules, 'codemod imported'\n"
+        "assert 'libcst' not in sys.modules, 'libcst imported'\n"
         "print(rc)"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -1072,8 +1071,8 @@ unchanged_run.time = SimpleNamespace(time_ns=lambda: time.time_ns() + 3_000_000_
 from aoti_lint.cli import main
 
 code = main(["--isolated", "--cache-dir", "cache", "-q", "--exit-zero", "src"])
-heavy = ("aoti_lint.rules.deprecated_reference", "aoti_lint.run.engine", "aoti_lint.run.runner", "libcst")
-print(code, *(name in sys.modules for name in heavy))
+heavy = ("aoti_lint.rules.deprecated_reference", "aoti_lint.run.engine", "aoti_lint.run.runner")
+print(code, *(name in sys.modules for name in heavy), "libcst" in sys.modules)
 """
 
 
@@ -1084,7 +1083,7 @@ def test_a_run_the_memo_answers_loads_no_rule_engine_or_pool(tmp_path):
     probe = [sys.executable, "-c", RULE_MODULES_PROBE]
     runs = [subprocess.run(probe, cwd=tmp_path, capture_output=True, text=True, timeout=120) for _ in range(2)]
     last_lines = [result.stdout.splitlines()[-1].split() for result in runs]
-    assert last_lines == [["0", "True", "True", "True", "True"], ["0", "False", "False", "False", "False"]], runs
+    assert last_lines == [["0", "True", "True", "True", "False"], ["0", "False", "False", "False", "False"]], runs
     assert list((tmp_path / "cache").glob("*.run"))
 
 
@@ -1097,28 +1096,6 @@ NOQA_TEXTS = [
     "def f():\n    pass\n    # noqa: AOTI001\n# trailing\n\x0c# noqa\n",
     "x = [\n    1,  # noqa: AOTI001\n    # noqa: AOTI002\n]\n",
 ]
-
-
-def test_noqa_comments_read_from_libcst_are_the_tokenizers():
-    """``module_suppressions`` (libcst's comment nodes) gives what tokenizing the text gives, on every fixture."""
-    import textwrap
-
-    import libcst as cst
-    from libcst.metadata import MetadataWrapper
-
-    from aoti_lint.model.module_facts import ModuleFacts
-    from aoti_lint.model.suppressions import module_suppressions, python_suppressions
-    from tests.helpers import libcst_modules
-
-    texts = [textwrap.dedent(text) for text in NOQA_TEXTS]
-    texts += [module.code for _, module in libcst_modules(sorted((REPO / "tests" / "fixtures").rglob("*.py")))]
-    with_noqa = 0
-    for text in texts:
-        facts = ModuleFacts(MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True))
-        expected = python_suppressions(text)
-        assert module_suppressions(text, facts) == expected, text
-        with_noqa += bool(expected.lines or expected.file_all or expected.file_codes)
-    assert with_noqa >= len(NOQA_TEXTS)
 
 
 def test_noqa_comments_read_beside_the_ast_index_are_the_tokenizers():
@@ -1191,15 +1168,13 @@ def test_noqa_comments_read_from_the_strings_places_are_the_tokenizers_on_torchs
 
 
 def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):
-    """A file's comments are read (with the tokenizer, or from libcst's comment nodes where it parsed the file: a
-    `# noqa` in a string is none) only when a noqa may suppress a finding: on its row, or file-level; torch's
-    sources hold `# noqa` in most large files."""
+    """A file's comments are read (with the tokenizer: a `# noqa` in a string is none) only when a noqa may suppress
+    a finding: on its row, or file-level; torch's sources hold `# noqa` in most large files."""
     from aoti_lint.model import suppressions
 
     calls: list[int] = []
-    original, from_module = suppressions.python_suppressions, suppressions.module_suppressions
+    original = suppressions.python_suppressions
     monkeypatch.setattr(suppressions, "python_suppressions", lambda text: calls.append(1) or original(text))
-    monkeypatch.setattr(suppressions, "module_suppressions", lambda *a: calls.append(1) or from_module(*a))
     head = "import os\nimport sys  # noqa: F401\r"
     cases = {
         head + 'os.environ["CUDA_LAUNCH_BLOCKING"] = "1"\n': (["AOTI201"], 0),
@@ -1210,7 +1185,7 @@ def test_noqa_comments_are_read_only_where_one_may_apply(monkeypatch):
     }
     for text, (codes, tokenized) in cases.items():
         calls.clear()
-        for edits in (False, True):  # read from ast, then by libcst
+        for edits in (False, True):  # fixes' edits left to build, then built
             assert [f.code for f in lint_text(text, build_edits=edits).findings] == codes, text
         assert len(calls) == 2 * tokenized, text
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_paths import AstPaths, string_value
 from aoti_lint.flows.migration_verdicts import (
     DEVICE_EFFECTS,
@@ -34,7 +33,6 @@ class AstLoadDevice(AstPaths):
         if indexed is not None:
             if indexed == "cpu" or self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
                 return
-            self._owns_no_parentheses(value)
             verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(self.code(value)))
             return
         if device is None:
@@ -80,7 +78,6 @@ class AstLoadDevice(AstPaths):
                 and expression.format_spec is None
                 and str(text.value).endswith(":")
             ):
-                self.one_fstring(node)
                 device = parse_device(str(text.value)[:-1].strip())
                 if device is not None and device.index is None:
                     return device.type
@@ -96,19 +93,8 @@ class AstLoadDevice(AstPaths):
         return self.may_name(call.func, {"device"}) and self.names(call.func) == {TORCH_DEVICE}
 
     def _is_integer(self, node: ast.expr) -> bool:
-        """Whether libcst reads an integer literal, which the fix reads as one (`0x1` it cannot)."""
-        if type(node) is not ast.Constant or type(node.value) is not int:
-            return False
-        if not self.code(node).isdigit():
-            raise NotSettled
-        return True
-
-    def _owns_no_parentheses(self, node: ast.expr) -> None:
-        """Raise ``NotSettled`` where parentheses may stand around an argument: libcst's node owns them, and a
-        message quoting its code quotes them."""
-        line = self.lines[node.lineno - 1].encode()[: node.col_offset].rstrip()
-        if not line or line[-1:] not in (b",", b"="):
-            raise NotSettled
+        """Whether ``node`` is an integer literal written in decimal (the fix reads `0x1` as no literal)."""
+        return type(node) is ast.Constant and type(node.value) is int and self.code(node).isdigit()
 
     def _has_effects(self, node: ast.AST) -> bool:
         """``MigrationPlan._has_effects``: an await, a yield, an assignment expression, or a call other than those
@@ -129,7 +115,6 @@ class AstLoadDevice(AstPaths):
     def _reads_only(self, callee: ast.expr) -> bool:
         literal = type(callee) is ast.Attribute and type(callee.value) is ast.Constant
         if literal and type(callee.value.value) in (str, bytes) and callee.attr == "format":  # type: ignore[attr-defined]
-            self.one_string(callee.value)  # type: ignore[attr-defined]
             return True
         names = self.names(callee)
         return bool(names) and names <= DEVICE_CALLS_WITHOUT_EFFECTS

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.flows.ast_load_device import AstLoadDevice
-from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_paths import string_value as _string_value
 from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
@@ -27,13 +26,15 @@ from aoti_lint.flows.migration_verdicts import (
     PATH_NOT_REWRITABLE,
     PRODUCER_BLOCKED,
     Verdict,
+    already_exported,
     another_so,
+    bound_otherwise,
     foreign_torch,
     load_blocked,
     needs_torch,
     options_away,
+    through_another_module,
 )
-from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.knowledge.deprecated_api import (
     ABSOLUTE_PATH_FUNCTIONS,
     AOT_COMPILE_KEYWORDS,
@@ -42,9 +43,11 @@ from aoti_lint.knowledge.deprecated_api import (
     EXPORTED_PROGRAM_FACTORIES,
     NEW_COMPILE,
     OUTPUT_PATH_OPTION,
+    PACKAGE_AOTI,
     PACKAGE_OPTION,
     DeprecatedSymbol,
 )
+from aoti_lint.model.semantic import last_parts
 
 _PROGRAM_FACTORY_NAMES = last_parts(EXPORTED_PROGRAM_FACTORIES)
 _NEW_COMPILE_NAME = last_parts({NEW_COMPILE})
@@ -102,6 +105,11 @@ class AstMigrationPlan(AstLoadDevice):
             verdict, symbol = site.verdict, site.symbol
             if self.target_torch < symbol.replacement_since:
                 verdict.lower(Applicability.DISPLAY_ONLY, needs_torch(symbol, self.target_torch))
+            names = self.names(site.call.func)
+            if names != {symbol.qualified_name}:
+                verdict.lower(Applicability.DISPLAY_ONLY, bound_otherwise(self.code(site.call.func)))
+            elif self.model.qualified_names(site.call.func, across_modules=False) != names:
+                verdict.lower(Applicability.DISPLAY_ONLY, through_another_module(self.code(site.call.func), symbol))
             positional, keywords = (
                 (AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS) if site.kind == "compile" else (AOT_LOAD_PARAMETERS, ())
             )
@@ -157,12 +165,23 @@ class AstMigrationPlan(AstLoadDevice):
         ):
             site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
             return
-        if type(f) is ast.Name and f.id in self.model.functions:
-            raise NotSettled  # a function of the module: libcst's scopes tell which binding it reads
-        value = self.single_value(f) if type(f) is ast.Name else None
-        if type(value) is ast.Call and self.may_name(value.func, _PROGRAM_FACTORY_NAMES):
-            raise NotSettled  # maybe an exported program (``MigrationPlan._analyse_callable``)
-        # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
+        if type(f) is not ast.Name:
+            return  # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
+        bindings = self.model.bindings_of(f) if f.id in self.model.functions else None
+        if bindings and any(isinstance(binding.node, ast.FunctionDef | ast.AsyncFunctionDef) for binding in bindings):
+            site.verdict.lower(
+                Applicability.DISPLAY_ONLY,
+                f"`{f.id}` is a function; `torch.export.export` takes an `nn.Module`: wrap it in one",
+            )
+            return
+        value = self.single_value(f)
+        if (
+            type(value) is ast.Call
+            and self.may_name(value.func, _PROGRAM_FACTORY_NAMES)
+            and self.names(value.func) & EXPORTED_PROGRAM_FACTORIES
+        ):
+            # The old call fails on a program (torch 2.13: Dynamo's 'Unsupported'): no rewrite runs as it did.
+            site.verdict.lower(Applicability.DISPLAY_ONLY, already_exported(f.id))
 
     def _analyse_options(self, site: PlannedSite, options: ast.expr) -> None:
         """``codemods.options.analyse_options``: a literal dict's output path becomes the package path; a dict built in
@@ -190,7 +209,51 @@ class AstMigrationPlan(AstLoadDevice):
                     site.verdict.lower(Applicability.DISPLAY_ONLY, f"`{PACKAGE_OPTION}` is not a literal boolean")
                     return
                 if _is_constant(value, True):
-                    raise NotSettled  # paired with `package_aoti(path, files)`: ``MigrationPlan.pair_package_aoti``
+                    self._pair_package_aoti(site)
+
+    def _pair_package_aoti(self, site: PlannedSite) -> None:
+        """``files = aot_compile(..., options={"aot_inductor.package": True})`` + ``package_aoti(path, files)``, in one
+        block: the only form of the option the fix migrates."""
+        reason = (
+            f"`{PACKAGE_OPTION}: True` returns a file list; only the pairing with `package_aoti(path, files)` is "
+            "migrated"
+        )
+        statement = self.parent(site.call)
+        target = statement.targets[0] if type(statement) is ast.Assign and len(statement.targets) == 1 else None
+        binding = self.model.binding_made_by(target) if type(target) is ast.Name else None
+        uses = None if binding is None else self.model.references(binding)
+        call = self.parent(uses[0]) if uses and len(uses) == 1 else None
+        if (
+            type(call) is not ast.Call
+            or call.keywords
+            or len(call.args) != 2
+            or call.args[1] is not uses[0]  # type: ignore[index]
+            or any(type(arg) is ast.Starred for arg in call.args)
+            or PACKAGE_AOTI not in self.names(call.func)
+        ):
+            site.verdict.lower(Applicability.DISPLAY_ONLY, reason)
+            return
+        package_path = call.args[0]
+        if self.replaced_suffix(package_path, ".pt2", ".pt2") is None and type(package_path) is not ast.Name:
+            site.verdict.lower(Applicability.DISPLAY_ONLY, "the `package_aoti` path is not a `.pt2` path")
+            return
+        package_statement = self.parent(call)
+        if type(package_statement) is not ast.Expr and type(package_statement) is not ast.Assign:
+            site.verdict.lower(Applicability.DISPLAY_ONLY, reason)
+            return
+        if self._block_of(package_statement) != self._block_of(statement):  # type: ignore[arg-type]
+            site.verdict.lower(Applicability.DISPLAY_ONLY, reason)
+            return
+        site.package_path = self.code(package_path)
+
+    def _block_of(self, statement: ast.AST) -> tuple[int, int] | None:
+        """The statement list that holds ``statement`` (its parent's, and which of the parent's lists)."""
+        parent = self.parent(statement)
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and any(item is statement for item in block):
+                return (id(parent), id(block))
+        return None
 
     def _literal_keys_of_variable(self, name: ast.Name) -> set[str] | None:
         """``codemods.options._literal_keys_of_variable``: every key a dict variable can hold, when every write to it

@@ -11,12 +11,10 @@ from __future__ import annotations
 import ast
 
 from aoti_lint.flows.flow_summary import Device, Span
-from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import DeviceValue, device_of
 from aoti_lint.knowledge.device_flow import MOVING_METHODS, SET_DEFAULT_DEVICE, TORCH_DEVICE
 from aoti_lint.model.bindings import ARGUMENT
-from aoti_lint.model.parse import folds_names
-from aoti_lint.model.semantic import SemanticModel, model_of
+from aoti_lint.model.semantic import SemanticModel, last_parts, model_of
 from aoti_lint.model.syntax_tree import children, source_lines, source_segment
 
 TYPE_CHECKING = False
@@ -44,8 +42,6 @@ class AstModuleReader:
     eval: Any
 
     def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:
-        if folds_names(text):
-            raise NotSettled
         self.text, self.tree, self.target_torch, self.path = text, tree, target_torch, path
         self.lines = source_lines(text)
         self.model: SemanticModel = model_of(tree)
@@ -63,8 +59,6 @@ class AstModuleReader:
             if formatted:
                 self.in_fstring.add(id(node))
             if type(node) is ast.Constant and names_so(node.value):
-                if formatted:
-                    raise NotSettled  # libcst reads an f-string's text as written, and places it otherwise
                 self.so_strings.append(node)
             inner = formatted or type(node) is ast.JoinedStr
             stack.extend((child, node, inner) for child in reversed(children(node)))
@@ -127,27 +121,7 @@ class AstModuleReader:
 
     def names(self, node: ast.AST) -> set[str]:
         """The qualified names of a name or attribute chain (``SemanticModel.qualified_names``)."""
-        if id(node) in self.in_fstring:
-            self.placed_as_written(node)
-        names = self.model.qualified_names(node)
-        if self.model.follow is not None and names != self.model.qualified_names(node, across_modules=False):
-            raise NotSettled  # named through another module of the project: the fix's verdict is libcst's reading's
-        return names
-
-    def placed_as_written(self, node: ast.AST) -> None:
-        """Raise ``NotSettled`` unless the name a chain starts with is where the text has it: before Python 3.12,
-        ``ast`` may place what an f-string holds elsewhere, and libcst's reading finds a name by its place."""
-        head = node
-        while type(head) is ast.Attribute:
-            head = head.value
-        if type(head) is not ast.Name or not head.id.isascii():
-            raise NotSettled
-        line = self.lines[head.lineno - 1].encode()
-        end = head.col_offset + len(head.id)
-        if head.lineno != head.end_lineno or line[head.col_offset : end] != head.id.encode():
-            raise NotSettled
-        if end < len(line) and (chr(line[end]).isalnum() or line[end] == ord("_")):
-            raise NotSettled
+        return self.model.qualified_names(node)
 
     def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
         return self.names(node) if self.may_name(node, short_names) else set()
@@ -340,8 +314,9 @@ def _name_nodes(root: ast.AST) -> set[str]:
         elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
             if node.name:  # type: ignore[attr-defined]
                 found.add(node.name)  # type: ignore[attr-defined]
-        elif kind in (ast.MatchMapping, ast.MatchClass):
-            raise NotSettled  # a pattern's names: rare where a device block runs a function
+        elif kind is ast.MatchMapping:
+            if node.rest:  # type: ignore[attr-defined]
+                found.add(node.rest)  # type: ignore[attr-defined]
         elif kind is ast.Constant and node.value in (None, True, False) and type(node.value) is not int:  # type: ignore[attr-defined]
             found.add(repr(node.value))  # type: ignore[attr-defined]  # libcst's `None`, `True`, `False` are names
         stack.extend(children(node))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import posixpath
 
-from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_values import UNLIKE_WRITTEN, AstValues
 
 TYPE_CHECKING = False
@@ -24,26 +23,6 @@ class AstPaths(AstValues):
     """The text of a module's path expressions and string literals, as the migration plan reads them."""
 
     _strings: list[str] | None = None
-
-    def written_arguments(self, call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
-        """The call's arguments in the order written, each as (star, keyword, value), where the text and the place of
-        each value are what libcst's node holds: ``NotSettled`` where parentheses or comments may stand around one
-        (libcst's node then owns the parentheses), or where ``ast`` may place it otherwise (inside an f-string)."""
-        if id(call) in self.in_fstring:
-            raise NotSettled
-        previous_end: tuple[int, int] = (call.func.end_lineno, call.func.end_col_offset)  # type: ignore[assignment]
-        expected = "("
-        found = []
-        for star, keyword, value in self.ordered_arguments(call):
-            if type(value) is ast.GeneratorExp:
-                raise NotSettled
-            lead = self.text_between(previous_end, (value.lineno, value.col_offset))
-            if "".join(lead.split()) != expected + star + (f"{keyword}=" if keyword else ""):
-                raise NotSettled
-            found.append((star, keyword, value))
-            previous_end = (value.end_lineno, value.end_col_offset)  # type: ignore[assignment]
-            expected = ","
-        return found
 
     @staticmethod
     def ordered_arguments(call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
@@ -65,20 +44,7 @@ class AstPaths(AstValues):
         tail = self.lines[last - 1].encode()[:end_offset].decode()
         return "".join([head, *self.lines[first : last - 1], tail])
 
-    def after(self, node: ast.expr, marks: tuple[bytes, ...]) -> None:
-        """Raise ``NotSettled`` unless the source before ``node`` ends with one of ``marks`` (`=` of an assignment):
-        else parentheses may stand around it, which libcst's node holds."""
-        line = self.lines[node.lineno - 1].encode()[: node.col_offset].rstrip()
-        if not line.endswith(marks):
-            raise NotSettled
-
-    # -- string literals as libcst holds them ---------------------------------------------------------
-
-    def one_fstring(self, node: ast.JoinedStr) -> None:
-        """Raise ``NotSettled`` unless an f-string's text is what libcst reads: one string, no escapes or doubled
-        braces."""
-        if self.as_written(node) is None or any(mark in self.code(node) for mark in UNLIKE_WRITTEN):
-            raise NotSettled
+    # -- string literals ---------------------------------------------------------------------------
 
     def string_values(self) -> list[str]:
         """``MigrationPlan._string_values``: the values of the module's plain string literals, each piece of an
@@ -88,26 +54,19 @@ class AstPaths(AstValues):
 
             found = []
             for node in self.nodes:
-                if type(node) is ast.JoinedStr and id(node) not in self.in_fstring:
-                    self.one_fstring(node)  # a plain string joined to it is a literal of its own to libcst
                 if type(node) is not ast.Constant or type(node.value) not in (str, bytes):
                     continue
                 if type(self.parent(node)) is ast.JoinedStr:
-                    continue  # an f-string's text
-                if id(node) in self.in_fstring:
-                    raise NotSettled
-                tokens = literal_tokens(self.code(node))
+                    found.append(str(node.value))  # an f-string's text
+                    continue
+                tokens = None if id(node) in self.in_fstring else literal_tokens(self.code(node))
                 if tokens is None:
-                    raise NotSettled
-                values = [ast.literal_eval(token) for token, _, _ in tokens]
+                    values: list[object] = [node.value]
+                else:
+                    values = [ast.literal_eval(token) for token, _, _ in tokens]
                 found += [value for value in values if type(value) is str]
             self._strings = found
         return self._strings
-
-    def one_string(self, node: ast.Constant) -> None:
-        """Raise ``NotSettled`` where a string literal may be several joined, which libcst reads as no literal."""
-        if self.as_written(node) is None:
-            raise NotSettled
 
     def suffix_literal(self, node: ast.expr | None) -> ast.expr | None:
         """``codemods.expressions.suffix_literal``: the string literal that carries a path's file name ("x.so" in
@@ -124,9 +83,11 @@ class AstPaths(AstValues):
         if node is None:
             return None
         tail = self.suffix_literal(node)
+        if type(tail) is ast.JoinedStr and tail.values:
+            tail = tail.values[-1]  # an f-string's text after its last `{}`
         if type(tail) is ast.Constant and type(tail.value) is str and tail.value.strip().endswith(".so"):
             return posixpath.basename(tail.value.strip())
-        return None  # an f-string naming a `.so` is left to libcst (``AstModuleReader``)
+        return None
 
     def replaced_suffix(self, node: ast.expr | None, old: str = ".so", new: str = ".pt2") -> str | None:
         """``codemods.expressions.replace_suffix``, as the text libcst would write: the same path expression with its
@@ -160,9 +121,17 @@ class AstPaths(AstValues):
             replaced = self.replaced_suffix(right, old, new)
             return None if replaced is None else self._with(node, right, replaced)
         if kind is ast.JoinedStr:
-            for part in node.values[-1:]:  # type: ignore[attr-defined]
-                if type(part) is ast.Constant and str(part.value).endswith(old):
-                    raise NotSettled  # libcst reads the text as written
+            # `f"{d}/m.so"`: its text after the last `{}`, where written as its value is
+            parts = node.values  # type: ignore[attr-defined]
+            opening = self.as_written(node)  # type: ignore[arg-type]
+            raw = self.code(node)
+            if not parts or type(parts[-1]) is not ast.Constant or opening is None:
+                return None
+            quote = opening.group(1)
+            tail = str(parts[-1].value)
+            if not tail.endswith(old) or not raw.endswith(tail + quote) or any(m in tail for m in UNLIKE_WRITTEN):
+                return None
+            return raw[: -len(old) - len(quote)] + new + quote
         return None
 
     def _with(self, whole: ast.expr, part: ast.expr, text: str) -> str:
@@ -181,11 +150,29 @@ class AstPaths(AstValues):
 
         found = []
         for node in self.so_strings:
-            placed = placed_mentions(node, self.lines)
+            placed = None if id(node) in self.in_fstring else placed_mentions(node, self.lines)
             if placed is None:
-                raise NotSettled
+                # Its text is not known as written (inside an f-string's `{}`, or an f-string's part): its value
+                # names the `.so`, at the string's place.
+                value = node.value if isinstance(node.value, str) else str(node.value)
+                text = value.strip()
+                if text.endswith(".so") and "\n" not in text:
+                    found.append((posixpath.basename(text), *self._text_place(node, value)))
+                continue
             found.extend(placed)
         return tuple(sorted(found, key=lambda mention: (mention[1], mention[2])))
+
+    def _text_place(self, node: ast.Constant, value: str) -> tuple[int, int]:
+        """Where an f-string's text part stands, (row, column): ``ast`` may place it at the f-string's start."""
+        outer = self.parent(node)
+        if type(outer) is ast.JoinedStr and id(outer) not in self.in_fstring and outer.lineno == outer.end_lineno:
+            line = self.lines[outer.lineno - 1]
+            start = len(line.encode()[: outer.col_offset].decode("utf-8", "replace"))
+            at = self.code(outer).find(value)
+            if at >= 0 and self.code(outer).count(value) == 1:
+                return outer.lineno, start + at + 1
+        line = self.lines[node.lineno - 1]
+        return node.lineno, len(line.encode()[: node.col_offset].decode("utf-8", "replace")) + 1
 
 
 def string_value(node: ast.AST | None) -> str | None:

@@ -131,7 +131,7 @@ class AstSites(AstMigrationPlan):
     def model_call(self, call: ast.Call, load_index: int) -> ModelCall:
         arguments: list[CallArgument] = []
         position: int | None = 0
-        for star, keyword, node in self.written_arguments(call):
+        for star, keyword, node in self.ordered_arguments(call):
             value = self.eval(node)
             text = self.code(node)
             if star == "*" and isinstance(value, Seq):
@@ -183,7 +183,6 @@ class AstSites(AstMigrationPlan):
         found = []
         for target, value, path in self._module_constants():
             if path.endswith(".so") and self._referenced(target):
-                self.after(value, (b"=",))  # parentheses around the value: libcst's span and text hold them
                 replacement = self.replaced_suffix(value)
                 found.append(ConstantSite(target.id, path, self.span(value), replacement))
         return tuple(found)
@@ -205,7 +204,6 @@ class AstSites(AstMigrationPlan):
                 path = path_of(self.eval(value))
                 so_name = self.so_name(value)
                 if (path is not None and path.endswith(".so")) or so_name is not None:
-                    self.written_arguments(call)  # parentheses around the value: libcst's span and text hold them
                     found.append(
                         PathArgument(
                             tuple(sorted(self.names(call.func))),

@@ -12,10 +12,9 @@ import posixpath
 import re
 from pathlib import Path
 
-from aoti_lint.flows.ast_module import AstModuleReader, NotSettled
+from aoti_lint.flows.ast_module import AstModuleReader
 from aoti_lint.flows.example_inputs import ExampleInputs
 from aoti_lint.flows.flow_summary import Device
-from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import (
     Artifact,
     Const,
@@ -51,6 +50,7 @@ from aoti_lint.knowledge.device_flow import (
     TENSOR_FACTORIES,
     TORCH_DEVICE,
 )
+from aoti_lint.model.semantic import last_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,10 +68,8 @@ _CALLEE_NAMES = last_parts(
     OS_PATH_IDENTITY,
     OS_PATH_DIRNAME,
 )
-# An f-string's `{x=}`, which libcst reads without its text: this reading leaves it to libcst.
-_SELF_DOCUMENTING = re.compile(r"=\s*[}!:]")
 STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
-# Text libcst reads as written in an f-string (escapes, doubled braces), which ``ast`` gives as it evaluates it.
+# Text an f-string's source holds other than its value (escapes, doubled braces).
 UNLIKE_WRITTEN = ("\\", "{{", "}}")
 
 
@@ -136,8 +134,6 @@ class AstValues(AstModuleReader, ExampleInputs):
         return None
 
     def _eval_name(self, node: ast.Name) -> object:
-        if id(node) in self.in_fstring:
-            self.placed_as_written(node)
         bound = self.single_value(node)
         if bound is not None:
             value = self.eval(bound)
@@ -159,7 +155,7 @@ class AstValues(AstModuleReader, ExampleInputs):
         (``SemanticModel.references`` of its def)."""
         function = self.parent(self.parent(parameter))  # type: ignore[arg-type]  # an ast.arguments, see _default_of
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            raise NotSettled  # a lambda's: libcst's evaluator looks for the def around it
+            return False  # a lambda's: its calls are not followed
         if function.decorator_list or self.enclosing(function, ast.ClassDef) is not None:
             return False
         binding = self.model.binding_made_by(function)
@@ -184,7 +180,7 @@ class AstValues(AstModuleReader, ExampleInputs):
     def _default_of(self, parameter: ast.arg) -> ast.expr | None:
         arguments = self.parent(parameter)
         if type(arguments) is not ast.arguments:
-            raise NotSettled
+            return None
         positional = [*arguments.posonlyargs, *arguments.args]
         if parameter in positional:
             index = positional.index(parameter) - (len(positional) - len(arguments.defaults))
@@ -238,36 +234,27 @@ class AstValues(AstModuleReader, ExampleInputs):
         return None
 
     def as_written(self, node: ast.Constant | ast.JoinedStr) -> re.Match[str] | None:
-        """The opening (prefix and quote) of a string's source where it is one literal as libcst holds it; None where
-        it is several joined (a ``ConcatenatedString``, whose pieces ``ast`` merges); ``NotSettled`` where ``ast`` may
-        place it otherwise (inside an f-string) or its text does not open as a string."""
+        """The opening (prefix and quote) of a string's source where it is one literal as written; None where it is
+        several joined (whose pieces ``ast`` merges), or where ``ast`` may place it otherwise (inside an f-string
+        before Python 3.12) and its text is not known."""
         if id(node) in self.in_fstring:
-            raise NotSettled
+            return None
         segment = self.code(node)
         opening = STRING_START.match(segment)
         if opening is None:
-            raise NotSettled
+            return None
         quote, body = opening.group(1), segment[opening.end() :]
         return opening if body.endswith(quote) and quote not in body[: -len(quote)] else None
 
     def _eval_fstring(self, node: ast.JoinedStr) -> object:
-        """``ModuleEvaluator._eval_fstring``: libcst reads the parts as written, and an f-string joined to another
-        string has no value."""
-        opening = self.as_written(node)
-        if opening is None:
-            return None
-        segment = self.code(node)
-        if any(mark in segment for mark in UNLIKE_WRITTEN) or "f" not in opening.group(0).lower():
-            raise NotSettled
-        if _SELF_DOCUMENTING.search(segment):
-            raise NotSettled
+        """An f-string's value where each part it formats has one (without conversion or format spec)."""
         parts = []
         for part in node.values:
             if type(part) is ast.Constant:
                 parts.append(str(part.value))
                 continue
             if type(part) is not ast.FormattedValue:
-                raise NotSettled
+                return None
             if part.conversion != -1 or part.format_spec is not None:
                 return None
             value = self.eval(part.value)

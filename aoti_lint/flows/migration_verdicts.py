@@ -137,3 +137,14 @@ def looked_up(symbol: DeprecatedSymbol, alias: str | None = None) -> str:
 
 def not_called(symbol: DeprecatedSymbol) -> str:
     return by_hand(f"the reference is not called here; its callers must switch to `{symbol.replacement}`")
+
+
+def bound_otherwise(spelled: str) -> str:
+    return f"`{spelled}` may also be bound to something else here"
+
+
+def through_another_module(spelled: str, symbol: DeprecatedSymbol) -> str:
+    return (
+        f"`{spelled}` is `{symbol.qualified_name}` by way of another module of the project: migrate the module that "
+        "binds it, or this call by hand"
+    )

@@ -33,11 +33,6 @@ def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     return {node: parent for node in positions if (parent := positions.parent(node)) is not None}
 
 
-_WHITESPACE = frozenset(
-    {cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.TrailingWhitespace, cst.EmptyLine, cst.Comment, cst.Newline}
-)
-
-
 class ModuleFacts:
     """Each kind of metadata is resolved on first use: a rule that only asks for names pays for no scope."""
 
@@ -77,15 +72,6 @@ class ModuleFacts:
             found = tuple(node for entering, node in self.positions.events if entering and type(node) in kinds)
             self._nodes_by_kind[kinds] = found  # shared by every caller: not to be changed
         return self._nodes_by_kind[kinds]  # type: ignore[return-value]  # filtered by type above
-
-    def visits(self, kinds: frozenset[type[cst.CSTNode]]) -> list[tuple[bool, cst.CSTNode]] | None:
-        """(True, node) as a libcst visitor would visit each node of these types, (False, node) as it would
-        leave it: the code generation's events, without the visitor's rebuilding of every node on the way.
-        None for a whitespace or comment type: five classes (``AsName``, ``Del``, ``ParamSlash``,
-        ``TypeVarTuple``, ``ParamSpec``) emit a whitespace child before the child libcst visits first."""
-        if kinds & _WHITESPACE:
-            return None
-        return [event for event in self.positions.events if type(event[1]) in kinds]
 
     def assigned_name(self, call: cst.Call) -> tuple[cst.Name, cst.CSTNode] | None:
         """The simple name a call's result is assigned to, and the statement, when it is ``name = call``."""

@@ -20,9 +20,16 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
+from collections.abc import Iterable
 
 from aoti_lint.model.binder import Binder
 from aoti_lint.model.bindings import ASSIGNMENT, IMPORT, IMPORTS, Binding, Scope, is_none, joined
+
+
+def last_parts(*tables: Iterable[str]) -> frozenset[str]:
+    """The last parts of qualified names (``aoti_load_package`` of ``torch._inductor.aoti_load_package``): what
+    a callee must be spelled with to have one of them (``SemanticModel.may_name``)."""
+    return frozenset(name.rsplit(".", 1)[-1] for table in tables for name in table)
 
 
 class SemanticModel(Binder):

@@ -14,7 +14,7 @@ from aoti_lint.diagnostics import Finding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 _CODE_LIST = r"[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*"
 
@@ -160,30 +160,6 @@ def _laid_out_suppressions(text: str) -> Suppressions | None:
                 break
             hash_at = text.find("#", spans[inside][1], end)
     return result
-
-
-def module_suppressions(text: str, facts: Any) -> Suppressions:
-    """``python_suppressions`` of a text libcst has parsed, read from the module's ``Comment`` nodes (every
-    comment of the text, at the rows its tokenizer gives them) instead of tokenizing it again;
-    ``facts``: the module's ``aoti_lint.model.module_facts.ModuleFacts``."""
-    import libcst as cst
-
-    result = Suppressions()
-    if _NOQA.search(text) is None:
-        return result
-    positions = facts.positions
-    if not positions.reproduces:  # libcst dropped some of the text, comments perhaps: the tokenizer reads it all
-        return python_suppressions(text)
-    for comment in facts.nodes(cst.Comment):
-        if _NOQA.search(comment.value) is not None:
-            result.add_comment(positions[comment].start.line, comment.value)
-    return result
-
-
-def parsed_suppressions(context: Any) -> Suppressions:
-    """``module_suppressions`` of the module a rule context (``rules.libcst_context.PythonContext``) holds, read once
-    per file for the rules, the flow summary and the engine."""
-    return context.memo("noqa-comments", lambda: module_suppressions(context.source.text, context.facts()))
 
 
 # Python's line ends, as its tokenizer and parser count rows (a lone "\r" ends a line too).

@@ -25,12 +25,11 @@ summary with libcst's on every fixture and rule example and on generated modules
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
 from aoti_lint.flows.ast_migration_plan import PlannedSite
-from aoti_lint.flows.ast_module import NotSettled
 from aoti_lint.flows.ast_sites import AstSites
 from aoti_lint.flows.flow_summary import (
     FlowSummary,
@@ -42,11 +41,11 @@ from aoti_lint.flows.migration_verdicts import (
     by_hand,
     deprecation,
     fix_title,
+    looked_up,
     not_called,
     not_fixed,
     unsafe_reason,
 )
-from aoti_lint.flows.module_reader import last_parts
 from aoti_lint.flows.values import (
     Loaded,
 )
@@ -62,10 +61,13 @@ from aoti_lint.knowledge.device_flow import (
     PACKAGE_LOADERS,
     SET_DEFAULT_DEVICE,
 )
+from aoti_lint.model.semantic import last_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from aoti_lint.flows.migration_flow import FileFlow
 
 
 @dataclass(frozen=True)
@@ -89,21 +91,23 @@ _SITE_SHORT_NAMES = last_parts(
 
 
 def read_flow(
-    path: Path, display_path: str, text: str, tree: ast.Module, target_torch: tuple[int, int], noqa: Any
-) -> AstFlow | None:
-    """The module's ``AstFlow``, or None where libcst must read it. ``noqa``: the text's ``Suppressions``."""
-    try:
-        return _Reader(text, tree, target_torch, str(path)).flow(path, display_path, noqa)
-    except (NotSettled, RecursionError):
-        return None
+    path: Path,
+    display_path: str,
+    text: str,
+    tree: ast.Module,
+    target_torch: tuple[int, int],
+    noqa: Any,
+    plan: FileFlow | None = None,
+) -> AstFlow:
+    """The module's ``AstFlow``. ``noqa``: the text's ``Suppressions``; ``plan``: the run's migration plan for the
+    file, whose decisions are the fixes' verdicts."""
+    return _Reader(text, tree, target_torch, str(path)).flow(path, display_path, noqa, plan)
 
 
 class _Reader(AstSites):
     """AOTI001/AOTI002's findings and the device-flow summary of one module, on what ``AstValues`` reads."""
 
-    def flow(self, path: Path, display_path: str, noqa: Any) -> AstFlow:
-        if ".so" in self.path:
-            raise NotSettled  # a path built from `__file__` may name a `.so`: the plan's business
+    def flow(self, path: Path, display_path: str, noqa: Any, plan: FileFlow | None = None) -> AstFlow:
         self.sites_by_call: dict[int, PlannedSite] = {}
         compiles: list[PlannedSite] = []
         loads: list[PlannedSite] = []
@@ -122,23 +126,24 @@ class _Reader(AstSites):
                 self.setter_calls.append(call)
             for symbol, found in ((AOT_COMPILE, compiles), (AOT_LOAD, loads)):
                 if symbol.qualified_name in names:
-                    if names != {symbol.qualified_name}:
-                        raise NotSettled  # bound to something else too: the message quotes libcst's code
-                    site = PlannedSite(
-                        "compile" if symbol is AOT_COMPILE else "load", call, symbol, {}, Verdict(Applicability.SAFE)
-                    )
+                    kind = "compile" if symbol is AOT_COMPILE else "load"
+                    site = PlannedSite(kind, call, symbol, {}, Verdict(Applicability.SAFE))
                     self.sites_by_call[id(call)] = site
                     found.append(site)
                     break
-        deprecated = bool(compiles or loads)
-        if deprecated and self.setter_calls:
-            raise NotSettled
         self.compile_index = {id(call): index for index, call in enumerate(compile_calls)}
         self.load_index = {id(call): index for index, call in enumerate(load_calls)}
         sites = [self.sites_by_call[id(call)] for call in self.calls if id(call) in self.sites_by_call]
         self.plan_sites(sites, compiles, loads)
-        # What each finding's fix does in this file alone; the summary carries the project plan's verdicts.
+        # What each finding's fix does: in this file alone, or as the run's plan decided for its flow; the summary
+        # carries the verdicts the project plan starts from.
         self.alone = self.plan_alone(sites)
+        decisions = plan.decisions(len(sites)) if plan is not None else None
+        for site, decision in zip(sites, decisions, strict=True) if decisions is not None else ():
+            verdict = Verdict(decision.applicability, decision.reason)
+            if site.path_blocked is not None and not decision.path_by_constant:
+                verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
+            self.alone[id(site.call)] = replace(site, verdict=verdict)
         summary = FlowSummary(
             path=display_path,
             directory=str(path.resolve().parent),
@@ -197,83 +202,71 @@ class _Reader(AstSites):
             return None
         arguments = self.parent(parameter)
         function = self.parent(arguments) if arguments is not None else None
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            raise NotSettled  # a lambda's: libcst looks for the function around it
-        if self.parent(function) is not self.tree:
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or self.parent(function) is not self.tree:
             return None
         positional = [*function.args.posonlyargs, *function.args.args]
         position = next((i for i, p in enumerate(positional) if p is parameter), -1)
         return (function.name, position, node.id)
 
     def _findings(self, display_path: str) -> list[Finding]:
-        """Every reference to the deprecated functions, called or not, as ``DeprecatedReference`` reports it."""
+        """Every reference to the deprecated functions, called or not, whatever the import form: an attribute or a
+        name that resolves to one, `getattr(torch._export, "aot_load")`, and a call of a name bound to either."""
         from aoti_lint.rules import DeprecatedAotCompile, DeprecatedAotLoad
 
         rules = {AOT_COMPILE.qualified_name: DeprecatedAotCompile, AOT_LOAD.qualified_name: DeprecatedAotLoad}
-        aliases = self.model.import_aliases
-        # The `as` names of imports of a name spelled as the API's: another `as` name is named after what its
-        # import names (`from torch._inductor import config as inductor_config`), never the API.
-        short_names = {symbol.short_name for symbol in _SYMBOLS}
-        api_aliases = {
-            alias.asname
-            for statement in self.nodes
-            if type(statement) is ast.Import or type(statement) is ast.ImportFrom
-            for alias in statement.names
-            if alias.asname is not None and alias.name.rpartition(".")[2] in short_names
-        }
-        if self.model.follow is not None and (self.model.from_imported or self.model.module.star_imports):
-            # A name imported from another module of the project may be the API whatever it is spelled:
-            # ``DeprecatedReference``'s reading follows each one.
-            raise NotSettled
         found: list[Finding] = []
+        # `name = <the function>`: the value each such name is bound to, and the function it holds.
+        aliases: dict[str, tuple[ast.expr, DeprecatedSymbol]] = {}
         node: Any
-        # `name = <the function>` then `name(...)`: ``DeprecatedReference.visit_Call`` follows the name with libcst
-        called_aliases = {
-            node.targets[0].id
-            for node in self.nodes
-            if type(node) is ast.Assign
-            and len(node.targets) == 1
-            and type(node.targets[0]) is ast.Name
-            and type(node.value) in (ast.Attribute, ast.Name, ast.Call)
-            and (
-                _looks_up_the_api(node.value)
-                if type(node.value) is ast.Call
-                else self.may_name(node.value, short_names) and bool(self.names(node.value) & _QUALIFIED)
-            )
-        }
-        if called_aliases and any(
-            type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in called_aliases
-            for node in self.nodes
-        ):
-            raise NotSettled
         for node in self.nodes:
             kind = type(node)
-            if kind is ast.Attribute:
-                symbols = [symbol for symbol in _SYMBOLS if node.attr == symbol.short_name]
-            elif kind is ast.Name:
-                # A name libcst may resolve to the API: spelled as one of it, or the `as` name of an import of one.
-                symbols = [symbol for symbol in _SYMBOLS if node.id == symbol.short_name or node.id in api_aliases]
-            else:
-                if kind in _NAME_HOLDERS and _binds_a_name(node, aliases):
-                    raise NotSettled  # `global aot_load`, `except E as aot_load`: libcst may name it the API
-                if kind is ast.Call and _looks_up_the_api(node):
-                    raise NotSettled  # `getattr(torch._export, "aot_load")`: ``DeprecatedReference.visit_Call``
-                continue
-            if symbols:
+            if kind is ast.Attribute or kind is ast.Name:
+                if kind is ast.Name and type(node.ctx) is not ast.Load:
+                    continue  # a name being bound is no use of what it held before (a compat module's stub)
+                if not self.may_name(node, _SHORT_NAMES):
+                    continue
                 names = self.names(node)
-                found += [
-                    self._finding(rules[s.qualified_name], s, node, display_path)
-                    for s in symbols
-                    if s.qualified_name in names
-                ]
+                for symbol in _SYMBOLS:
+                    if symbol.qualified_name in names:
+                        found.append(self._finding(rules[symbol.qualified_name], symbol, node, display_path))
+                        self._remember_alias(node, symbol, aliases)
+            elif kind is ast.Call and _looks_up_the_api(node):
+                symbol = AOT_COMPILE if node.args[1].value == AOT_COMPILE.short_name else AOT_LOAD
+                module = symbol.qualified_name.rpartition(".")[0]
+                if "builtins.getattr" in self.names(node.func) and module in self.names(node.args[0]):
+                    fix = Fix(Applicability.DISPLAY_ONLY, looked_up(symbol))
+                    found.append(self._finding(rules[symbol.qualified_name], symbol, node, display_path, fix))
+                    self._remember_alias(node, symbol, aliases)
+        if aliases:
+            for node in self.calls:
+                func = node.func
+                if type(func) is ast.Name and func.id in aliases:
+                    value, symbol = aliases[func.id]
+                    if self.single_value(func) is value:
+                        fix = Fix(Applicability.DISPLAY_ONLY, looked_up(symbol, func.id))
+                        found.append(self._finding(rules[symbol.qualified_name], symbol, func, display_path, fix))
         return found
 
-    def _finding(self, rule: Any, symbol: DeprecatedSymbol, node: Any, display_path: str) -> Finding:
+    def _remember_alias(
+        self, value: ast.expr, symbol: DeprecatedSymbol, aliases: dict[str, tuple[ast.expr, DeprecatedSymbol]]
+    ) -> None:
+        """`name = <the function>`: a later call of ``name`` that reads this binding calls the function."""
+        statement = self.parent(value)
+        if type(statement) is ast.Assign and statement.value is value and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if type(target) is ast.Name:
+                aliases[target.id] = (value, symbol)
+
+    def _finding(
+        self, rule: Any, symbol: DeprecatedSymbol, node: Any, display_path: str, fix: Fix | None = None
+    ) -> Finding:
         span = self.span(node)
         message = deprecation(symbol)
         parent = self.parent(node)
         found = self.alone.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
-        if found is None:
+        if fix is not None:
+            pass
+        elif found is None:
             fix = Fix(Applicability.DISPLAY_ONLY, not_called(symbol))
         else:
             verdict = found.verdict
@@ -300,13 +293,7 @@ class _Reader(AstSites):
         )
 
 
-# Nodes that hold a name libcst visits as a name node and ``ast`` as a string (``_binds_a_name``).
-_NAME_HOLDERS = frozenset(
-    {ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping}
-    | {getattr(ast, name) for name in ("TypeVar", "ParamSpec", "TypeVarTuple") if hasattr(ast, name)}
-)
 _SHORT_NAMES = frozenset(symbol.short_name for symbol in _SYMBOLS)
-_QUALIFIED = frozenset(symbol.qualified_name for symbol in _SYMBOLS)
 
 
 def _looks_up_the_api(call: ast.Call) -> bool:
@@ -319,19 +306,3 @@ def _looks_up_the_api(call: ast.Call) -> bool:
         and type(args[1]) is ast.Constant
         and args[1].value in _SHORT_NAMES
     )
-
-
-def _binds_a_name(node: Any, aliases: frozenset[str] | set[str]) -> bool:
-    """Whether ``node`` spells a deprecated function's name (or an import's `as` name) where libcst holds a name
-    node that ``ast`` does not: `global`/`nonlocal`, `except ... as`, a match capture."""
-    names: list[str] = []
-    kind = type(node)
-    if kind is ast.Global or kind is ast.Nonlocal:
-        names = list(node.names)
-    elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar):
-        names = [node.name] if node.name else []
-    elif kind is ast.MatchMapping:
-        names = [node.rest] if node.rest else []
-    else:  # a type parameter (Python 3.12)
-        names = [node.name]
-    return any(name in _SHORT_NAMES or name in aliases for name in names)

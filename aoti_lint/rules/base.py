@@ -23,12 +23,9 @@ if TYPE_CHECKING:
     import ast
     from typing import Any, ClassVar
 
-    import libcst as cst
-
     from aoti_lint.model.name_index import CodeIndex
     from aoti_lint.model.semantic import SemanticModel
     from aoti_lint.read.source import SourceFile
-    from aoti_lint.rules.libcst_context import PythonContext
 
 DOCS_URL = "https://github.com/aoti-lint/aoti-lint/blob/main/docs/rules/{code}.md"
 
@@ -249,29 +246,10 @@ class Rule:
 
 
 class PythonRule(Rule):
-    """A rule over the libcst tree of one module: define ``visit_<Node>``/``leave_<Node>`` methods.
-
-    All enabled rules share one traversal. Metadata is resolved once per file and only when a rule asks.
-    """
+    """A rule over one Python module (a ``.py`` file or a notebook's cells), read from its ``ast``: an ``AstRule``,
+    or AOTI001/AOTI002, whose findings come with the device-flow summary from one reading (``rules.ast_flow``)."""
 
     file_kinds = PYTHON_KINDS
-
-    def __init__(self, context: PythonContext) -> None:
-        self.context = context
-
-    def report(
-        self,
-        node: cst.CSTNode,
-        message: str,
-        *,
-        fix: Fix | None = None,
-        data: object = None,
-        end_node: cst.CSTNode | None = None,
-    ) -> None:
-        self.context.report(self, node, message, fix=fix, data=data, end_node=end_node)
-
-    def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        return self.context.qualified_names(node)
 
 
 class AstModule:
@@ -389,10 +367,6 @@ class ProjectRule(Rule):
     def wants_summary_code(cls, code: CodeIndex) -> bool:
         """Second stage of ``wants_summary``, over the names the code uses; must be sound."""
         return True
-
-    @classmethod
-    def summarize(cls, context: PythonContext) -> object:
-        raise NotImplementedError
 
     @classmethod
     def check_project(cls, summaries: Sequence[Any]) -> list[Finding]:

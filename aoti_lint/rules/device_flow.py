@@ -155,12 +155,6 @@ class DeviceFlowRule(ProjectRule):
         return not cls._has_sites(code)
 
     @classmethod
-    def summarize(cls, context: Any) -> FlowSummary:
-        from aoti_lint.rules.module_flow import summarize
-
-        return summarize(context)
-
-    @classmethod
     def check_project(cls, summaries: Sequence[FlowSummary]) -> list[Finding]:
         from aoti_lint.flows.flow_summary import link_loads
 

@@ -9,8 +9,9 @@ from aoti_lint.diagnostics import Edit, FileError, Finding
 from aoti_lint.model.node_positions import NotReproduced
 from aoti_lint.read.source import SourceFile
 from aoti_lint.rules.base import Rule
-from aoti_lint.run.engine import TOO_DEEP_TO_REWRITE, TOO_LARGE_TO_REWRITE, check_source
+from aoti_lint.run.engine import check_source
 from aoti_lint.run.file_context import FileContext
+from aoti_lint.run.fix_edits import TOO_DEEP_TO_REWRITE, TOO_LARGE_TO_REWRITE
 from aoti_lint.run.prefilter import Wanted
 from aoti_lint.run.results import CheckResult, FileOutcome
 from aoti_lint.settings.run_options import FixOptions

@@ -13,6 +13,7 @@ from aoti_lint.rules.base import ProjectRule, Rule
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from aoti_lint.model.suppressions import Suppressions
+    from aoti_lint.read.source import SourceFile
 
 
 # The fixes planned per artifact flow across the files of a run, and the project data that plan reads.
@@ -79,4 +80,15 @@ class FileOutcome:
 def project_codes(rules: Iterable[type[Rule]]) -> frozenset[str]:
     return frozenset(
         rule.code for rule in rules if issubclass(rule, ProjectRule) or rule.code in MIGRATION_CODES or rule.reads_flows
+    )
+
+
+def internal_error(source: SourceFile, exc: Exception) -> FileError:
+    """A bug in a rule, reported for the one file (traceback with --verbose); the run goes on."""
+    import traceback
+
+    return FileError(
+        source.display_path,
+        f"internal error while linting: {type(exc).__name__}: {exc}",
+        detail=traceback.format_exc(),
     )

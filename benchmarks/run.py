@@ -943,7 +943,7 @@ def stage_counts(key: str, tree: Tree) -> list[str]:
     """How many files (and MB) each prefilter stage lets through, counted in this process with aoti-lint's own
     stages; then those of them that pay for libcst in a run that shows no fix edits (as the timed runs): not the
     files summarised only for `.so` mentions (``flows/so_mentions.py``), nor those whose rules and summary all
-    answer from ast (``AstRule``, ``rules/ast_flow.py``)."""
+    answer from ast (``AstRule``, ``rules/module_flow.py``)."""
     from aoti_lint.read.files import Candidate, discover
     from aoti_lint.read.source import PYTHON_KINDS
     from aoti_lint.rules.base import PythonRule
@@ -1053,7 +1053,7 @@ def write_results(
         "(`aoti_lint/model/node_positions.py`). AOTI003, AOTI005, AOTI201, AOTI202 and AOTI301 to AOTI303 read Python "
         "from `ast` alone (`AstRule`, all of them in one traversal of the tree: `aoti_lint/rules/checker.py`), "
         "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
-        "(`aoti_lint/rules/ast_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
+        "(`aoti_lint/rules/module_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
         "whose rules all answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. "
         "A warm run opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its "
         "verdict (`aoti_lint/run/file_stats.py`, as ruff does): it stats the files, "

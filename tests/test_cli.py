@@ -343,17 +343,17 @@ def test_no_libcst_import_when_nothing_can_match(tmp_path):
 
 def test_internal_rule_error_is_reported_per_file_and_exits_two(tmp_path, monkeypatch, capsys):
     from aoti_lint.cli import main
-    from aoti_lint.rules import ast_flow
+    from aoti_lint.rules import module_flow
 
     write(tmp_path, {"a.py": OLD_LOAD, "b.py": OLD_COMPILE})
-    real_read = ast_flow.read_flow
+    real_read = module_flow.read_flow
 
     def explode(path, *args):
         if path.name == "a.py":
             raise RuntimeError("boom")
         return real_read(path, *args)
 
-    monkeypatch.setattr(ast_flow, "read_flow", explode)
+    monkeypatch.setattr(module_flow, "read_flow", explode)
     monkeypatch.chdir(tmp_path)
     assert main(["--isolated", "."]) == 2
     out, err = capsys.readouterr()

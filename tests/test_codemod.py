@@ -190,7 +190,7 @@ def test_a_call_of_the_loaded_model_is_no_load_site():
     from aoti_lint.codemods.migration_plan import MigrationPlan
     from aoti_lint.model.module_facts import ModuleFacts
     from aoti_lint.model.suppressions import python_suppressions
-    from aoti_lint.rules.ast_flow import read_flow
+    from aoti_lint.rules.module_flow import read_flow
 
     text = 'from torch._export import aot_compile, aot_load\n\nout = aot_load(aot_compile(m, (x,)), "cpu")(x)\n'
     module = cst.parse_module(text)

@@ -1,5 +1,5 @@
-"""AOTI001/AOTI002 and the device-flow summary, read from ``ast`` in one reading (``aoti_lint.rules.ast_flow``): a run
-that builds no fix edits parses nothing with libcst, and gives what a run that builds them gives (findings, fixes'
+"""AOTI001/AOTI002 and the device-flow summary, read from ``ast`` in one reading (``rules.module_flow``): a run that
+builds no fix edits parses nothing with libcst, and gives what a run that builds them gives (findings, fixes'
 verdicts, the summary and the noqa comments the project pass reads); every fix the check offers, the codemod builds.
 On every fixture and rule example, and on generated modules."""
 

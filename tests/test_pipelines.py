@@ -322,7 +322,7 @@ def test_a_cpp_consumer_keeps_the_flow_display_only(cli, tmp_path):
 def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(tmp_path, monkeypatch, named):
     """The text of a file cannot place a mention inside an f-string: the file is read in full only when the plan
     asks about the name it holds, and then the mention keeps the flow whole as a plain string would."""
-    from aoti_lint.rules import ast_flow
+    from aoti_lint.rules import module_flow
     from aoti_lint.run.lint import lint_paths
     from aoti_lint.settings.config import Settings
 
@@ -331,8 +331,8 @@ def test_an_f_string_naming_the_artifact_is_read_in_full_only_when_it_names_it(t
     assert any(so_name in text for text in _texts(root).values())
     (root / "cleanup.py").write_text(f'import os\n\nos.remove(f"{{os.getcwd()}}/{named}")\n')
     read_in_full = []
-    original = ast_flow.read_flow
-    monkeypatch.setattr(ast_flow, "read_flow", lambda path, *a: read_in_full.append(path.name) or original(path, *a))
+    original = module_flow.read_flow
+    monkeypatch.setattr(module_flow, "read_flow", lambda path, *a: read_in_full.append(path.name) or original(path, *a))
     run = lint_paths([root], Settings(root=root).with_enabled(), root)
     deprecated = [f for f in run.findings if f.code in ("AOTI001", "AOTI002")]
     assert deprecated

@@ -408,17 +408,17 @@ def test_a_chunk_whose_worker_dies_is_read_here(tmp_path, monkeypatch):
 def test_a_file_that_raises_in_a_chunk_costs_that_file_alone(tmp_path, monkeypatch):
     """A bug of ours met in the later stages a worker runs on a chunk's file is that file's internal error; the
     chunk's other files keep their findings."""
-    from aoti_lint.rules import ast_flow
+    from aoti_lint.rules import module_flow
 
     tree = chunked_tree(tmp_path / "tree")
-    real_read = ast_flow.read_flow
+    real_read = module_flow.read_flow
 
     def explode(path, *args):
         if path.name == "load.py":
             raise RuntimeError("boom")
         return real_read(path, *args)
 
-    monkeypatch.setattr(ast_flow, "read_flow", explode)  # before the workers fork: theirs too
+    monkeypatch.setattr(module_flow, "read_flow", explode)  # before the workers fork: theirs too
     chunks, alone = pool_traffic(monkeypatch)
     pooled = run(tree, Execution(jobs=2, pool_min_seconds=0))
     assert any(where.endswith("load.py") for chunk in chunks for where in chunk), "load.py was read here"

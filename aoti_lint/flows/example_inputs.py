@@ -1,6 +1,6 @@
 """What a compile is given as example inputs: the compile device, and each flat positional input's static shape
-and the dims ``dynamic_shapes=`` declares dynamic. Read through an evaluator's ``eval``, ``argument`` and
-``unpacks``: libcst's (``analysis.evaluator``) or the ``ast`` reading's (``analysis.ast_flow``), which must agree."""
+and the dims ``dynamic_shapes=`` declares dynamic. Read through the evaluator's ``eval``, ``argument`` and
+``unpacks`` (``flows.evaluator``)."""
 
 from __future__ import annotations
 

@@ -162,7 +162,7 @@ class FlowSummary:
     # reader of the artifact that a migration cannot follow.
     so_mentions: tuple[tuple[str, int, int], ...] = field(default=())
     path_arguments: tuple[PathArgument, ...] = field(default=())
-    # Set only for a summary read from ``ast`` (``analysis.so_mentions``), whose path arguments are not known:
+    # Set only for a summary read from ``ast`` (``flows.so_mentions``), whose path arguments are not known:
     # the last names of what the file calls and imports.
     callees: frozenset[str] | None = None
     # Set only for a summary read from ``ast``: the `.so` file names f-strings name, which ``ast`` cannot place

@@ -138,7 +138,7 @@ class _Groups:
 
 
 def incomplete(summaries: Sequence[FlowSummary]) -> set[str]:
-    """The files whose summary was read from ``ast`` without its path arguments (``analysis.so_mentions``) but
+    """The files whose summary was read from ``ast`` without its path arguments (``flows.so_mentions``) but
     which call a name of a function whose parameter a deprecated load reads: the plan needs them in full."""
     helpers = {site.param[0] for summary in summaries for site in summary.migrations if site.param is not None}
     if not helpers:

@@ -1,6 +1,7 @@
 """The verdict on one deprecated call's fix, how safe it is and why, and every text it gives, in one place: the
-codemod's plan over libcst (``codemods.migration_plan``, ``codemods.options``) and the ``ast`` reading
-(``analysis.ast_flow``) must say the same, word for word, and so do the findings and fixes of AOTI001/AOTI002."""
+reading (``flows.site_plan``) and the codemod's plan over libcst (``codemods.migration_plan``, ``codemods.options``,
+which must plan every site alike: ``run.fix_edits``) say the same, word for word, and so do the findings and fixes
+of AOTI001/AOTI002."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
-"""The flow summary of a file that only names a `.so` file in strings, read from ``ast`` without libcst.
+"""The flow summary of a file that only names a `.so` file in strings, read from its text or its strings alone.
 
 Such a file calls and imports no AOTI API and binds no module constant to an artifact path (the device-flow
-rules' ``mentions_only``), so its full summary (``analysis.module_flow``) holds no compile, load, call, constant or
+rules' ``mentions_only``), so its full summary (``rules.module_flow``) holds no compile, load, call, constant or
 migration site: only ``so_mentions``, and ``path_arguments`` (`.so` paths passed to some function). The
-mentions are read here exactly as libcst reads them; a string whose position libcst would tell otherwise (an
-implicit concatenation) sends the file to libcst. A mention inside an f-string is kept by name only
-(``unplaced_mentions``), or by texts that hold its name where ``ast`` cannot tell the name itself: its place
-matters only if the run's plan asks about that name, and then the run summarises the file with libcst. Path
+mentions are read here as the full reading places them; a string this reading cannot place (an implicit
+concatenation that does not tokenize) sends the file to the full reading. A mention inside an f-string is kept by
+name only (``unplaced_mentions``), or by texts that hold its name: its place matters only if the run's plan asks
+about that name, and then the run reads the file in full. Path
 arguments matter only when a function of the run loads its parameter with a deprecated call: the summary lists
 the names the file calls, and the run summarises it in full when one of them is such a function
 (``migration_flow.incomplete``).
@@ -47,7 +47,7 @@ def literal_tokens(segment: str) -> list[tuple[str, int, int]] | None:
 
 
 def _mention(value: str) -> str | None:
-    """The `.so` file name a string names, as ``analysis.module_flow`` reads it."""
+    """The `.so` file name a string names, as ``rules.module_flow`` reads it."""
     value = value.strip()
     return posixpath.basename(value) if value.endswith(".so") and "\n" not in value else None
 
@@ -55,7 +55,7 @@ def _mention(value: str) -> str | None:
 def light_summary(
     path: Path, display_path: str, text: str, tree: ast.Module, callees: frozenset[str]
 ) -> FlowSummary | None:
-    """The summary libcst would give, or None when some mention cannot be placed exactly without it."""
+    """The summary the full reading gives, or None when some mention cannot be placed here."""
     inside_fstrings: set[int] = set()
     unplaced: set[str] = set()
     lines = source_lines(text)
@@ -67,8 +67,8 @@ def light_summary(
             named = [part.value for part in parts if type(part.value) is str and ".so" in part.value]
             if not named:
                 continue
-            # libcst reads an f-string's raw text (escapes and doubled braces as written), and each piece of a
-            # concatenation apart, which ``ast`` merges: then even the name it reads is not known here.
+            # An f-string with escapes or doubled braces, or joined to other pieces, which ``ast`` merges: its
+            # mention is kept by the texts that may hold its name.
             segment = source_segment(lines, node)
             pieces = literal_tokens(segment)
             if pieces is None or len(pieces) != 1 or any(mark in segment for mark in ("\\", "{{", "}}")):
@@ -96,9 +96,9 @@ def light_summary(
 
 
 def unsure_texts(source: str, parts: list[str]) -> frozenset[str]:
-    """What stands for the mentions of an f-string whose names ``ast`` cannot tell as libcst reads them: its source
-    (libcst names a `.so` by a piece of an f-string's raw text) and its literal parts holding ".so" (the values of
-    the plain literals joined to it). Each name libcst may read there is part of one of these texts."""
+    """What stands for the mentions of an f-string this reading does not place: its source and its literal parts
+    holding ".so" (the values of the plain literals joined to it). Each name the full reading may find there is part
+    of one of these texts."""
     return frozenset((source, *parts))
 
 
@@ -108,7 +108,7 @@ def may_mention(unplaced: frozenset[str], names: set[str]) -> bool:
 
 
 def placed_mentions(node: ast.Constant, lines: list[str]) -> list[tuple[str, int, int]] | None:
-    """The `.so` mentions of a string constant outside any f-string, as libcst places them: (file name, row,
+    """The `.so` mentions of a string constant outside any f-string, each piece of a concatenation apart: (name, row,
     column), one per piece of an implicit concatenation that names one; None where its pieces do not tokenize."""
     line = lines[node.lineno - 1]
     column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))

@@ -211,7 +211,7 @@ class Rule:
     @classmethod
     def check_flows(cls, summaries: Sequence[Any]) -> list[Finding]:
         """The findings across files of a rule that ``reads_flows``: ``summaries`` are every file's
-        ``analysis.flow_summary.FlowSummary``; each finding then passes its file's noqa comments and
+        ``flows.flow_summary.FlowSummary``; each finding then passes its file's noqa comments and
         per-file-ignores."""
         return []
 
@@ -247,7 +247,7 @@ class Rule:
 
 class PythonRule(Rule):
     """A rule over one Python module (a ``.py`` file or a notebook's cells), read from its ``ast``: an ``AstRule``,
-    or AOTI001/AOTI002, whose findings come with the device-flow summary from one reading (``rules.ast_flow``)."""
+    or AOTI001/AOTI002, whose findings come with the device-flow summary from one reading (``rules.module_flow``)."""
 
     file_kinds = PYTHON_KINDS
 

@@ -35,7 +35,7 @@ def _reference_patterns(parent: str, name: str) -> tuple[re.Pattern[str], ...]:
 class DeprecatedReference(PythonRule):
     """Shared check: any reference (call or not) that resolves to ``symbol``, whatever the import form: an attribute
     or a name, `getattr(torch._export, "aot_load")`, a call of a name bound to it. The findings and their fixes'
-    verdicts are read with the device-flow summary, in one reading (``rules.ast_flow``); the fixes' edits are the
+    verdicts are read with the device-flow summary, in one reading (``rules.module_flow``); the fixes' edits are the
     codemod's (``run.fix_edits``). Import statements are not reported on their own: the fix rewrites them with
     the uses."""
 

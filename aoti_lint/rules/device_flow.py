@@ -69,7 +69,7 @@ def _text_mentions(text: str) -> Any:
 
 
 # Why the text stage wants a file's summary: a site (a call or import of the API, a `.pt2` module constant), or
-# only a string naming a `.so`, which ``analysis.so_mentions`` may read from the text alone.
+# only a string naming a `.so`, which ``flows.so_mentions`` may read from the text alone.
 SITE, MENTION = "site", "mention"
 
 
@@ -118,7 +118,7 @@ class DeviceFlowRule(ProjectRule):
     @classmethod
     def wants_summary_python(cls, text: str) -> bool:
         # The same, in the text: an API name called (not defined) or imported, or a string ending in an artifact
-        # suffix; where the text alone tells a file's strings (``analysis.so_mentions.text_mentions``), one of them
+        # suffix; where the text alone tells a file's strings (``flows.so_mentions.text_mentions``), one of them
         # ends with ".so".
         wanted = _wanted_by_text(text)
         if wanted != MENTION:
@@ -151,7 +151,7 @@ class DeviceFlowRule(ProjectRule):
     @classmethod
     def mentions_only(cls, code: Any) -> bool:
         """Whether the file is summarised only for strings naming a `.so`: then its summary holds no site or
-        constant, and ``analysis.so_mentions`` reads it from ``ast``."""
+        constant, and ``flows.so_mentions`` reads it from ``ast``."""
         return not cls._has_sites(code)
 
     @classmethod

@@ -1,4 +1,4 @@
-"""A Python file's findings and project data, read from its ``ast`` (``AstRule``, ``rules/ast_flow.py``), or from its
+"""A Python file's findings and project data, read from its ``ast`` (``AstRule``, ``rules/module_flow.py``), or from its
 text alone where it is wanted only for the strings naming a `.so` it holds. libcst reads no file here."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def ast_answer(
 ) -> tuple[list[Finding], dict[str, object]] | FileError:
     """The findings (before noqa comments, their fixes' edits not built) and the project data of a Python file, read
     from its ``ast``: every rule but AOTI001/AOTI002 is an ``AstRule``, and those two and the device-flow summary
-    come from one reading (``rules.ast_flow``), which applies the run's migration plan (``context.flow``) to the
+    come from one reading (``rules.module_flow``), which applies the run's migration plan (``context.flow``) to the
     fixes' verdicts. A reading that fails is the file's error."""
     from aoti_lint.model.name_index import code_index
     from aoti_lint.run.results import internal_error
@@ -72,7 +72,7 @@ def ast_answer(
     codes = {rule.code for rule in wanted.rules if not issubclass(rule, AstRule)} & MIGRATION_CODES
     if codes or wanted.project_rules:
         from aoti_lint.model.suppressions import indexed_suppressions
-        from aoti_lint.rules.ast_flow import read_flow
+        from aoti_lint.rules.module_flow import read_flow
 
         noqa = indexed_suppressions(text, index.hash_strings)
         try:
@@ -91,7 +91,7 @@ def ast_answer(
 
 def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | str | None:
     """For a file whose project data is only its `.so` mentions: "text" when its text alone tells them
-    (``so_mentions.text_mentions``), else its ``ast`` index; None when libcst must read it."""
+    (``so_mentions.text_mentions``), else its ``ast`` index; None when it is to be read in full."""
     from aoti_lint.rules.device_flow import DeviceFlowRule
 
     if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):
@@ -112,7 +112,7 @@ def light_summaries(
     source: SourceFile, text: str, project_rules: Sequence[type[Rule]]
 ) -> tuple[dict[str, object], Suppressions] | None:
     """The flow summary of a file summarised only for strings naming a `.so`, read from its text or its ``ast``,
-    with the file's noqa comments; None when libcst must read it (``analysis.so_mentions``)."""
+    with the file's noqa comments; None when it is to be read in full (``flows.so_mentions``)."""
     index = _light_index(text, project_rules)
     if index is None:
         return None

@@ -1,7 +1,7 @@
 """The edits of the fixes, built where a run applies or shows them (``--fix``, ``--diff``, an output that shows
 edits): the one place a check parses a file with libcst, and only for the fixes of deprecated calls.
 
-The findings, their fixes' verdicts and the file's flow summary are ``rules.ast_flow``'s; here the codemod
+The findings, their fixes' verdicts and the file's flow summary are ``rules.module_flow``'s; here the codemod
 (``codemods.migration``) is given each site the reading found a fix for, and writes it. A site the codemod does
 not plan as the reading does gets no edits: its fix says why, and nothing is written for it.
 """

@@ -148,7 +148,7 @@ def _lint_files(
         )
 
     def summarise_in_full(chosen: list[int]) -> None:
-        # A plan given for a file (here an empty one) makes check_source summarise it with libcst.
+        # A plan given for a file (here an empty one) makes check_source summarise it in full.
         from aoti_lint.flows.migration_flow import FileFlow
 
         plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
@@ -175,8 +175,8 @@ def _lint_files(
             run.flows,
             editable,
         )
-        # Mentions in f-strings that ``ast`` could not place, of a name the plan asked about: read them with
-        # libcst, then plan again (only ``so_mentions`` changes, so once is enough).
+        # Mentions in f-strings the light summary did not place, of a name the plan asked about: read those files
+        # in full, then plan again (only ``so_mentions`` changes, so once is enough).
         unsure = [index for index, outcome in enumerate(outcomes) if may_mention_unplaced(outcome, consulted)]
         if unsure:
             summarise_in_full(unsure)

@@ -3,8 +3,8 @@
 Four tiers, cheapest first: with a cache, a file whose stat is the one a run recorded with its verdict
 (``aoti_lint.run.file_stats``) is settled without being opened; a file that no enabled rule's prefilter accepts is
 settled by reading it (the vast majority of files); a file whose outcome is in the cache is settled by reading the
-entry; only the rest is parsed, in a process pool when there is enough of it to pay for the workers' start (each
-worker imports libcst, about half a second). Files go to the workers as soon as that much work is queued, so the
+entry; only the rest is read in full, in a process pool when there is enough of it to pay for the workers'
+start. Files go to the workers as soon as that much work is queued, so the
 workers parse while this process is still reading the tree, and one set of workers serves every pass of a run
 (``Workers``). In a large tree the reading itself is most of the work: once the files left would take this process
 its share of the threshold, they are read in chunks by the workers, which run every stage on the few that pass
@@ -80,8 +80,8 @@ def run_files(
     from contextlib import ExitStack
 
     outcomes: list[FileOutcome | None] = [None] * len(candidates)
-    # Files past the prefilter's first stage that are left for libcst (or, once workers run, for every later
-    # stage): sent to a pool as soon as there is enough of them to pay for one.
+    # Files past the prefilter's first stage whose fixes' edits libcst builds (or, once workers run, every later
+    # stage's files): sent to a pool as soon as there is enough of them to pay for one.
     workers = shared_workers or Workers()
     stream = Stream(fix, execution, workers)
     if execution.cache_dir is None:
@@ -334,12 +334,11 @@ def _store(cache: Cache | None, key: str | None, outcome: FileOutcome) -> bool:
 
 
 def _left_for_libcst(item: Pending, stream: Stream) -> bool:
-    """Run the file's later prefilter stages in this process; True when they leave it for libcst (it is then in
-    the stream), False when it is to be settled here (``item.wanted`` set for ``lint_file``)."""
+    """Run the file's later prefilter stages in this process; True when they leave it for libcst to build its fixes'
+    edits (it is then in the stream), False when it is to be settled here (``item.wanted`` set for ``lint_file``)."""
     item.wanted = wanted = item.later_stages()
-    # Some rule passed every stage, or some project rule wants data only libcst reads: pool's work. Otherwise
-    # (tokens only in strings or comments, `.so` mentions read from ast, undecodable bytes) it is settled here
-    # without libcst, while the file's ast index is still at hand.
+    # A fix of a deprecated call may be built: pool's work. Otherwise it is settled here, while the file's ast
+    # index is still at hand.
     if wanted and needs_libcst(item.source, item.context, wanted, stream.fix.builds_edits):
         stream.add(item, SECONDS_PER_FILE + SECONDS_PER_BYTE * len(item.source.data))
         return True

@@ -72,7 +72,7 @@ LATER_STAGE_MODULES = (
     "aoti_lint.model.name_index",
     "aoti_lint.rules.kernel_prefilter",
     "aoti_lint.model.suppressions",
-    "aoti_lint.rules.ast_flow",
+    "aoti_lint.rules.module_flow",
     "aoti_lint.flows.so_mentions",
 )
 

@@ -1,6 +1,6 @@
-"""The verdict of each deprecated call's fix in one module, read from ``ast``: the ``ast`` counterpart of
-``codemods.migration_plan`` (libcst's) for the modules ``rules.ast_flow`` settles; anything else raises
-``NotSettled``."""
+"""The verdict of each deprecated call's fix in one module: whether its migration keeps the program running (safe),
+may change what another file sees (unsafe), or is left to a human, and why (``flows.migration_verdicts``); for the
+file alone, and as the project plan (``flows.migration_flow``) reads it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import re
 from dataclasses import dataclass
 
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.flows.ast_load_device import AstLoadDevice
-from aoti_lint.flows.ast_paths import string_value as _string_value
+from aoti_lint.flows.load_device import LoadDevice
 from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
     ESCAPES,
@@ -35,6 +34,7 @@ from aoti_lint.flows.migration_verdicts import (
     options_away,
     through_another_module,
 )
+from aoti_lint.flows.path_expressions import string_value as _string_value
 from aoti_lint.knowledge.deprecated_api import (
     ABSOLUTE_PATH_FUNCTIONS,
     AOT_COMPILE_KEYWORDS,
@@ -74,8 +74,8 @@ class PlannedSite:
     package_path: str | None = None
 
 
-class AstMigrationPlan(AstLoadDevice):
-    """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``AstValues``."""
+class SitePlan(LoadDevice):
+    """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``ModuleEvaluator``."""
 
     # The verdicts as the project plan reads them (True: a load lacking a producer, or a path held by a name, is the
     # project's to settle), or as the fix of this file alone is judged (False).
@@ -302,7 +302,7 @@ class AstMigrationPlan(AstLoadDevice):
         return keys
 
     def _passed_on(self, read: ast.Name, parent: ast.AST | None) -> bool:
-        """Whether a read is a call's argument (libcst's ``Arg``): a read-only use, e.g. by the compile itself."""
+        """Whether a read is a call's argument : a read-only use, e.g. by the compile itself."""
         if type(parent) is ast.Starred:
             parent = self.parent(parent)
             return type(parent) is ast.Call and read is not parent.func

@@ -1,12 +1,11 @@
-"""A deprecated load's device as the migration plan judges it, read from ``ast``: the ``ast`` counterpart of
-``codemods.expressions.literal_device`` / ``device_index_expression`` and ``MigrationPlan._analyse_load``."""
+"""A deprecated load's device as the migration's plan judges it: whether the new loader can be given it (a literal
+device, `f"cuda:{rank}"`, `torch.device(...)`, a value whose reading has no effect), and how."""
 
 from __future__ import annotations
 
 import ast
 
 from aoti_lint.diagnostics import Applicability
-from aoti_lint.flows.ast_paths import AstPaths, string_value
 from aoti_lint.flows.migration_verdicts import (
     DEVICE_EFFECTS,
     DEVICE_INDEX_ZERO,
@@ -14,6 +13,7 @@ from aoti_lint.flows.migration_verdicts import (
     Verdict,
     device_index_needed,
 )
+from aoti_lint.flows.path_expressions import PathExpressions, string_value
 from aoti_lint.flows.values import parse_device
 from aoti_lint.knowledge.deprecated_api import DEVICE_CALLS_WITHOUT_EFFECTS, LOAD_PACKAGE_PARAMETERS_SINCE
 from aoti_lint.knowledge.device_flow import TORCH_DEVICE
@@ -22,7 +22,7 @@ from aoti_lint.model.syntax_tree import children
 NOT_LITERAL = (Applicability.UNSAFE, DEVICE_NOT_LITERAL)
 
 
-class AstLoadDevice(AstPaths):
+class LoadDevice(PathExpressions):
     """Judges the device argument of a deprecated load."""
 
     def judge_load_device(self, verdict: Verdict, value: ast.expr) -> None:

@@ -1,12 +1,11 @@
-"""The compile sites, load sites, calls of loaded models and artifact constants of one module, read from ``ast``: the
-``ast`` counterpart of ``flows.sites`` and ``ModuleFlow.artifact_constants`` (libcst's)."""
+"""The compile sites, load sites, calls of loaded models and artifact constants of one module, as the device-flow
+summary holds them."""
 
 from __future__ import annotations
 
 import ast
 import posixpath
 
-from aoti_lint.flows.ast_migration_plan import AstMigrationPlan
 from aoti_lint.flows.flow_summary import (
     CallArgument,
     CompileSite,
@@ -16,6 +15,7 @@ from aoti_lint.flows.flow_summary import (
     ModelCall,
     PathArgument,
 )
+from aoti_lint.flows.site_plan import SitePlan
 from aoti_lint.flows.values import (
     Artifact,
     Const,
@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     pass
 
 
-class AstSites(AstMigrationPlan):
-    """Reads the AOTI calls of the module with the values ``AstValues`` gives, as ``sites.SiteReader`` does."""
+class SiteReader(SitePlan):
+    """Reads the AOTI calls of the module with the values ``ModuleEvaluator`` gives."""
 
     def _import_ref(self, node: ast.AST) -> str | None:
         """The qualified name of ``NAME``/``module.NAME`` imported from another module, to resolve it there."""
@@ -173,12 +173,12 @@ class AstSites(AstMigrationPlan):
         return binding is not None and self.model.references(binding) is not None
 
     def artifact_constants(self) -> tuple[tuple[str, str], ...]:
-        """``ModuleFlow.artifact_constants``: module-level names bound to a `.pt2`/`.so` path that others may
+        """Module-level names bound to a `.pt2`/`.so` path that others may
         import."""
         return tuple((target.id, path) for target, _, path in self._module_constants() if self._referenced(target))
 
     def constant_sites(self) -> tuple[ConstantSite, ...]:
-        """``ModuleFlow.constant_sites``: module-level names bound to a `.so` path, with the `.pt2` expression a
+        """Module-level names bound to a `.so` path, with the `.pt2` expression a
         migration writes there."""
         found = []
         for target, value, path in self._module_constants():
@@ -188,7 +188,7 @@ class AstSites(AstMigrationPlan):
         return tuple(found)
 
     def path_arguments(self) -> tuple[PathArgument, ...]:
-        """``ModuleFlow.path_arguments``: `.so` paths passed to functions other than the AOTI ones: a helper of the
+        """`.so` paths passed to functions other than the AOTI ones: a helper of the
         run may load them."""
         if ".so" not in self.text:
             return ()

@@ -1,26 +1,9 @@
-"""AOTI001/AOTI002's findings and the device-flow summary of a module, read from ``ast`` without libcst, for the
-modules whose deprecated calls this reading settles exactly as libcst's analysis does (``analysis.module_flow``
-for the summary, ``codemods.migration_plan`` for the fixes' verdicts); None for any other, which libcst reads.
-
-A module is settled here when
-- its names are read by the semantic model (``aoti_lint.model.semantic``), as for libcst's reading;
-- its AOTI calls are calls of the deprecated API alone (``aot_compile``/``aot_load``), or of
-  ``torch._inductor.aot_compile`` alone (torch's own export helpers call it), or loads of the new API alone
-  (``aoti_load_package``/``load_package``, as a migrated server makes them), by a name that resolves to one
-  function only (or, for a load, to loaders only);
-- what those calls are given are literals, parameters without a default, names bound once to such values or to
-  a compile's result, tuples, lists and dicts of them, and `options` are a dict of literal keys other than the
-  output path; a load's device is a string (or a name, an attribute);
-- a load's path is a compile's result or a name, and a loaded model is called with no tensor the evaluator gives a
-  device or shape (those are libcst's to read);
-- a string naming a `.so` file is a comparison's operand or a statement of its own (a docstring), which no call or
-  name receives, and none does in a module with deprecated calls; no module-level name is bound to an artifact path.
-
-Deploy helpers mid-migration are such modules (``so = aot_compile(model, (x,))`` then ``return aot_load(so,
-"cpu")``), and so is pre-commit's common case of one such file. Anything else the reading meets
-(``NotSettled``) hands the whole module to libcst. ``tests/test_ast_flow.py`` compares the findings and the
-summary with libcst's on every fixture and rule example and on generated modules.
-"""
+"""AOTI001/AOTI002's findings and the device-flow summary of a module, in one reading (``flows.sites`` and the
+layers under it): every reference to the deprecated API (an attribute or a name that resolves to it, across the
+project's modules too; `getattr(torch._export, "aot_load")`; a call of a name bound to it), each call's fix with its
+verdict (of the file alone, or as the run's migration plan decided for its flow), and the summary the project pass
+reads (compiles, loads, calls of loaded models, artifact constants, `.so` mentions and the deprecated calls'
+verdicts). The fixes' edits are the codemod's (``run.fix_edits``)."""
 
 from __future__ import annotations
 
@@ -29,8 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
-from aoti_lint.flows.ast_migration_plan import PlannedSite
-from aoti_lint.flows.ast_sites import AstSites
 from aoti_lint.flows.flow_summary import (
     FlowSummary,
     MigrationSite,
@@ -46,6 +27,8 @@ from aoti_lint.flows.migration_verdicts import (
     not_fixed,
     unsafe_reason,
 )
+from aoti_lint.flows.site_plan import PlannedSite
+from aoti_lint.flows.sites import SiteReader
 from aoti_lint.flows.values import (
     Loaded,
 )
@@ -71,8 +54,8 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class AstFlow:
-    """What libcst's reading of the module gives AOTI001/AOTI002 and the device-flow rules."""
+class ModuleFlow:
+    """What the module gives AOTI001/AOTI002 and the device-flow rules."""
 
     # The findings of both rules, before noqa comments, their fixes' edits deferred.
     findings: tuple[Finding, ...]
@@ -98,20 +81,20 @@ def read_flow(
     target_torch: tuple[int, int],
     noqa: Any,
     plan: FileFlow | None = None,
-) -> AstFlow:
-    """The module's ``AstFlow``. ``noqa``: the text's ``Suppressions``; ``plan``: the run's migration plan for the
+) -> ModuleFlow:
+    """The module's ``ModuleFlow``. ``noqa``: the text's ``Suppressions``; ``plan``: the run's migration plan for the
     file, whose decisions are the fixes' verdicts."""
     return _Reader(text, tree, target_torch, str(path)).flow(path, display_path, noqa, plan)
 
 
-class _Reader(AstSites):
-    """AOTI001/AOTI002's findings and the device-flow summary of one module, on what ``AstValues`` reads."""
+class _Reader(SiteReader):
+    """AOTI001/AOTI002's findings and the device-flow summary of one module, on what ``ModuleEvaluator`` reads."""
 
-    def flow(self, path: Path, display_path: str, noqa: Any, plan: FileFlow | None = None) -> AstFlow:
+    def flow(self, path: Path, display_path: str, noqa: Any, plan: FileFlow | None = None) -> ModuleFlow:
         self.sites_by_call: dict[int, PlannedSite] = {}
         compiles: list[PlannedSite] = []
         loads: list[PlannedSite] = []
-        # Every call the module reader sorts into compiles, loads and default-device setters (``ModuleReader``).
+        # Every call sorted into compiles, loads and default-device setters.
         compile_calls: list[ast.Call] = []
         load_calls: list[ast.Call] = []
         for call in self.calls:
@@ -156,10 +139,10 @@ class _Reader(AstSites):
             so_mentions=self.so_mentions(),
             path_arguments=self.path_arguments(),
         )
-        return AstFlow(tuple(self._findings(display_path)), summary)
+        return ModuleFlow(tuple(self._findings(display_path)), summary)
 
     def _model_calls(self) -> tuple[ModelCall, ...]:
-        """The calls of a loaded model (``ModuleFlow.summary``)."""
+        """The calls of a loaded model."""
         found = []
         for call in self.calls:
             if type(call.func) in (ast.Name, ast.Attribute):
@@ -193,7 +176,7 @@ class _Reader(AstSites):
         )
 
     def _parameter_of(self, node: ast.expr | None) -> tuple[str, int, str] | None:
-        """``ModuleFlow._parameter_of``: (function, position, name) when ``node`` reads a parameter of a
+        """(function, position, name) when ``node`` reads a parameter of a
         module-level function."""
         if type(node) is not ast.Name:
             return None

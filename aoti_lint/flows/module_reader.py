@@ -1,10 +1,5 @@
 """One module's nodes, parents, names, bindings, call arguments and default device, read from ``ast`` and the
-semantic model: the ``ast`` counterpart of ``flows.module_reader`` and ``flows.default_device`` (libcst's), the base
-of ``flows.ast_values``.
-
-Where this reading cannot tell something exactly as libcst's reading does, it raises ``NotSettled`` and the module
-is left to libcst.
-"""
+semantic model: the base of the flow reading (``flows.evaluator`` and the layers above it)."""
 
 from __future__ import annotations
 
@@ -25,10 +20,6 @@ _TORCH_DEVICE_NAME = last_parts({TORCH_DEVICE})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-class NotSettled(Exception):
-    """Something this reading does not settle exactly as libcst's analysis: the module goes to libcst."""
-
-
 def names_so(value: object) -> bool:
     """Whether a constant's value (a string's or bytes') holds `.so`."""
     if type(value) is str:
@@ -36,8 +27,8 @@ def names_so(value: object) -> bool:
     return type(value) is bytes and b".so" in value
 
 
-class AstModuleReader:
-    """A module's nodes in the order libcst meets them, their parents, names and bindings."""
+class ModuleReader:
+    """A module's nodes in source order, their parents, names and bindings."""
 
     eval: Any
 
@@ -48,7 +39,7 @@ class AstModuleReader:
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()
-        # The strings that name a `.so` (``AstPaths.so_mentions``); one inside an f-string is left to libcst.
+        # The strings that name a `.so` (``PathExpressions.so_mentions``).
         self.so_strings: list[ast.Constant] = []
         stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
         while stack:
@@ -62,7 +53,7 @@ class AstModuleReader:
                 self.so_strings.append(node)
             inner = formatted or type(node) is ast.JoinedStr
             stack.extend((child, node, inner) for child in reversed(children(node)))
-        # Calls in the order libcst meets them: by where they start, one around another first.
+        # Calls by where they start, one around another first: the order the codemod's plan numbers its sites in.
         self.calls: list[ast.Call] = sorted(
             (node for node in self.nodes if isinstance(node, ast.Call)),
             key=lambda call: (call.lineno, call.col_offset, -(call.end_lineno or 0), -(call.end_col_offset or 0)),
@@ -79,7 +70,7 @@ class AstModuleReader:
             and type(node.value.func.value) is ast.Name
             and _changes_in_place(node.value.func.attr)
         }
-        # The blocks that may set a device for the factories they run (``ModuleReader.device_blocks``).
+        # The blocks that may set a device for the factories they run.
         self.device_blocks = [
             node
             for node in self.nodes
@@ -91,7 +82,7 @@ class AstModuleReader:
             )
         ]
         self._under_device: set[str] | None = None
-        # The calls that set the default device, set by the flow reading (``ModuleReader.setter_calls``).
+        # The calls that set the default device, set by the flow reading.
         self.setter_calls: list[ast.Call] = []
         self._default_device: tuple[Device | None, int] | None = None
 
@@ -102,7 +93,7 @@ class AstModuleReader:
         return offset if text.isascii() else len(text.encode()[:offset].decode(errors="replace"))
 
     def _at(self, node: Any) -> tuple[int, int]:
-        """libcst's (line, column) of where a node starts: columns in characters, not bytes."""
+        """The (line, column) where a node starts: columns in characters, not bytes."""
         return (node.lineno, self._column(node.lineno, node.col_offset))
 
     def span(self, node: Any) -> Span:
@@ -149,10 +140,10 @@ class AstModuleReader:
         binding = self.model.only_binding(name)
         return binding is not None and binding.kind in ("import", "from-import")
 
-    # -- a call's arguments, as ``ModuleReader`` reads them ---------------------------------------------------
+    # -- a call's arguments -----------------------------------------------------------------------------------
 
     def argument(self, call: ast.Call, position: int | None, keyword: str | None) -> ast.expr | None:
-        """``ModuleReader.argument``: the expression passed as ``keyword`` or at ``position`` (before any
+        """The expression passed as ``keyword`` or at ``position`` (before any
         ``*args``)."""
         for item in call.keywords:
             if item.arg is not None and item.arg == keyword:
@@ -246,7 +237,7 @@ class AstModuleReader:
         return any(function.name in self._under_device for function in functions)
 
     def _names_reached_from(self, blocks: list[Any]) -> set[str]:
-        """The names libcst holds as name nodes in ``blocks``' bodies (bare names, attributes' last parts, keywords,
+        """The names in ``blocks``' bodies (bare names, attributes' last parts, keywords,
         parameters, defs: so methods count), and transitively in the bodies of the functions so named."""
         bodies: dict[str, list[list[ast.stmt]]] = {}
         for node in self.nodes:
@@ -287,7 +278,7 @@ def _changes_in_place(method: str) -> bool:
 
 
 def _name_nodes(root: ast.AST) -> set[str]:
-    """Every name libcst holds as a ``Name`` node under ``root``."""
+    """Every name under ``root`` (bare names, attributes' last parts, keywords, parameters, defs)."""
     found: set[str] = set()
     stack = [root]
     while stack:
@@ -318,6 +309,6 @@ def _name_nodes(root: ast.AST) -> set[str]:
             if node.rest:  # type: ignore[attr-defined]
                 found.add(node.rest)  # type: ignore[attr-defined]
         elif kind is ast.Constant and node.value in (None, True, False) and type(node.value) is not int:  # type: ignore[attr-defined]
-            found.add(repr(node.value))  # type: ignore[attr-defined]  # libcst's `None`, `True`, `False` are names
+            found.add(repr(node.value))  # type: ignore[attr-defined]  # `None`, `True`, `False` count as names
         stack.extend(children(node))
     return found

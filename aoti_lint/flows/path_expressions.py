@@ -1,32 +1,31 @@
-"""Path expressions as the migration plan reads their text, from ``ast``: the string literal that carries a path's
-file name, the `.so` file name it ends with, the same path with its suffix swapped (the ``ast`` counterparts of
-``codemods.expressions.suffix_literal`` and ``replace_suffix``, and of ``rules.module_flow._so_name``), and where a
-string names a `.so` file (``ModuleFlow.so_mentions``).
+"""Path expressions as the migration writes them: the string literal that carries a path's file name, the `.so`
+file name it ends with, the same path with its suffix swapped as the codemod writes it (``codemods.expressions``),
+and where a string names a `.so` file.
 
-libcst holds each piece of an implicit concatenation (`"a" "b.so"`) as a string of its own, and parentheses around
-an expression as part of it; ``ast`` holds neither: where that could change an answer, ``NotSettled``.
-"""
+A string's text is read as written where it is one literal; pieces of an implicit concatenation (`"a" "b.so"`),
+which ``ast`` merges, and an f-string's parts where ``ast`` may place them elsewhere (before Python 3.12) are read
+from their values, and a path whose text is not known is not rewritten."""
 
 from __future__ import annotations
 
 import ast
 import posixpath
 
-from aoti_lint.flows.ast_values import UNLIKE_WRITTEN, AstValues
+from aoti_lint.flows.evaluator import UNLIKE_WRITTEN, ModuleEvaluator
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-class AstPaths(AstValues):
+class PathExpressions(ModuleEvaluator):
     """The text of a module's path expressions and string literals, as the migration plan reads them."""
 
     _strings: list[str] | None = None
 
     @staticmethod
     def ordered_arguments(call: ast.Call) -> list[tuple[str, str | None, ast.expr]]:
-        """The call's arguments in the order written (libcst's ``Call.args``): (star, keyword, value)."""
+        """The call's arguments in the order written: (star, keyword, value)."""
         items: list[tuple[Any, str, str | None, ast.expr]] = []
         for arg in call.args:
             items.append((arg, "*", None, arg.value) if type(arg) is ast.Starred else (arg, "", None, arg))
@@ -48,7 +47,7 @@ class AstPaths(AstValues):
 
     def string_values(self) -> list[str]:
         """``MigrationPlan._string_values``: the values of the module's plain string literals, each piece of an
-        implicit concatenation apart (libcst's ``SimpleString`` nodes), an f-string's text aside."""
+        implicit concatenation apart, an f-string's text too."""
         if self._strings is None:
             from aoti_lint.flows.so_mentions import literal_tokens
 
@@ -79,7 +78,7 @@ class AstPaths(AstValues):
         return node
 
     def so_name(self, node: ast.expr | None) -> str | None:
-        """``rules.module_flow._so_name``: the `.so` file name a path expression ends with."""
+        """The `.so` file name a path expression ends with: "m.so", join(d, "m.so"), d / "m.so", f"{d}/m.so"."""
         if node is None:
             return None
         tail = self.suffix_literal(node)
@@ -90,7 +89,7 @@ class AstPaths(AstValues):
         return None
 
     def replaced_suffix(self, node: ast.expr | None, old: str = ".so", new: str = ".pt2") -> str | None:
-        """``codemods.expressions.replace_suffix``, as the text libcst would write: the same path expression with its
+        """``codemods.expressions.replace_suffix``, as the text the codemod writes: the same path expression with its
         literal file suffix ``old`` swapped for ``new``, or None."""
         if node is None:
             return None
@@ -135,7 +134,7 @@ class AstPaths(AstValues):
         return None
 
     def _with(self, whole: ast.expr, part: ast.expr, text: str) -> str:
-        """The source of ``whole`` with ``part`` written as ``text`` (parentheses around ``part`` stay, as libcst's
+        """The source of ``whole`` with ``part`` written as ``text`` (parentheses around ``part`` stay, as the codemod's
         rewrite keeps them)."""
         head = self.text_between((whole.lineno, whole.col_offset), (part.lineno, part.col_offset))
         end = (whole.end_lineno, whole.end_col_offset)
@@ -143,7 +142,7 @@ class AstPaths(AstValues):
         return head + text + tail
 
     def so_mentions(self) -> tuple[tuple[str, int, int], ...]:
-        """``ModuleFlow.so_mentions``: where a string names a `.so` file, each piece of a concatenation apart."""
+        """Where a string names a `.so` file, each piece of a concatenation apart: (file name, row, column)."""
         if not self.so_strings:
             return ()
         from aoti_lint.flows.so_mentions import placed_mentions  # compiles patterns: only where a .so is named

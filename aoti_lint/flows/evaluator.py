@@ -1,9 +1,6 @@
-"""What an expression of a module is, read from ``ast`` and the semantic model: the ``ast`` counterpart of
-``flows.evaluator`` (libcst's), which ``rules.ast_flow`` reads AOTI001/AOTI002 and the device-flow summary on.
-
-Values are those of ``flows.values``, given where this reading settles them exactly as libcst's evaluator does;
-anything else raises ``NotSettled`` and the module is left to libcst.
-"""
+"""What an expression of a module is, read from ``ast`` and the semantic model: the values of ``flows.values``
+(exports, tensors and their devices and shapes, devices, paths, strings), where the code makes them certain; anything
+else is unknown (None), and never leads to a finding."""
 
 from __future__ import annotations
 
@@ -12,9 +9,9 @@ import posixpath
 import re
 from pathlib import Path
 
-from aoti_lint.flows.ast_module import AstModuleReader
 from aoti_lint.flows.example_inputs import ExampleInputs
 from aoti_lint.flows.flow_summary import Device
+from aoti_lint.flows.module_reader import ModuleReader
 from aoti_lint.flows.values import (
     Artifact,
     Const,
@@ -73,15 +70,15 @@ STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 UNLIKE_WRITTEN = ("\\", "{{", "}}")
 
 
-class AstValues(AstModuleReader, ExampleInputs):
-    """A module's values, as ``evaluator.ModuleEvaluator`` gives them."""
+class ModuleEvaluator(ModuleReader, ExampleInputs):
+    """A module's values."""
 
     def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:
         super().__init__(text, tree, target_torch, path)
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         # The AOTI calls by the id of their node, each with its index among the compiles or the loads (set by the
-        # flow reading, ``ast_flow``): what ``_eval_call`` gives such a call.
+        # flow reading, ``module_flow``): what ``_eval_call`` gives such a call.
         self.compile_index: dict[int, int] = {}
         self.load_index: dict[int, int] = {}
 
@@ -89,7 +86,7 @@ class AstValues(AstModuleReader, ExampleInputs):
         kind = type(node)
         if kind is ast.Constant:
             value = node.value
-            # libcst: a string's value, an integer's, and the names None, True and False.
+            # A string's value, an integer's, and None, True and False.
             if value is None or type(value) in (str, int, bool):
                 return Const(value)
             return None
@@ -150,8 +147,8 @@ class AstValues(AstModuleReader, ExampleInputs):
         return None
 
     def _left_to_default(self, parameter: ast.arg) -> bool:
-        """Whether every call of the parameter's function leaves it to its default, as ``ModuleEvaluator``'s
-        ``_parameter_default`` reads it: a function of no class, undecorated, called in this module, by its name
+        """Whether every call of the parameter's function leaves it to its default: a function of no class,
+        undecorated, called in this module, by its name
         (``SemanticModel.references`` of its def)."""
         function = self.parent(self.parent(parameter))  # type: ignore[arg-type]  # an ast.arguments, see _default_of
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -204,7 +201,7 @@ class AstValues(AstModuleReader, ExampleInputs):
 
     def _eval_subscript(self, node: ast.Subscript) -> object:
         if type(node.slice) in (ast.Slice, ast.Tuple):
-            # libcst: a slice, or several indices (`x[a, b]`), has no value; `x[(a, b)]` has one index, a tuple,
+            # A slice, or several indices (`x[a, b]`), has no value; `x[(a, b)]` has one index, a tuple,
             # which is no constant either.
             return None
         base = self.eval(node.value)
@@ -314,7 +311,7 @@ class AstValues(AstModuleReader, ExampleInputs):
         return None
 
     def _returned_by(self, callee: ast.Name) -> ast.expr | None:
-        """``ModuleEvaluator._returned_by``: what a call of a helper of the module gives, when it is a function
+        """What a call of a helper of the module gives, when it is a function
         defined at module level, without parameters or decorators, whose body returns one expression."""
         if callee.id not in self.model.functions:
             return None
@@ -333,11 +330,11 @@ class AstValues(AstModuleReader, ExampleInputs):
             body = function.body
             first = body[0]
             if self.lines[first.lineno - 1].encode()[: first.col_offset].strip():
-                return None  # `def f(): return x`: libcst reads no block
+                return None  # `def f(): return x` on one line is not followed
             statements = body
             if ast.get_docstring(function, clean=False) is not None:
                 if len(body) > 1 and body[1].lineno == body[0].end_lineno:
-                    return None  # `"doc"; return x`: libcst's statements after the docstring's line
+                    return None  # `"doc"; return x` on one line is not followed
                 statements = body[1:]
             if len(statements) != 1 or type(statements[0]) is not ast.Return:
                 return None

@@ -941,9 +941,8 @@ def targets(trees: dict[str, Tree]) -> list[str]:
 
 def stage_counts(key: str, tree: Tree) -> list[str]:
     """How many files (and MB) each prefilter stage lets through, counted in this process with aoti-lint's own
-    stages; then those of them that pay for libcst in a run that shows no fix edits (as the timed runs): not the
-    files summarised only for `.so` mentions (``flows/so_mentions.py``), nor those whose rules and summary all
-    answer from ast (``AstRule``, ``rules/module_flow.py``)."""
+    stages; then those of them that libcst parses in a run that shows no fix edits (as the timed runs): none, since
+    every rule and the flow summary read Python from ast (``AstRule``, ``rules/module_flow.py``)."""
     from aoti_lint.read.files import Candidate, discover
     from aoti_lint.read.source import PYTHON_KINDS
     from aoti_lint.rules.base import PythonRule
@@ -1040,7 +1039,7 @@ def write_results(
     lines += [
         "## Where the work goes",
         "",
-        "A file pays for libcst only once it passes every prefilter stage: its bytes (`Rule.could_match`), "
+        "A file is parsed only once it passes every prefilter stage: its bytes (`Rule.could_match`), "
         "for Python its text (`could_match_python`), then one `ast` parse (`could_match_code`); see "
         "`aoti_lint/run/prefilter.py`. The text stage of the fake-kernel rules (AOTI301/AOTI302) parses only the "
         "top-level statements that can hold a kernel, told apart by a lexer of the strings "
@@ -1050,11 +1049,10 @@ def write_results(
         "scope analysis never runs. A name imported from another module of the project is followed into it "
         "(`aoti_lint/model/project_names.py`), each module read once per process. Node positions come from one "
         "code generation that counts characters "
-        "(`aoti_lint/model/node_positions.py`). AOTI003, AOTI005, AOTI201, AOTI202 and AOTI301 to AOTI303 read Python "
-        "from `ast` alone (`AstRule`, all of them in one traversal of the tree: `aoti_lint/rules/checker.py`), "
-        "and AOTI001/AOTI002 with the device-flow summary for the modules whose deprecated calls that reading settles "
-        "(`aoti_lint/rules/module_flow.py`: every module of torch's, the monorepo's and the one file's); a file "
-        "whose rules all answer is not parsed with libcst by a run that shows no fix edits, as the timed runs. "
+        "(`aoti_lint/model/node_positions.py`), for the fixes libcst writes. Every rule reads Python from `ast` "
+        "alone (the `AstRule`s in one traversal of the tree: `aoti_lint/rules/checker.py`; AOTI001/AOTI002 with "
+        "the device-flow summary in one reading: `aoti_lint/rules/module_flow.py`); libcst parses a file only to "
+        "build the edits of a fix of a deprecated call, never in a run that shows no fix edits, as the timed runs. "
         "A warm run opens no file whose stat (size, mtime, ctime, inode) is the one the cache recorded with its "
         "verdict (`aoti_lint/run/file_stats.py`, as ruff does): it stats the files, "
         "loads the entries of those with findings or project data, and counts every file as checked. When "

@@ -1,5 +1,5 @@
-"""Deferred work at import: libcst costs about half a second to import, so it is loaded on first use only; a
-regular expression that most runs never use is compiled on first use too."""
+"""Deferred work at import: libcst costs about half a second to import, so the fix layer loads it on first use only;
+a regular expression that most runs never use is compiled on first use too."""
 
 from __future__ import annotations
 
@@ -62,13 +62,3 @@ class LazyPattern:
 
     def sub(self, *args: Any) -> Any:
         return self.compiled.sub(*args)
-
-
-if TYPE_CHECKING:  # the type checker sees libcst itself, with its node types
-    import libcst as cst
-    import libcst.matchers as matchers
-    import libcst.metadata as metadata
-else:
-    cst = LazyModule("libcst")
-    matchers = LazyModule("libcst.matchers")
-    metadata = LazyModule("libcst.metadata")

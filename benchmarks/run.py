@@ -1049,7 +1049,7 @@ def write_results(
         "scope analysis never runs. A name imported from another module of the project is followed into it "
         "(`aoti_lint/model/project_names.py`), each module read once per process. Node positions come from one "
         "code generation that counts characters "
-        "(`aoti_lint/model/node_positions.py`), for the fixes libcst writes. Every rule reads Python from `ast` "
+        "(`aoti_lint/fixes/node_positions.py`), for the fixes libcst writes. Every rule reads Python from `ast` "
         "alone (the `AstRule`s in one traversal of the tree: `aoti_lint/rules/checker.py`; AOTI001/AOTI002 with "
         "the device-flow summary in one reading: `aoti_lint/rules/module_flow.py`); libcst parses a file only to "
         "build the edits of a fix of a deprecated call, never in a run that shows no fix edits, as the timed runs. "

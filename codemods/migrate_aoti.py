@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper
 
 from aoti_lint.codemods.migration import migrate, selected_sites
 from aoti_lint.codemods.migration_plan import MigrationPlan
-from aoti_lint.model.module_facts import ModuleFacts
+from aoti_lint.fixes.module_facts import ModuleFacts
 from aoti_lint.settings.target_torch import DEFAULT_TARGET_TORCH, DEFAULT_TARGET_TORCH_TEXT, parse_target_torch
 
 

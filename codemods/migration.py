@@ -18,8 +18,8 @@ from aoti_lint.codemods.aot_load import MigrateAotLoad
 from aoti_lint.codemods.expressions import bound_as, torch_binding
 from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.diagnostics import Applicability
+from aoti_lint.fixes.module_facts import ModuleFacts
 from aoti_lint.fixes.unused_imports import RemoveImports, bound_name, without_blank_openings
-from aoti_lint.model.module_facts import ModuleFacts
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
 TIDY_PER_SITE_UP_TO = 8
@@ -133,6 +133,22 @@ def _add_torch_import(module: cst.Module) -> cst.Module:
     context = CodemodContext()
     AddImportsVisitor.add_needed_import(context, "torch")
     return AddImportsVisitor(context).transform_module(module)
+
+
+def tidy_text(text: str) -> str:
+    """``tidy_imports`` of a text, as it stands once the fixes are applied: the text itself where libcst does not
+    parse it (the engine refuses to write it anyway) or does not give it back as written (its code generation would
+    edit lines no fix touched)."""
+    from aoti_lint.fixes.edits import with_last_line_end
+    from aoti_lint.fixes.node_positions import gives_back
+
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        return text
+    if not gives_back(module.code, text):
+        return text
+    return with_last_line_end(tidy_imports(module).code, text)
 
 
 def tidy_imports(module: cst.Module) -> cst.Module:
@@ -282,7 +298,7 @@ def migrate_flows(
     # (named by their order) are where the plan saw them.
     text = apply_edits(text, edits) if edits else text
     module = cst.parse_module(text)
-    from aoti_lint.model.node_positions import NotReproduced, gives_back
+    from aoti_lint.fixes.node_positions import NotReproduced, gives_back
 
     if not gives_back(module.code, text):  # its code generation would rewrite lines no fix touches
         raise NotReproduced("libcst does not give this file back as written")

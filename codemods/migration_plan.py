@@ -26,6 +26,7 @@ from aoti_lint.codemods.expressions import (
 from aoti_lint.codemods.options import analyse_options
 from aoti_lint.codemods.rewrites import CompileRewrite, LoadRewrite
 from aoti_lint.diagnostics import Applicability
+from aoti_lint.fixes.module_facts import ModuleFacts
 from aoti_lint.flows.migration_verdicts import (
     ARGUMENTS_UNREAD,
     DEVICE_EFFECTS,
@@ -64,7 +65,6 @@ from aoti_lint.knowledge.deprecated_api import (
     PACKAGE_AOTI,
     PACKAGE_OPTION,
 )
-from aoti_lint.model.module_facts import ModuleFacts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

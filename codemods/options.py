@@ -8,9 +8,9 @@ import libcst as cst
 from aoti_lint.codemods.expressions import is_false, is_true, replace_suffix, string_value
 from aoti_lint.codemods.rewrites import CompileRewrite
 from aoti_lint.diagnostics import Applicability
+from aoti_lint.fixes.module_facts import ModuleFacts
 from aoti_lint.flows.migration_verdicts import OPTIONS_KEYS, OPTIONS_UNFOLLOWED, OPTIONS_UNPACKED, options_away
 from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION, PACKAGE_OPTION
-from aoti_lint.model.module_facts import ModuleFacts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -79,7 +79,7 @@ def test_each_form_is_reported_where_its_call_fails(code, expected):
 
 def test_torch_s_own_call_of_the_compile_is_read_without_libcst(monkeypatch):
     """torch's modules that define the API call it; nothing there fails, and nothing parses them with libcst."""
-    from aoti_lint.model import parse
+    from aoti_lint.fixes import parse
 
     text = (
         "import torch\n\n\ndef aot_compile(f, args, kwargs=None, *, options=None):\n"

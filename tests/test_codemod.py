@@ -188,7 +188,7 @@ def test_a_call_of_the_loaded_model_is_no_load_site():
     from libcst.metadata import MetadataWrapper
 
     from aoti_lint.codemods.migration_plan import MigrationPlan
-    from aoti_lint.model.module_facts import ModuleFacts
+    from aoti_lint.fixes.module_facts import ModuleFacts
     from aoti_lint.model.suppressions import python_suppressions
     from aoti_lint.rules.module_flow import read_flow
 

@@ -542,7 +542,7 @@ def _reading(rule, text: str, edits: bool) -> list[tuple]:
 
 @pytest.mark.parametrize(("rule", "text"), READINGS, ids=[f"{r.code}-{i}" for i, (r, _) in enumerate(READINGS)])
 def test_python_is_read_once_and_the_findings_do_not_depend_on_building_edits(rule, text, monkeypatch):
-    from aoti_lint.model import parse
+    from aoti_lint.fixes import parse
     from aoti_lint.run import engine
     from aoti_lint.run.prefilter import prefiltered
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.model import parse
+from aoti_lint.fixes import parse
 from aoti_lint.read.source import SourceFile
 from aoti_lint.rules import ALL_RULES, DeprecatedAotCompile, DeprecatedAotLoad
 from aoti_lint.run.engine import check_source

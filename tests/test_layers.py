@@ -189,3 +189,24 @@ def test_the_folders_import_downwards_only():
         )
     assert cycles(folders) == []
     assert {"read", "settings", "screen", "model", "rules", "flows", "fixes", "run", "report"} <= set(folders)
+
+
+def test_libcst_is_the_fix_layers_alone():
+    """Every rule reads Python from ``ast``: libcst, which writes fixes, is imported only by the codemods and the fix
+    layer (``aoti_lint/fixes/``, and ``aoti_lint/run/fix_*.py``, which builds fixes' edits)."""
+    found = []
+    for path in module_files().values():
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith(("codemods/", "aoti_lint/fixes/")) or path.name.startswith("fix"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("libcst."):
+                names = [node.value]
+            found += [f"{relative}: {name}" for name in names if name.split(".")[0] == "libcst"]
+    assert found == []

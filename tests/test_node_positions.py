@@ -12,7 +12,7 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from aoti_lint.model.node_positions import NodePositions
+from aoti_lint.fixes.node_positions import NodePositions
 from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"

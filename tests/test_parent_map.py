@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from aoti_lint.model.module_facts import ModuleFacts, parent_map
+from aoti_lint.fixes.module_facts import ModuleFacts, parent_map
 from tests.helpers import libcst_modules
 
 FIXTURES = Path(__file__).parent / "fixtures"

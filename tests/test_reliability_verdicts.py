@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from aoti_lint.model import parse
+from aoti_lint.fixes import parse
 from aoti_lint.report import FORMATS
 from tests.helpers import run_main
 

@@ -1465,7 +1465,7 @@ UNRELATED_SO_MENTIONS = {
 
 @pytest.mark.parametrize("fix", [FixOptions(), FixOptions(apply=True, unsafe=True, write=False)], ids=["check", "diff"])
 def test_one_planted_fixable_load_parses_no_module_outside_its_flow(tmp_path, monkeypatch, fix):
-    from aoti_lint.model import parse
+    from aoti_lint.fixes import parse
 
     parsed: list[str] = []
     original = parse.parse_module
@@ -1481,7 +1481,7 @@ def test_one_planted_fixable_load_parses_no_module_outside_its_flow(tmp_path, mo
 def test_a_large_module_the_ast_readings_settle_is_checked_like_a_small_one(tmp_path, monkeypatch):
     """Past libcst's size limit only what libcst must read is focused or refused: a large module naming a `.so`
     only in strings (torch's codecache.py) is summarised from `ast`, with no error and no libcst parse."""
-    from aoti_lint.model import parse
+    from aoti_lint.fixes import parse
 
     parsed: list[str] = []
     original = parse.parse_module
@@ -1498,7 +1498,7 @@ def test_a_large_module_the_ast_readings_settle_is_checked_like_a_small_one(tmp_
 def test_the_rest_of_the_project_is_read_for_its_flows_alone(tmp_path, monkeypatch):
     """A run given one file reads the project's other files only for what the migration plan and the project
     rules take from them: a module holding debug switches and kernels but no call of the API is not parsed."""
-    from aoti_lint.model import parse
+    from aoti_lint.fixes import parse
     from aoti_lint.rules import checker
 
     parsed: list[str] = []

@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from aoti_lint.model.node_positions import NodePositions
+    from aoti_lint.fixes.node_positions import NodePositions
 
 # Rows as the edits count them (a lone "\r" ends a line too, see aoti_lint.fixes.edits).
 _LINE_END = re.compile(r"\r\n?|\n")
@@ -26,7 +26,7 @@ class _Module:
     def __init__(self, text: str) -> None:
         import libcst as cst
 
-        from aoti_lint.model.node_positions import NodePositions
+        from aoti_lint.fixes.node_positions import NodePositions
 
         self.module = cst.parse_module(text)
         self.positions: NodePositions = NodePositions(self.module, text)

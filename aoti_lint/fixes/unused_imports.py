@@ -28,7 +28,7 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
         module = cst.parse_module(text)
     except cst.ParserSyntaxError:
         return text
-    from aoti_lint.model.node_positions import gives_back
+    from aoti_lint.fixes.node_positions import gives_back
 
     if not gives_back(module.code, text):
         return text  # libcst does not give the text back: its code generation would edit lines no fix touched

@@ -1,41 +1,12 @@
-"""The parse step: one libcst parse of a Python text, refused (with CPython's own wording) where CPython's parser
-gives up or libcst's would overflow the C stack.
-
-libcst is imported only here, inside the functions, i.e. only when some file passes the prefilter.
-"""
+"""What CPython's parser says of a Python text: why it refuses it, in its own wording (AOTI000), and whether its
+names are read otherwise than they are written (NFKC)."""
 
 from __future__ import annotations
 
 import re
 
-from aoti_lint.read.source import PYTHON_KINDS
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    import libcst as cst
-
-    from aoti_lint.read.source import SourceFile
-
 # Why a text does not parse: the message, its row and its column (AOTI000 reports it, ``rules.syntax_error``).
 Refusal = tuple[str, int, int]
-
-
-def parse_module(source: SourceFile, text: str) -> cst.Module | Refusal:
-    """The module, or why it cannot be parsed."""
-    refused = syntax_error(text)
-    if refused is not None:
-        return refused
-    import libcst as cst
-
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        message, row, column = f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column + 1
-    except RecursionError:
-        message, row, column = "SyntaxError: too deeply nested to parse", 1, 1
-    except (ValueError, UnicodeError) as exc:
-        message, row, column = f"SyntaxError: {exc}", 1, 1
-    return message, row, column
 
 
 def syntax_error(text: str) -> Refusal | None:
@@ -70,26 +41,6 @@ def python_syntax_error(text: str) -> tuple[str, int, int] | None:
     if isinstance(outcome, SyntaxError):
         return f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
     return None
-
-
-def parse_error(source: SourceFile) -> str | None:
-    """Why the fixed text of a Python file does not parse, or None. Re-parsed whatever the prefilter says."""
-    if source.kind not in PYTHON_KINDS:
-        return None
-    import libcst as cst
-
-    try:
-        cst.parse_module(source.text)
-    except Exception as exc:  # any parser failure means: do not write
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        cpython = python_syntax_error(source.text)
-        return cpython[0].removeprefix("SyntaxError: ") if cpython else first_line
-    return None
-
-
-# Past this many bytes of a Python text, libcst builds no fix (its parse costs time and memory many times the
-# text's size: docs/reliability.md, "Cost limits"); the rules read the whole text from ``ast``.
-MAX_LIBCST_BYTES = 200_000
 
 
 _WORD = re.compile(r"\w+")

@@ -2,8 +2,8 @@
 
 As in Fixit, the examples (``VALID``/``INVALID``) sit beside the check, run as tests and feed the docs page.
 As in ruff, the docs use the sections "What it does / Why is this bad? / Example / Use instead / Fix safety /
-References". Rule modules never import libcst at module level (see ``aoti_lint.lazy``), so listing rules,
-prefiltering and printing docs stay instant.
+References". Rule modules read Python from ``ast``; libcst is the fix layer's (``aoti_lint.fixes``, ``codemods``),
+so listing rules, prefiltering and printing docs stay instant.
 """
 
 from __future__ import annotations
@@ -314,8 +314,8 @@ class AstReader:
 
 class AstRule(PythonRule):
     """A rule read from the module's ``ast`` tree and semantic model alone, in every run whatever it shows: every
-    ``AstRule`` a file wants is answered in one traversal (``aoti_lint.rules.checker``), and a file whose rules are
-    all ``AstRule``s is never parsed with libcst in a run that shows no fix edits. Its fixes leave their edits to a
+    ``AstRule`` a file wants is answered in one traversal (``aoti_lint.rules.checker``); no file is parsed with
+    libcst in a run that shows no fix edits. Its fixes leave their edits to a
     ``build`` of the fix layer (``aoti_lint.fixes``), called only by a run that applies or shows them."""
 
     @classmethod

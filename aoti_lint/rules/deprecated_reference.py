@@ -72,17 +72,6 @@ class DeprecatedReference(PythonRule):
     @classmethod
     def tidy_after_fix(cls, text: str) -> str:
         """Once fixes are applied, drop imports of the old API that no fix alone could see were unused."""
-        import libcst as cst
+        from aoti_lint.codemods.migration import tidy_text
 
-        from aoti_lint.codemods.migration import tidy_imports
-        from aoti_lint.fixes.edits import with_last_line_end
-
-        try:
-            module = cst.parse_module(text)
-        except cst.ParserSyntaxError:
-            return text  # the engine refuses to write it anyway
-        from aoti_lint.model.node_positions import gives_back
-
-        if not gives_back(module.code, text):
-            return text  # libcst does not give the text back: its code generation would edit lines no fix touched
-        return with_last_line_end(tidy_imports(module).code, text)
+        return tidy_text(text)

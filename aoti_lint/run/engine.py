@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from aoti_lint.diagnostics import FileError
-from aoti_lint.model.parse import MAX_LIBCST_BYTES
+from aoti_lint.fixes.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
 from aoti_lint.rules.base import PythonRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule

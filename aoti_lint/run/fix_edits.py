@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from aoti_lint.diagnostics import Applicability, FileError, Finding, Fix
-from aoti_lint.model.node_positions import NotReproduced
+from aoti_lint.fixes.node_positions import NotReproduced
 from aoti_lint.read.source import SourceFile
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.results import MIGRATION_CODES, CheckResult, internal_error
@@ -34,7 +34,7 @@ def add_migration_edits(
     plan = None
     parsed = False
     if why is None:
-        from aoti_lint.model.parse import parse_module
+        from aoti_lint.fixes.parse import parse_module
 
         module = parse_module(source, source.text)
         if isinstance(module, tuple):
@@ -44,8 +44,8 @@ def add_migration_edits(
             from libcst.metadata import MetadataWrapper
 
             from aoti_lint.codemods.migration_plan import MigrationPlan
-            from aoti_lint.model.module_facts import ModuleFacts
-            from aoti_lint.model.qualified_names import QualifiedNames
+            from aoti_lint.fixes.module_facts import ModuleFacts
+            from aoti_lint.fixes.qualified_names import QualifiedNames
 
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             try:
@@ -86,7 +86,7 @@ def add_migration_edits(
 
 def _unwritable(source: SourceFile) -> str | None:
     """Why the codemod cannot rewrite the file, before parsing it; None when it may."""
-    from aoti_lint.model.parse import MAX_LIBCST_BYTES
+    from aoti_lint.fixes.parse import MAX_LIBCST_BYTES
 
     if len(source.data) > MAX_LIBCST_BYTES:
         return TOO_LARGE_TO_REWRITE

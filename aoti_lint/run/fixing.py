@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from aoti_lint.diagnostics import Edit, FileError, Finding
-from aoti_lint.model.node_positions import NotReproduced
+from aoti_lint.fixes.node_positions import NotReproduced
 from aoti_lint.read.source import SourceFile
 from aoti_lint.rules.base import Rule
 from aoti_lint.run.engine import check_source
@@ -94,7 +94,7 @@ def process_source(
             fixed_source, fixed, after = source, 0, result
             if groups and flow is not None:
                 from aoti_lint.codemods.migration import migrate_flows
-                from aoti_lint.model.parse import MAX_LIBCST_BYTES
+                from aoti_lint.fixes.parse import MAX_LIBCST_BYTES
 
                 if result.notes:  # libcst cannot rewrite this file (the check found why)
                     raise _Unfixable(next(iter(result.notes)))
@@ -130,7 +130,7 @@ def process_source(
                 FileError(source.display_path, f"fixes could not be applied ({exc}); nothing written")
             )
             fixed_source, fixed, after, groups = source, 0, result, frozenset()
-        from aoti_lint.model.parse import parse_error
+        from aoti_lint.fixes.parse import parse_error
 
         broken = parse_error(fixed_source) if fixed_source.text != source.text else None
         if broken is not None:

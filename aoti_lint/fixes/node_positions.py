@@ -18,14 +18,18 @@ import functools
 import re
 from collections.abc import Iterator, Mapping
 
-from aoti_lint.lazy import metadata
-
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the type checker sees libcst itself, with its node types
     from typing import Any
 
+    import libcst.metadata as metadata
     from libcst import CSTNode, Module
     from libcst.metadata import CodePosition, CodeRange
+else:
+    from aoti_lint.lazy import LazyModule
+
+    # Imported by the engine for ``NotReproduced``: libcst is loaded only once a fix is built.
+    metadata = LazyModule("libcst.metadata")
 
 # libcst's own newline pattern (libcst.metadata.position_provider.NEWLINE_RE).
 _NEWLINE = re.compile(r"\r\n?|\n")

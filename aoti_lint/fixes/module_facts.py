@@ -1,9 +1,9 @@
 """Facts about one module that several rules and the codemod need: names, parents, single assignments.
 
 Built once per file and shared through the rule context, each part on first use: qualified names
-and bindings (``aoti_lint.model.qualified_names``, asking ``aoti_lint.model.semantic``), and the nodes' positions,
+and bindings (``aoti_lint.fixes.qualified_names``, asking ``aoti_lint.model.semantic``), and the nodes' positions,
 parents and visiting order
-(``aoti_lint.model.node_positions``); imported only when a file is parsed.
+(``aoti_lint.fixes.node_positions``); imported only when a file is parsed.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import functools
 import libcst as cst
 from libcst.metadata import MetadataWrapper
 
+from aoti_lint.fixes.node_positions import NodePositions
+from aoti_lint.fixes.qualified_names import QualifiedNames
 from aoti_lint.model.bindings import ARGUMENT, ASSIGNMENT, IMPORTS, Binding
-from aoti_lint.model.node_positions import NodePositions
-from aoti_lint.model.qualified_names import QualifiedNames
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ class ModuleFacts:
         self._nodes_by_kind: dict[tuple[type, ...], tuple[cst.CSTNode, ...]] = {}
 
     def names(self, node: cst.CSTNode, *, across_modules: bool = True) -> set[str]:
-        """The node's qualified names (``aoti_lint.model.qualified_names.QualifiedNames``); ``across_modules=False``:
+        """The node's qualified names (``aoti_lint.fixes.qualified_names.QualifiedNames``); ``across_modules=False``:
         as this module alone names them."""
         return self._names(node, across_modules=across_modules)
 
@@ -57,7 +57,7 @@ class ModuleFacts:
 
     @property
     def positions(self) -> NodePositions:
-        """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.model.node_positions``), built once for the
+        """Each node's range, libcst's ``PositionProvider``'s (``aoti_lint.fixes.node_positions``), built once for the
         module's names and facts."""
         return self._names.positions
 

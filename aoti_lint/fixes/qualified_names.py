@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
-    from aoti_lint.model.node_positions import NodePositions
+    from aoti_lint.fixes.node_positions import NodePositions
 
 # `as NAME` anywhere (imports, but also with/except: a superset is fine), across a line continuation.
 AS_ALIAS = re.compile(r"\bas[\s\\]+([^\W\d]\w*)")
@@ -50,8 +50,8 @@ class QualifiedNames:
 
     @functools.cached_property
     def positions(self) -> NodePositions:
-        """Each node's range (``aoti_lint.model.node_positions``), shared with ``ModuleFacts``."""
-        from aoti_lint.model.node_positions import NodePositions
+        """Each node's range (``aoti_lint.fixes.node_positions``), shared with ``ModuleFacts``."""
+        from aoti_lint.fixes.node_positions import NodePositions
 
         return NodePositions(self._wrapper.module, self._text)
 

@@ -62,17 +62,6 @@ def comments_of(args: list[cst.Arg] | tuple[cst.Arg, ...]) -> list[tuple[list[st
     return found
 
 
-def comments_in_elements(elements: Any) -> list[str]:
-    """The comments written after the commas of dict entries (or arguments) that a fix removes."""
-    found = []
-    for element in elements:
-        after = element.comma.whitespace_after if isinstance(element.comma, cst.Comma) else None
-        found += _comment_lines(after)
-        if isinstance(after, cst.ParenthesizedWhitespace) and after.first_line.comment is not None:
-            found.append(after.first_line.comment.value)
-    return found
-
-
 def _bare(comma: Any) -> Any:
     comma = _without_comment(comma)
     if isinstance(comma, cst.Comma) and isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):

@@ -122,9 +122,6 @@ class MigrationPlan:
     def names(self, node: cst.CSTNode) -> set[str]:
         return self.facts.names(node)
 
-    def site_for_reference(self, node: cst.CSTNode) -> CompileRewrite | LoadRewrite | None:
-        return self.compiles.get(id(node)) or self.loads.get(id(node))
-
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.facts.parent(node)
 

@@ -110,10 +110,6 @@ class ModuleFacts:
             return None  # a name libcst spells otherwise (NFKC) or places elsewhere
         return nodes  # type: ignore[return-value]  # checked above
 
-    def function_references(self, function: cst.FunctionDef) -> list[cst.Name] | None:
-        """Every read of a function, when each of them reaches that def alone; else None."""
-        return self._reads(self._binding(function.name))
-
     def references(self, name: cst.Name) -> list[cst.CSTNode] | None:
         """Every read of the variable bound at ``name``; None when other bindings may reach them too."""
         return self._reads(self._binding(name))  # type: ignore[return-value]
@@ -132,11 +128,6 @@ class ModuleFacts:
             return None
         nodes = [self._cst(binding.node) for binding in found if not isinstance(binding.node, ast.alias)]
         return None if any(node is None for node in nodes) else nodes  # type: ignore[return-value]
-
-    def is_unbound(self, name: cst.Name) -> bool:
-        """Whether no binding of the module reaches the read (a builtin, or a name such as `__file__`)."""
-        model, node = self._names.model, self._names.ast_name(name)
-        return model is not None and node is not None and model.bindings_of(node) == ()
 
     def imported_alone(self, name: cst.Name) -> bool:
         """Whether the one binding a read reaches is an import."""
@@ -185,11 +176,6 @@ class ModuleFacts:
     def _names_by_offset(self) -> dict[int, cst.Name]:
         offsets = self.positions.offsets
         return {offsets(node)[0]: node for node in self.nodes(cst.Name)}
-
-    def _name_at(self, position: tuple[int, int]) -> cst.Name | None:
-        """The name starting at libcst's (line, column): looked up by its offset, without building a position
-        for every name of the module."""
-        return self._names_by_offset.get(self.positions.offset_at(*position))
 
     def argument_of(self, node: cst.CSTNode) -> tuple[cst.Call, int, cst.Arg] | None:
         arg = self.parent(node)

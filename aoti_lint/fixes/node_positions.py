@@ -188,11 +188,6 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
         """The node's (start, end) offsets in characters from the start of the module."""
         return self._offsets[id(node)]
 
-    def inclusive_offsets(self, node: CSTNode) -> tuple[int, int]:
-        """The node's offsets with the whitespace it owns (libcst's ``WhitespaceInclusivePositionProvider``):
-        its children's always lie within, as its decorators do not within a def's syntactic range."""
-        return self._inclusive[id(node)]
-
     def parent(self, node: CSTNode) -> CSTNode | None:
         """The node whose code holds the node's (libcst's ``ParentNodeProvider``); None for the module."""
         return self._parents.get(id(node))

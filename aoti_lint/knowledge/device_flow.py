@@ -84,7 +84,6 @@ DTYPES = frozenset(
 # aoti_compile_and_package(exported_program, *, package_path) takes what export(mod, args, kwargs, *,
 # dynamic_shapes) recorded.
 EXPORT = deprecated_api.EXPORT
-AOT_COMPILE_OLD = deprecated_api.AOT_COMPILE.qualified_name
 AOT_COMPILE_INDUCTOR = frozenset({"torch._inductor.aot_compile"})
 COMPILE_AND_PACKAGE = frozenset({deprecated_api.NEW_COMPILE})
 

@@ -122,7 +122,7 @@ def check_source(
             result.findings.append(SyntaxErrorRule.refusal(source, *refused))
             return result
     if prefilter:
-        # A file wanted only for its project data, without a migration plan, may not need libcst at all.
+        # A file wanted only for its project data, without a migration plan, may be summarised from its strings alone.
         light = None
         if not wanted.rules and context.flow is None:
             light = light_summaries(source, text, wanted.project_rules)

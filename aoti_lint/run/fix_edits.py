@@ -74,11 +74,13 @@ def add_migration_edits(
         site = sites.get((finding.start.row, finding.start.column))
         if site is None or site.verdict.applicability is not fix.applicability:
             finding.fix = unavailable(fix, NOT_PLANNED_ALIKE)
+            notes[NOT_PLANNED_ALIKE] = FileError(source.display_path, f"fixes unavailable: {NOT_PLANNED_ALIKE}")
             continue
         # A notebook's fix edits its own cell only: a flow across cells is migrated whole by `--fix`.
         built = fix_for_site(plan, id(site.reference), source.text, whole_flow=source.kind != "jupyter")
         if built.applicability is Applicability.DISPLAY_ONLY or built.build is None:
             finding.fix = unavailable(fix, NOT_PLANNED_ALIKE)
+            notes[NOT_PLANNED_ALIKE] = FileError(source.display_path, f"fixes unavailable: {NOT_PLANNED_ALIKE}")
             continue
         finding.fix = replace(fix, build=built.build, deferred=False)
     return True

@@ -245,11 +245,26 @@ class _Reader(SiteReader):
     ) -> Finding:
         span = self.span(node)
         message = deprecation(symbol)
-        parent = self.parent(node)
-        found = self.alone.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
-        if fix is not None:
-            pass
-        elif found is None:
+        if fix is None:
+            parent = self.parent(node)
+            found = self.alone.get(id(parent)) if type(parent) is ast.Call and parent.func is node else None
+            fix, message = self._site_fix(symbol, found, message)
+        return Finding(
+            code=rule.code,
+            message=message,
+            path=display_path,
+            start=Position(span.row, span.column),
+            end=Position(span.end_row, span.end_column),
+            severity=rule.severity,
+            fix=fix,
+            url=rule.url(),
+            data=node,
+        )
+
+    @staticmethod
+    def _site_fix(symbol: DeprecatedSymbol, found: PlannedSite | None, message: str) -> tuple[Fix, str]:
+        """The fix of a reference (and its message): not called here, or its call's verdict."""
+        if found is None:
             fix = Fix(Applicability.DISPLAY_ONLY, not_called(symbol))
         else:
             verdict = found.verdict
@@ -263,17 +278,7 @@ class _Reader(SiteReader):
                     deferred=True,
                     reason=unsafe_reason(verdict),
                 )
-        return Finding(
-            code=rule.code,
-            message=message,
-            path=display_path,
-            start=Position(span.row, span.column),
-            end=Position(span.end_row, span.end_column),
-            severity=rule.severity,
-            fix=fix,
-            url=rule.url(),
-            data=node,
-        )
+        return fix, message
 
 
 _SHORT_NAMES = frozenset(symbol.short_name for symbol in _SYMBOLS)

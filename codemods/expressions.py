@@ -1,17 +1,10 @@
-"""Reading libcst expressions the way the migration needs: call arguments bound to parameters, string
-literals, literal devices, path expressions whose file suffix can be swapped (``.so`` -> ``.pt2``), and the name
-a module's import binds to torch.
+"""The syntax the migration rewrites, in libcst's nodes: call arguments bound to parameters, string literals, path
+expressions whose file suffix is swapped (``.so`` -> ``.pt2``), and the name a module's import binds to torch.
 """
 
 from __future__ import annotations
 
 import libcst as cst
-
-from aoti_lint.flows.values import parse_device
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def bind(call: cst.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, cst.Arg] | None:
@@ -40,14 +33,6 @@ def string_value(node: cst.CSTNode | None) -> str | None:
         joined = node.evaluated_value
         return joined if isinstance(joined, str) else None
     return None
-
-
-def is_true(node: cst.CSTNode | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "True"
-
-
-def is_false(node: cst.CSTNode | None) -> bool:
-    return isinstance(node, cst.Name) and node.value == "False"
 
 
 def replace_suffix(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpression | None:
@@ -79,59 +64,6 @@ def replace_suffix(node: cst.BaseExpression, old: str, new: str) -> cst.BaseExpr
         tail = node.parts[-1].with_changes(value=text[: -len(old)] + new)
         return node.with_changes(parts=[*node.parts[:-1], tail])
     return None
-
-
-def literal_device(node: cst.BaseExpression | None, names: Any) -> tuple[str, int | None] | None:
-    """(device type, index) of a literal device: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
-    literal = string_value(node)
-    if literal is not None:
-        device = parse_device(literal.strip())
-        return None if device is None else (device.type, device.index)
-    if isinstance(node, cst.Call) and names(node.func) == {"torch.device"} and 1 <= len(node.args) <= 2:
-        if any(arg.keyword is not None or arg.star for arg in node.args):
-            return None
-        parsed = literal_device(node.args[0].value, names)
-        if parsed is None:
-            return None
-        if len(node.args) == 2:
-            index = node.args[1].value
-            if parsed[1] is not None or not isinstance(index, cst.Integer):
-                return None
-            return parsed[0], int(index.value)
-        return parsed
-    return None
-
-
-def device_index_expression(node: cst.BaseExpression | None, names: Any) -> tuple[str, cst.BaseExpression] | None:
-    """(device type, index expression) of ``f"cuda:{rank}"`` or ``torch.device("cuda", rank)``."""
-    if isinstance(node, cst.FormattedString) and len(node.parts) == 2:
-        text, expression = node.parts
-        if (
-            isinstance(text, cst.FormattedStringText)
-            and isinstance(expression, cst.FormattedStringExpression)
-            and expression.conversion is None
-            and expression.format_spec is None
-            and text.value.endswith(":")
-        ):
-            device = literal_device(cst.SimpleString(repr(text.value[:-1])), names)
-            if device is not None and device[1] is None:
-                return device[0], expression.expression
-    if isinstance(node, cst.Call) and names(node.func) == {"torch.device"} and len(node.args) == 2:
-        if any(arg.keyword is not None or arg.star for arg in node.args):
-            return None
-        device = literal_device(node.args[0].value, names)
-        if device is not None and device[1] is None and not isinstance(node.args[1].value, cst.Integer):
-            return device[0], node.args[1].value
-    return None
-
-
-def suffix_literal(node: cst.BaseExpression | None) -> cst.BaseExpression | None:
-    """The string literal that carries a path expression's file name ("x.so" in os.path.join(d, "x.so"))."""
-    if isinstance(node, cst.Call) and node.args:
-        return suffix_literal(node.args[-1].value)
-    if isinstance(node, cst.BinaryOperation):
-        return suffix_literal(node.right)
-    return node
 
 
 def torch_binding(module: cst.Module) -> str | None:

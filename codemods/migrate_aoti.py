@@ -37,7 +37,8 @@ class MigrateAotiCommand(CodemodCommand):
         )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        plan = MigrationPlan(ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True)), self.target_torch)
+        facts = ModuleFacts(MetadataWrapper(tree, unsafe_skip_copy=True))
+        plan = MigrationPlan(facts, self.target_torch, path=self.context.filename or "")
         targets = selected_sites(plan, self.unsafe)
         if not targets:
             return tree

@@ -20,6 +20,7 @@ from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.fixes.module_facts import ModuleFacts
 from aoti_lint.fixes.unused_imports import RemoveImports, bound_name, without_blank_openings
+from aoti_lint.flows.migration_verdicts import CANNOT_WRITE
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
 TIDY_PER_SITE_UP_TO = 8
@@ -180,6 +181,15 @@ def _has_plain_torch_import(module: cst.Module) -> bool:
     return bool(re.search(r"^\s*import torch\s*(#.*)?$", module.code, flags=re.MULTILINE))
 
 
+def _writable(plan: MigrationPlan, targets: set[int]) -> None:
+    """Refuses a flow whose member the codemod cannot write: migrating the rest would break the program."""
+    from aoti_lint.fixes.node_positions import NotReproduced
+
+    for site in plan.sites:
+        if id(site.reference) in targets and site.verdict.reason == CANNOT_WRITE:
+            raise NotReproduced(CANNOT_WRITE)
+
+
 def selected_sites(plan: MigrationPlan, unsafe: bool) -> set[int]:
     allowed = {Applicability.SAFE, Applicability.UNSAFE} if unsafe else {Applicability.SAFE}
     sites = {**plan.compiles, **plan.loads}
@@ -218,6 +228,7 @@ def fix_for_site(plan: MigrationPlan, key: int, original_code: str, whole_flow: 
             # have moved, and the fix shown for what is left leaves its constants to the message.
             constants = not plan.flow.applied_groups and any(c.group == group for c in plan.flow.constants)
         cached = frozenset(targets), constants
+        _writable(plan, targets)
         if cached not in plan.fixed_edits:
             edits = None
             binding = torch_binding(plan.module)
@@ -276,7 +287,7 @@ def _linked_sites(plan: MigrationPlan, key: int) -> set[int]:
 
 
 def migrate_flows(
-    text: str, flow, groups: frozenset[int], target_torch: tuple[int, int], tidy: bool = True
+    text: str, flow, groups: frozenset[int], target_torch: tuple[int, int], tidy: bool = True, path: str = ""
 ) -> tuple[str, int]:
     """One file's part of whole flows (``aoti_lint.flows.migration_flow``): its deprecated calls and path
     constants of ``groups`` migrated in one pass, imports tidied once (unless not ``tidy``). Returns the text and
@@ -302,15 +313,15 @@ def migrate_flows(
 
     if not gives_back(module.code, text):  # its code generation would rewrite lines no fix touches
         raise NotReproduced("libcst does not give this file back as written")
-    plan = MigrationPlan(ModuleFacts(MetadataWrapper(module)), target_torch, flow)
+    plan = MigrationPlan(ModuleFacts(MetadataWrapper(module)), target_torch, flow, path)
     if not plan.flow_applied:
         raise ValueError("the file is not the one the migration was planned on")
-    decisions = flow.decisions(len(plan.sites))
     targets = {
         id(site.reference)
-        for site, decision in zip(plan.sites, decisions, strict=True)
+        for site, decision in zip(plan.sites, plan.decisions, strict=True)
         if decision.group in groups and decision.applicability is not Applicability.DISPLAY_ONLY
     }
+    _writable(plan, targets)
     if not targets:
         return text, 0
     return with_last_line_end(migrate(plan, targets, tidy=tidy), text), len(targets)

@@ -28,9 +28,6 @@ class CompileRewrite:
     # Two-step packaging: the statement holding `package_aoti(path, files)` and the call in it.
     package_call: cst.Call | None = None
     statement: cst.CSTNode | None = None
-    # Why the output path cannot become a package path here (a name bound elsewhere); the project plan
-    # lifts it when it rewrites that constant where it is defined.
-    path_blocked: str | None = None
     # Comments trailing the options entries the fix removes: they move to the package path.
     removed_comments: list[str] = field(default_factory=list)
 
@@ -50,10 +47,5 @@ class LoadRewrite:
     # A `.so` path written here (literal, join, Path, f-string), to be rewritten to its `.pt2`: a fix never
     # hands a `.so` to the package loader.
     path_literal: cst.BaseExpression | None = None
-    # Why a variable holding a `.so` path blocks the fix; the project plan lifts it when it rewrites that
-    # constant where it is defined.
-    path_blocked: str | None = None
-    # No compile of this module writes what it loads: only the project plan, seeing every file, may migrate it.
-    needs_producer: bool = False
 
     kind = "load"

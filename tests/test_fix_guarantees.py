@@ -29,10 +29,10 @@ def test_a_fix_that_breaks_the_file_is_not_written(tmp_path, monkeypatch, capsys
     # The deprecated calls of a run are fixed per artifact flow, in one pass per file: break that pass too.
     real_migrate = migration.migrate_flows
 
-    def broken_migration(text, flow, groups, target_torch):
+    def broken_migration(text, flow, groups, target_torch, **options):
         if flow.path == "a.py":
             return text.replace("(x,))", "(x,)"), 1
-        return real_migrate(text, flow, groups, target_torch)
+        return real_migrate(text, flow, groups, target_torch, **options)
 
     monkeypatch.setattr(migration, "migrate_flows", broken_migration)
     monkeypatch.chdir(tmp_path)

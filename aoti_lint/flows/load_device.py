@@ -25,31 +25,35 @@ NOT_LITERAL = (Applicability.UNSAFE, DEVICE_NOT_LITERAL)
 class LoadDevice(PathExpressions):
     """Judges the device argument of a deprecated load."""
 
-    def judge_load_device(self, verdict: Verdict, value: ast.expr) -> None:
-        """``MigrationPlan._analyse_load``: whether a deprecated load's device (``value``) can be given to the new
-        loader; ``verdict`` is lowered where it cannot."""
+    def judge_load_device(self, verdict: Verdict, value: ast.expr) -> tuple[int | None, bool]:
+        """Whether a deprecated load's device (``value``) can be given to the new loader; ``verdict`` is lowered where
+        it cannot. Returns the new loader's device index: a number, or True where it is the index expression the
+        device holds (`f"cuda:{rank}"`, `torch.device("cuda", rank)`), passed on as written."""
         device = self._literal_device(value)
         indexed = self._device_index_expression(value) if device is None else None
         if indexed is not None:
-            if indexed == "cpu" or self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
-                return
+            if indexed == "cpu":
+                return None, False
+            if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
+                return None, True
             verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(self.code(value)))
-            return
+            return None, False
         if device is None:
             verdict.lower(*((Applicability.DISPLAY_ONLY, DEVICE_EFFECTS) if self._has_effects(value) else NOT_LITERAL))
-            return
+            return None, False
         device_type, index = device
         if index is None or device_type == "cpu":
-            return
+            return None, False
         if self.target_torch >= LOAD_PACKAGE_PARAMETERS_SINCE["device_index"]:
-            return
+            return index, False
         if index == 0:
             verdict.lower(Applicability.UNSAFE, DEVICE_INDEX_ZERO)
         else:
             verdict.lower(Applicability.DISPLAY_ONLY, device_index_needed(f"{device_type}:{index}"))
+        return None, False
 
     def _literal_device(self, node: ast.expr) -> tuple[str, int | None] | None:
-        """``codemods.expressions.literal_device``: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
+        """A literal device: "cuda:1", torch.device("cuda", 1), torch.device("cpu")."""
         literal = string_value(node)
         if literal is not None:
             device = parse_device(literal.strip())
@@ -67,8 +71,7 @@ class LoadDevice(PathExpressions):
         return None
 
     def _device_index_expression(self, node: ast.expr) -> str | None:
-        """The device type of ``f"cuda:{rank}"`` or ``torch.device("cuda", rank)``
-        (``codemods.expressions.device_index_expression``)."""
+        """The device type of ``f"cuda:{rank}"`` or ``torch.device("cuda", rank)``."""
         if type(node) is ast.JoinedStr and len(node.values) == 2:
             text, expression = node.values
             if (
@@ -97,8 +100,8 @@ class LoadDevice(PathExpressions):
         return type(node) is ast.Constant and type(node.value) is int and self.code(node).isdigit()
 
     def _has_effects(self, node: ast.AST) -> bool:
-        """``MigrationPlan._has_effects``: an await, a yield, an assignment expression, or a call other than those
-        that only read a value; a lambda's body runs only when called."""
+        """Whether evaluating ``node`` may do more than give a value: an await, a yield, an assignment expression, or a
+        call other than those that only read a value; a lambda's body runs only when called."""
         pending = [node]
         while pending:
             current = pending.pop()

@@ -1,7 +1,6 @@
 """The verdict on one deprecated call's fix, how safe it is and why, and every text it gives, in one place: the
-reading (``flows.site_plan``) and the codemod's plan over libcst (``codemods.migration_plan``, ``codemods.options``,
-which must plan every site alike: ``run.fix_edits``) say the same, word for word, and so do the findings and fixes
-of AOTI001/AOTI002."""
+reading judges (``flows.site_plan``), the codemod writes what it planned (``codemods.migration_plan``), and the
+findings and fixes of AOTI001/AOTI002 say it."""
 
 from __future__ import annotations
 
@@ -23,6 +22,10 @@ class Verdict:
         if RANK[applicability] < RANK[self.applicability]:
             self.applicability = applicability
             self.reason = reason
+
+
+# A fix the reading plans and the codemod cannot write (libcst holds the call otherwise): it gets no edits.
+CANNOT_WRITE = "the codemod cannot write this call's fix"
 
 
 def deprecation(symbol: DeprecatedSymbol) -> str:

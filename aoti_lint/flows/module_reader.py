@@ -107,7 +107,7 @@ class ModuleReader:
         return self.parents.get(id(node))
 
     def may_name(self, node: Any, short_names: frozenset[str] | set[str]) -> bool:
-        """``QualifiedNames.may_name``: whether the node's qualified names can end in one of ``short_names``."""
+        """Whether the node's qualified names can end in one of ``short_names``."""
         return self.model.may_name(node, short_names)
 
     def names(self, node: ast.AST) -> set[str]:
@@ -117,7 +117,7 @@ class ModuleReader:
     def names_among(self, node: ast.AST, short_names: frozenset[str]) -> set[str]:
         return self.names(node) if self.may_name(node, short_names) else set()
 
-    # -- the module's bindings, as ``model.module_facts.ModuleFacts`` reads them ------------------------------------
+    # -- the module's bindings (``model.semantic``) -----------------------------------------------------------------
 
     def single_value(self, name: ast.Name) -> ast.expr | None:
         binding = self.model.only_binding(name)
@@ -136,7 +136,7 @@ class ModuleReader:
         return self.model.may_be_import(name)
 
     def imported_alone(self, name: ast.Name) -> bool:
-        """``ModuleFacts.imported_alone``: whether the one binding a read reaches is an import."""
+        """Whether the one binding a read reaches is an import."""
         binding = self.model.only_binding(name)
         return binding is not None and binding.kind in ("import", "from-import")
 

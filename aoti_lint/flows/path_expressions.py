@@ -46,7 +46,7 @@ class PathExpressions(ModuleEvaluator):
     # -- string literals ---------------------------------------------------------------------------
 
     def string_values(self) -> list[str]:
-        """``MigrationPlan._string_values``: the values of the module's plain string literals, each piece of an
+        """The values of the module's plain string literals, each piece of an
         implicit concatenation apart, an f-string's text too."""
         if self._strings is None:
             from aoti_lint.flows.so_mentions import literal_tokens
@@ -68,7 +68,7 @@ class PathExpressions(ModuleEvaluator):
         return self._strings
 
     def suffix_literal(self, node: ast.expr | None) -> ast.expr | None:
-        """``codemods.expressions.suffix_literal``: the string literal that carries a path's file name ("x.so" in
+        """The string literal that carries a path's file name ("x.so" in
         os.path.join(d, "x.so"))."""
         if type(node) is ast.Call:
             arguments = self.ordered_arguments(node)
@@ -175,7 +175,7 @@ class PathExpressions(ModuleEvaluator):
 
 
 def string_value(node: ast.AST | None) -> str | None:
-    """``codemods.expressions.string_value``: a string literal's value (several pieces joined), else None."""
+    """A string literal's value (several pieces joined), else None."""
     if type(node) is ast.Constant and type(node.value) is str:
         return node.value
     return None

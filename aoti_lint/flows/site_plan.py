@@ -55,7 +55,7 @@ _NEW_COMPILE_NAME = last_parts({NEW_COMPILE})
 
 @dataclass
 class PlannedSite:
-    """One deprecated call, as ``codemods.migration_plan`` plans it."""
+    """One deprecated call and its fix's plan."""
 
     kind: str  # "compile" or "load"
     call: ast.Call
@@ -72,17 +72,25 @@ class PlannedSite:
     # A compile's literal `aot_inductor.output_path`, and the `.pt2` path the fix writes for it.
     so_path: ast.expr | None = None
     package_path: str | None = None
+    # What else the fix writes, which the codemod carries out (``codemods.migration_plan``): the
+    # `package_aoti(path, files)` call that the new compile replaces; whether `f` is `ep.module()` of a program
+    # exported here (that program is compiled, not exported again); the new loader's device index, as a number or
+    # as the index expression the device argument holds (`f"cuda:{rank}"`).
+    package_call: ast.Call | None = None
+    reuses_program: bool = False
+    device_index: int | None = None
+    device_index_passed: bool = False
 
 
 class SitePlan(LoadDevice):
-    """The verdict of each deprecated call's fix, as ``codemods.migration_plan`` gives it, on ``ModuleEvaluator``."""
+    """The verdict of each deprecated call's fix, on what ``ModuleEvaluator`` reads."""
 
     # The verdicts as the project plan reads them (True: a load lacking a producer, or a path held by a name, is the
     # project's to settle), or as the fix of this file alone is judged (False).
     lift_paths = True
 
     def plan_alone(self, sites: list[PlannedSite]) -> dict[int, PlannedSite]:
-        """The plan of ``sites`` as ``MigrationPlan`` without a project plan judges it (AOTI001/AOTI002's fixes of
+        """The plan of ``sites`` without a project plan (AOTI001/AOTI002's fixes of
         this file alone), each site by the id of its call."""
         alone = {
             id(site.call): PlannedSite(site.kind, site.call, site.symbol, {}, Verdict(Applicability.SAFE))
@@ -127,11 +135,13 @@ class SitePlan(LoadDevice):
             self._analyse_compile(site)
         for site in loads:
             if "device" in site.arguments:
-                self.judge_load_device(site.verdict, site.arguments["device"])
+                site.device_index, site.device_index_passed = self.judge_load_device(
+                    site.verdict, site.arguments["device"]
+                )
         self._link(compiles, loads)
 
     def _torch_binding(self) -> str | None:
-        """``codemods.expressions.torch_binding``: the name a module-level ``import torch[.x] [as t]`` binds."""
+        """The name a module-level ``import torch[.x] [as t]`` binds."""
         for statement in self.tree.body:
             if type(statement) is not ast.Import:
                 continue
@@ -166,7 +176,8 @@ class SitePlan(LoadDevice):
             site.verdict.lower(Applicability.DISPLAY_ONLY, NOT_A_MODULE)
             return
         if type(f) is not ast.Name:
-            return  # (`ep.module()` of a program exported here changes the rewrite, not its verdict.)
+            site.reuses_program = self._exported_here(f) and not site.arguments.keys() & {"dynamic_shapes", "kwargs"}
+            return
         bindings = self.model.bindings_of(f) if f.id in self.model.functions else None
         if bindings and any(isinstance(binding.node, ast.FunctionDef | ast.AsyncFunctionDef) for binding in bindings):
             site.verdict.lower(
@@ -174,17 +185,33 @@ class SitePlan(LoadDevice):
                 f"`{f.id}` is a function; `torch.export.export` takes an `nn.Module`: wrap it in one",
             )
             return
-        value = self.single_value(f)
-        if (
-            type(value) is ast.Call
-            and self.may_name(value.func, _PROGRAM_FACTORY_NAMES)
-            and self.names(value.func) & EXPORTED_PROGRAM_FACTORIES
-        ):
+        if self._is_program(f):
             # The old call fails on a program (torch 2.13: Dynamo's 'Unsupported'): no rewrite runs as it did.
             site.verdict.lower(Applicability.DISPLAY_ONLY, already_exported(f.id))
 
+    def _exported_here(self, f: ast.expr) -> bool:
+        """Whether ``f`` is `ep.module()` of a name that holds a program exported here."""
+        return (
+            type(f) is ast.Call
+            and not f.args
+            and not f.keywords
+            and type(f.func) is ast.Attribute
+            and f.func.attr == "module"
+            and type(f.func.value) is ast.Name
+            and self._is_program(f.func.value)
+        )
+
+    def _is_program(self, name: ast.Name) -> bool:
+        """Whether the one value of ``name`` is an exported program made here (`torch.export.export(...)`)."""
+        value = self.single_value(name)
+        return (
+            type(value) is ast.Call
+            and self.may_name(value.func, _PROGRAM_FACTORY_NAMES)
+            and bool(self.names(value.func) & EXPORTED_PROGRAM_FACTORIES)
+        )
+
     def _analyse_options(self, site: PlannedSite, options: ast.expr) -> None:
-        """``codemods.options.analyse_options``: a literal dict's output path becomes the package path; a dict built in
+        """A literal dict's output path becomes the package path; a dict built in
         a variable is kept whole, unless it may name the output path."""
         keys = self._literal_keys_of_variable(options) if type(options) is ast.Name else None
         if type(options) is ast.Name and keys is not None:
@@ -245,6 +272,7 @@ class SitePlan(LoadDevice):
             site.verdict.lower(Applicability.DISPLAY_ONLY, reason)
             return
         site.package_path = self.code(package_path)
+        site.package_call = call
 
     def _block_of(self, statement: ast.AST) -> tuple[int, int] | None:
         """The statement list that holds ``statement`` (its parent's, and which of the parent's lists)."""
@@ -256,7 +284,7 @@ class SitePlan(LoadDevice):
         return None
 
     def _literal_keys_of_variable(self, name: ast.Name) -> set[str] | None:
-        """``codemods.options._literal_keys_of_variable``: every key a dict variable can hold, when every write to it
+        """Every key a dict variable can hold, when every write to it
         in its scope is a literal-keyed dict; None where that is not known."""
         value = self.single_value(name)
         if type(value) is not ast.Dict:
@@ -311,7 +339,7 @@ class SitePlan(LoadDevice):
         return type(parent) is ast.Call and read is not parent.func
 
     def _link(self, compiles: list[PlannedSite], loads: list[PlannedSite]) -> None:
-        """``MigrationPlan._link``: connect each load to the compile that wrote its artifact, and settle both sides'
+        """Connect each load to the compile that wrote its artifact, and settle both sides'
         safety."""
         calls = {id(site.call): site for site in compiles}
         so_literals = {}
@@ -401,7 +429,7 @@ class SitePlan(LoadDevice):
             self._settle_output_path(site, bound)
 
     def _settle_output_path(self, site: PlannedSite, bound: ast.Name | None) -> None:
-        """``MigrationPlan._settle_compile`` on a compile's literal output path: who else may read the `.so`."""
+        """Who else may read the `.so` a compile's literal output path names."""
         verdict, consumers = site.verdict, site.consumers or []
         literal = _string_value(self.suffix_literal(site.so_path))
         if literal is None:
@@ -421,7 +449,7 @@ class SitePlan(LoadDevice):
             verdict.lower(Applicability.UNSAFE, ESCAPES)
 
     def _is_absolute(self, node: ast.expr | None) -> bool:
-        """``MigrationPlan._is_absolute``: "/x", os.path.join(os.getcwd(), ...), Path.cwd() / ..."""
+        """Whether a path is absolute for sure: "/x", os.path.join(os.getcwd(), ...), Path.cwd() / ..."""
         literal = _string_value(node)
         if literal is not None:
             return literal.startswith("/") or bool(re.match(r"^[A-Za-z]:[\\/]", literal))
@@ -438,7 +466,7 @@ class SitePlan(LoadDevice):
 
 
 def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]) -> dict[str, ast.expr] | None:
-    """``codemods.expressions.bind``: the call's arguments by parameter name; None when that cannot be done."""
+    """The call's arguments by parameter name; None when that cannot be done."""
     bound: dict[str, ast.expr] = {}
     for index, arg in enumerate(call.args):
         if type(arg) is ast.Starred or index >= len(positional):
@@ -453,7 +481,7 @@ def _bind(call: ast.Call, positional: tuple[str, ...], keywords: tuple[str, ...]
 
 
 def _is_constant(node: ast.AST, value: bool) -> bool:
-    """``codemods.expressions.is_true`` / ``is_false``."""
+    """Whether ``node`` is the literal ``value``."""
     return type(node) is ast.Constant and node.value is value
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from dataclasses import dataclass, replace
 
+from aoti_lint.diagnostics import Applicability
 from aoti_lint.flows.flow_summary import (
     CallArgument,
     CompileSite,
@@ -15,7 +17,8 @@ from aoti_lint.flows.flow_summary import (
     ModelCall,
     PathArgument,
 )
-from aoti_lint.flows.site_plan import SitePlan
+from aoti_lint.flows.migration_verdicts import Verdict
+from aoti_lint.flows.site_plan import PlannedSite, SitePlan
 from aoti_lint.flows.values import (
     Artifact,
     Const,
@@ -28,22 +31,124 @@ from aoti_lint.flows.values import (
     int_of,
     path_of,
 )
-from aoti_lint.knowledge.deprecated_api import OUTPUT_PATH_OPTION
+from aoti_lint.knowledge.deprecated_api import AOT_COMPILE, AOT_LOAD, OUTPUT_PATH_OPTION
 from aoti_lint.knowledge.device_flow import (
     AOT_COMPILE_INDUCTOR,
     AOT_LOAD_OLD,
     ARTIFACT_SUFFIXES,
     COMPILE_AND_PACKAGE,
+    OTHER_DEFAULT_DEVICE_SETTERS,
     PACKAGE_LOADERS,
+    SET_DEFAULT_DEVICE,
 )
+from aoti_lint.model.semantic import last_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    pass
+    from aoti_lint.flows.migration_flow import FileFlow
+
+# Every call the reader sorts into compiles, loads and default-device setters.
+_SITE_SHORT_NAMES = last_parts(
+    COMPILE_AND_PACKAGE,
+    AOT_COMPILE_INDUCTOR,
+    {AOT_COMPILE.qualified_name, AOT_LOAD.qualified_name, SET_DEFAULT_DEVICE},
+    PACKAGE_LOADERS,
+    OTHER_DEFAULT_DEVICE_SETTERS,
+)
+_COMPILES = COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE.qualified_name}
+_LOADS = {AOT_LOAD.qualified_name} | PACKAGE_LOADERS.keys()
+_SETTERS = {SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS
+
+
+@dataclass(frozen=True)
+class PlannedRewrite:
+    """One deprecated call's fix as the reading plans it, for the codemod that writes it (``codemods.migration_plan``):
+    a call is named by where its callee starts and ends (line, column, end line, end column; columns in characters
+    from 0)."""
+
+    kind: str  # "compile" or "load"
+    at: tuple[int, int, int, int]
+    verdict: Verdict
+    # The compile whose artifact a load reads, migrated with it.
+    producer: tuple[int, int, int, int] | None
+    # A load's `.so` path written at the call becomes its `.pt2`; a compile's output path becomes its package path.
+    rewrites_path: bool
+    # The `package_aoti(path, files)` call a compile's migration replaces.
+    package_call: tuple[int, int, int, int] | None
+    reuses_program: bool
+    device_index: int | None
+    device_index_passed: bool
+
+
+def planned_rewrites(
+    text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "", plan: FileFlow | None = None
+) -> list[PlannedRewrite]:
+    """Every deprecated call's fix in the module, in the order the project plan numbers them: as the file alone
+    allows, or as ``plan`` (the run's migration plan for the file) decided for its flow."""
+    reader = SiteReader(text, tree, target_torch, path)
+    reader.read_sites(plan)
+    return [reader.rewrite(site) for site in reader.planned]
 
 
 class SiteReader(SitePlan):
     """Reads the AOTI calls of the module with the values ``ModuleEvaluator`` gives."""
+
+    def read_sites(self, plan: FileFlow | None = None) -> list[PlannedSite]:
+        """Every deprecated call, planned as the project plan reads it (returned); as each fix will do (``alone``
+        by call: the file alone, or the run's plan's decision for its flow, ``plan``), in ``planned``; and every
+        compile, load and default-device setter call, sorted."""
+        self.compile_calls: list[ast.Call] = []
+        self.load_calls: list[ast.Call] = []
+        compiles: list[PlannedSite] = []
+        loads: list[PlannedSite] = []
+        sites: list[PlannedSite] = []
+        for call in self.calls:
+            if type(call.func) is ast.Call or not self.may_name(call.func, _SITE_SHORT_NAMES):
+                continue
+            names = self.names(call.func)
+            if names & _COMPILES:
+                self.compile_calls.append(call)
+            elif names & _LOADS:
+                self.load_calls.append(call)
+            elif names & _SETTERS:
+                self.setter_calls.append(call)
+            for symbol, found in ((AOT_COMPILE, compiles), (AOT_LOAD, loads)):
+                if symbol.qualified_name in names:
+                    kind = "compile" if symbol is AOT_COMPILE else "load"
+                    site = PlannedSite(kind, call, symbol, {}, Verdict(Applicability.SAFE))
+                    sites.append(site)
+                    found.append(site)
+                    break
+        self.compile_index = {id(call): index for index, call in enumerate(self.compile_calls)}
+        self.load_index = {id(call): index for index, call in enumerate(self.load_calls)}
+        self.plan_sites(sites, compiles, loads)
+        self.alone = self.plan_alone(sites)
+        decisions = plan.decisions(len(sites)) if plan is not None else None
+        for site, decision in zip(sites, decisions, strict=True) if decisions is not None else ():
+            verdict = Verdict(decision.applicability, decision.reason)
+            if site.path_blocked is not None and not decision.path_by_constant:
+                verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
+            self.alone[id(site.call)] = replace(site, verdict=verdict)
+        self.planned = [self.alone[id(site.call)] for site in sites]
+        return sites
+
+    def rewrite(self, site: PlannedSite) -> PlannedRewrite:
+        """What the codemod is to write for ``site``."""
+        return PlannedRewrite(
+            kind=site.kind,
+            at=self._place(site.call.func),
+            verdict=site.verdict,
+            producer=self._place(site.producer.call.func) if site.producer is not None else None,
+            rewrites_path=(site.path_literal if site.kind == "load" else site.package_path) is not None,
+            package_call=self._place(site.package_call.func) if site.package_call is not None else None,
+            reuses_program=site.reuses_program,
+            device_index=site.device_index,
+            device_index_passed=site.device_index_passed,
+        )
+
+    def _place(self, node: ast.expr) -> tuple[int, int, int, int]:
+        span = self.span(node)
+        return (span.row, span.column - 1, span.end_row, span.end_column - 1)
 
     def _import_ref(self, node: ast.AST) -> str | None:
         """The qualified name of ``NAME``/``module.NAME`` imported from another module, to resolve it there."""
@@ -168,7 +273,7 @@ class SiteReader(SitePlan):
         return found
 
     def _referenced(self, target: ast.Name) -> bool:
-        """Whether every read of the name reaches this binding alone (``ModuleFacts.references`` is not None)."""
+        """Whether every read of the name reaches this binding alone (its references are known)."""
         binding = self.model.binding_made_by(target)
         return binding is not None and self.model.references(binding) is not None
 

@@ -8,7 +8,7 @@ verdicts). The fixes' edits are the codemod's (``run.fix_edits``)."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from aoti_lint.diagnostics import Applicability, Finding, Fix, Position
@@ -18,7 +18,6 @@ from aoti_lint.flows.flow_summary import (
     ModelCall,
 )
 from aoti_lint.flows.migration_verdicts import (
-    Verdict,
     by_hand,
     deprecation,
     fix_title,
@@ -37,14 +36,6 @@ from aoti_lint.knowledge.deprecated_api import (
     AOT_LOAD,
     DeprecatedSymbol,
 )
-from aoti_lint.knowledge.device_flow import (
-    AOT_COMPILE_INDUCTOR,
-    COMPILE_AND_PACKAGE,
-    OTHER_DEFAULT_DEVICE_SETTERS,
-    PACKAGE_LOADERS,
-    SET_DEFAULT_DEVICE,
-)
-from aoti_lint.model.semantic import last_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,14 +54,6 @@ class ModuleFlow:
 
 
 _SYMBOLS = (AOT_COMPILE, AOT_LOAD)
-# Every call the module reader sorts into compiles, loads and default-device setters (``module_reader``).
-_SITE_SHORT_NAMES = last_parts(
-    COMPILE_AND_PACKAGE,
-    AOT_COMPILE_INDUCTOR,
-    {AOT_COMPILE.qualified_name, AOT_LOAD.qualified_name, SET_DEFAULT_DEVICE},
-    PACKAGE_LOADERS,
-    OTHER_DEFAULT_DEVICE_SETTERS,
-)
 
 
 def read_flow(
@@ -91,48 +74,13 @@ class _Reader(SiteReader):
     """AOTI001/AOTI002's findings and the device-flow summary of one module, on what ``ModuleEvaluator`` reads."""
 
     def flow(self, path: Path, display_path: str, noqa: Any, plan: FileFlow | None = None) -> ModuleFlow:
-        self.sites_by_call: dict[int, PlannedSite] = {}
-        compiles: list[PlannedSite] = []
-        loads: list[PlannedSite] = []
-        # Every call sorted into compiles, loads and default-device setters.
-        compile_calls: list[ast.Call] = []
-        load_calls: list[ast.Call] = []
-        for call in self.calls:
-            if type(call.func) is ast.Call or not self.may_name(call.func, _SITE_SHORT_NAMES):
-                continue
-            names = self.names(call.func)
-            if names & (COMPILE_AND_PACKAGE | AOT_COMPILE_INDUCTOR | {AOT_COMPILE.qualified_name}):
-                compile_calls.append(call)
-            elif names & ({AOT_LOAD.qualified_name} | PACKAGE_LOADERS.keys()):
-                load_calls.append(call)
-            elif names & ({SET_DEFAULT_DEVICE} | OTHER_DEFAULT_DEVICE_SETTERS):
-                self.setter_calls.append(call)
-            for symbol, found in ((AOT_COMPILE, compiles), (AOT_LOAD, loads)):
-                if symbol.qualified_name in names:
-                    kind = "compile" if symbol is AOT_COMPILE else "load"
-                    site = PlannedSite(kind, call, symbol, {}, Verdict(Applicability.SAFE))
-                    self.sites_by_call[id(call)] = site
-                    found.append(site)
-                    break
-        self.compile_index = {id(call): index for index, call in enumerate(compile_calls)}
-        self.load_index = {id(call): index for index, call in enumerate(load_calls)}
-        sites = [self.sites_by_call[id(call)] for call in self.calls if id(call) in self.sites_by_call]
-        self.plan_sites(sites, compiles, loads)
-        # What each finding's fix does: in this file alone, or as the run's plan decided for its flow; the summary
-        # carries the verdicts the project plan starts from.
-        self.alone = self.plan_alone(sites)
-        decisions = plan.decisions(len(sites)) if plan is not None else None
-        for site, decision in zip(sites, decisions, strict=True) if decisions is not None else ():
-            verdict = Verdict(decision.applicability, decision.reason)
-            if site.path_blocked is not None and not decision.path_by_constant:
-                verdict.lower(Applicability.DISPLAY_ONLY, site.path_blocked)
-            self.alone[id(site.call)] = replace(site, verdict=verdict)
+        sites = self.read_sites(plan)
         summary = FlowSummary(
             path=display_path,
             directory=str(path.resolve().parent),
-            compiles=tuple(self.compile_site(call) for call in compile_calls),
-            loads=tuple(self.load_site(call) for call in load_calls),
-            calls=self._model_calls() if load_calls else (),
+            compiles=tuple(self.compile_site(call) for call in self.compile_calls),
+            loads=tuple(self.load_site(call) for call in self.load_calls),
+            calls=self._model_calls() if self.load_calls else (),
             constants=self.artifact_constants(),
             migrations=tuple(self._migration_site(site, noqa, display_path) for site in sites),
             constant_sites=self.constant_sites(),

@@ -2,8 +2,8 @@
 edits): the one place a check parses a file with libcst, and only for the fixes of deprecated calls.
 
 The findings, their fixes' verdicts and the file's flow summary are ``rules.module_flow``'s; here the codemod
-(``codemods.migration``) is given each site the reading found a fix for, and writes it. A site the codemod does
-not plan as the reading does gets no edits: its fix says why, and nothing is written for it.
+(``codemods.migration``) writes what the reading planned for each site (``flows.sites.planned_rewrites``). A site
+whose syntax the codemod cannot rewrite as planned gets no edits: its fix says why, and nothing is written for it.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ from dataclasses import replace
 
 from aoti_lint.diagnostics import Applicability, FileError, Finding, Fix
 from aoti_lint.fixes.node_positions import NotReproduced
+from aoti_lint.flows.migration_verdicts import CANNOT_WRITE
 from aoti_lint.read.source import SourceFile
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.results import MIGRATION_CODES, CheckResult, internal_error
 
 TOO_LARGE_TO_REWRITE = "the file is too large for libcst to rewrite"
 TOO_DEEP_TO_REWRITE = "too deeply nested for libcst to rewrite"
-
-NOT_PLANNED_ALIKE = "the codemod does not read this call as the check does"
 
 
 def add_migration_edits(
@@ -45,12 +44,11 @@ def add_migration_edits(
 
             from aoti_lint.codemods.migration_plan import MigrationPlan
             from aoti_lint.fixes.module_facts import ModuleFacts
-            from aoti_lint.fixes.qualified_names import QualifiedNames
 
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             try:
-                facts = ModuleFacts(wrapper, QualifiedNames(wrapper, source.text))
-                plan = MigrationPlan(facts, context.target_torch, context.flow)
+                facts = ModuleFacts(wrapper, source.text)
+                plan = MigrationPlan(facts, context.target_torch, context.flow, str(source.path))
             except RecursionError:
                 why = TOO_DEEP_TO_REWRITE
             except NotReproduced as exc:
@@ -73,14 +71,14 @@ def add_migration_edits(
         assert fix is not None
         site = sites.get((finding.start.row, finding.start.column))
         if site is None or site.verdict.applicability is not fix.applicability:
-            finding.fix = unavailable(fix, NOT_PLANNED_ALIKE)
-            notes[NOT_PLANNED_ALIKE] = FileError(source.display_path, f"fixes unavailable: {NOT_PLANNED_ALIKE}")
+            finding.fix = unavailable(fix, CANNOT_WRITE)
+            notes[CANNOT_WRITE] = FileError(source.display_path, f"fixes unavailable: {CANNOT_WRITE}")
             continue
         # A notebook's fix edits its own cell only: a flow across cells is migrated whole by `--fix`.
         built = fix_for_site(plan, id(site.reference), source.text, whole_flow=source.kind != "jupyter")
         if built.applicability is Applicability.DISPLAY_ONLY or built.build is None:
-            finding.fix = unavailable(fix, NOT_PLANNED_ALIKE)
-            notes[NOT_PLANNED_ALIKE] = FileError(source.display_path, f"fixes unavailable: {NOT_PLANNED_ALIKE}")
+            finding.fix = unavailable(fix, CANNOT_WRITE)
+            notes[CANNOT_WRITE] = FileError(source.display_path, f"fixes unavailable: {CANNOT_WRITE}")
             continue
         finding.fix = replace(fix, build=built.build, deferred=False)
     return True

@@ -107,7 +107,7 @@ def process_source(
                         raise _Unfixable("its names are read in their NFKC form, which the migration would write")
 
                 try:
-                    text, fixed = migrate_flows(source.text, flow, groups, context.target_torch)
+                    text, fixed = migrate_flows(source.text, flow, groups, context.target_torch, path=str(source.path))
                 except RecursionError:  # libcst's recursion on a file CPython reads: reported, never a half fix
                     raise _Unfixable(TOO_DEEP_TO_REWRITE) from None
                 except NotReproduced as exc:

@@ -186,7 +186,7 @@ def _writable(plan: MigrationPlan, targets: set[int]) -> None:
     from aoti_lint.fixes.node_positions import NotReproduced
 
     for site in plan.sites:
-        if id(site.reference) in targets and site.verdict.reason == CANNOT_WRITE:
+        if id(site.reference) in targets and site.cannot_write:
             raise NotReproduced(CANNOT_WRITE)
 
 
@@ -281,6 +281,7 @@ def _linked_sites(plan: MigrationPlan, key: int) -> set[int]:
     site = plan.compiles.get(key) or plan.loads[key]
     producer = site if site.kind == "compile" else site.producer
     members = [site] if producer is None else [producer, *producer.consumers]
+    _writable(plan, {id(member.reference) for member in members})
     return {key} | {
         id(member.reference) for member in members if member.verdict.applicability is not Applicability.DISPLAY_ONLY
     }

@@ -85,10 +85,9 @@ class MigrationPlan:
                 self.loads[id(call.func)] = site
             self.sites.append(site)
             by_place[rewrite.at] = site
-            if verdict.applicability is Applicability.DISPLAY_ONLY:
-                continue
+            # Read whatever the verdict: the project plan's decision, not the verdict, chooses what `--fix` migrates.
             if arguments is None:
-                verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+                _cannot_write(site)
             elif isinstance(site, CompileRewrite):
                 self._read_compile(site, rewrite, calls)
             else:
@@ -107,34 +106,34 @@ class MigrationPlan:
         if rewrite.reuses_program:
             # `ep.module()`: compile the program `ep` exported here instead of exporting again.
             if not (isinstance(f, cst.Call) and isinstance(f.func, cst.Attribute)):
-                site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+                _cannot_write(site)
                 return
             site.reuse_program = f.func.value
         if "options" in site.arguments and not analyse_options(site, site.arguments["options"].value):
-            site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+            _cannot_write(site)
             return
         if rewrite.package_call is not None:
             call = calls.get(rewrite.package_call)
             statement = self._statement_of(site.call)
             if call is None or statement is None or self._statement_of(call) is None or len(call.args) != 2:
-                site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+                _cannot_write(site)
                 return
             site.package_call, site.package_path, site.statement = call, call.args[0].value, statement
         elif not rewrite.rewrites_path:
             site.package_path = None
         elif site.package_path is None:
-            site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+            _cannot_write(site)
 
     def _read_load(self, site: LoadRewrite, rewrite: PlannedRewrite) -> None:
         site.device_index = rewrite.device_index
         if rewrite.device_index_passed:
             site.device_index_expr = _index_expression(site.arguments["device"].value)
             if site.device_index_expr is None:
-                site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+                _cannot_write(site)
         if rewrite.rewrites_path:
             site.path_literal = site.arguments["so_path"].value
             if replace_suffix(site.path_literal, ".so", ".pt2") is None:
-                site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
+                _cannot_write(site)
 
     def _statement_of(self, node: cst.CSTNode) -> cst.SimpleStatementLine | None:
         current: cst.CSTNode | None = node
@@ -143,6 +142,12 @@ class MigrationPlan:
         if current is not None and len(current.body) != 1:
             return None
         return current
+
+
+def _cannot_write(site: CompileRewrite | LoadRewrite) -> None:
+    """The site's syntax does not hold what the plan says: no edits for it, nor for a flow it is part of."""
+    site.cannot_write = True
+    site.verdict.lower(Applicability.DISPLAY_ONLY, CANNOT_WRITE)
 
 
 def _index_expression(device: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -30,6 +30,8 @@ class CompileRewrite:
     statement: cst.CSTNode | None = None
     # Comments trailing the options entries the fix removes: they move to the package path.
     removed_comments: list[str] = field(default_factory=list)
+    # Its syntax does not hold what the reading planned (``migration_plan``): it is not rewritten.
+    cannot_write: bool = False
 
     kind = "compile"
 
@@ -47,5 +49,7 @@ class LoadRewrite:
     # A `.so` path written here (literal, join, Path, f-string), to be rewritten to its `.pt2`: a fix never
     # hands a `.so` to the package loader.
     path_literal: cst.BaseExpression | None = None
+    # Its syntax does not hold what the reading planned (``migration_plan``): it is not rewritten.
+    cannot_write: bool = False
 
     kind = "load"

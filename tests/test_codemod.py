@@ -325,3 +325,40 @@ def test_a_notebook_fix_stays_in_its_cell(cli, tmp_path):
     cli("--isolated", "--no-cache", "--fix", "n.ipynb", cwd=tmp_path)
     fixed = (tmp_path / "n.ipynb").read_text()
     assert "aoti_compile_and_package" in fixed and "aoti_load_package(so_path)" in fixed
+
+
+def test_a_planned_fix_the_codemod_cannot_write_leaves_its_whole_flow_alone(monkeypatch):
+    """The codemod writes what the reading planned; where the syntax does not hold it (here a plan that claims the
+    load's device holds an index expression), that call gets no edits, and neither does the compile it goes with:
+    migrated alone, the compile would hand the old loader a package."""
+    import dataclasses
+
+    from libcst.metadata import MetadataWrapper
+
+    from aoti_lint.codemods.migration import fix_for_site
+    from aoti_lint.codemods.migration_plan import MigrationPlan
+    from aoti_lint.diagnostics import Applicability
+    from aoti_lint.fixes.module_facts import ModuleFacts
+    from aoti_lint.fixes.node_positions import NotReproduced
+    from aoti_lint.flows import sites
+    from aoti_lint.flows.migration_verdicts import CANNOT_WRITE
+
+    real = sites.planned_rewrites
+
+    def misplanned(*args, **kwargs):
+        planned = real(*args, **kwargs)
+        return [dataclasses.replace(r, device_index_passed=r.kind == "load") for r in planned]
+
+    monkeypatch.setattr(sites, "planned_rewrites", misplanned)
+    text = (
+        "import torch\n\n"
+        'so = torch._export.aot_compile(m, (x,), options={"aot_inductor.output_path": "/srv/m.so"})\n'
+        'runner = torch._export.aot_load(so, "cuda")\n'
+    )
+    plan = MigrationPlan(ModuleFacts(MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True)), (2, 8))
+    compile_site, load = plan.sites
+    assert load.cannot_write and load.verdict.reason == CANNOT_WRITE
+    assert compile_site.verdict.applicability is not Applicability.DISPLAY_ONLY  # the reading's own verdict
+    fix = fix_for_site(plan, id(compile_site.reference), text)
+    with pytest.raises(NotReproduced, match=CANNOT_WRITE):
+        fix.settled(build_edits=True)

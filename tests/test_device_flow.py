@@ -368,3 +368,34 @@ def test_so_mentions_read_from_the_text_on_real_code():
             if b".so" in data and "__pycache__" not in path.parts:
                 read += _text_and_tree_agree(data.decode("utf-8", "replace"), path)
     assert read >= (10 if spec is not None else 1)
+
+
+def test_a_helper_of_another_module_gives_its_value_and_the_run_depends_on_it(cli, tmp_path):
+    """What a helper of another project module returns (no parameter, one returned expression) is its value here:
+    the input made on the CPU by `data.batch()` meets a model compiled for CUDA (AOTI102), whichever files are named;
+    the finding goes when the helper's module changes, cache or not. A helper that takes a parameter is not
+    followed, and two modules importing each other's helpers stay silent instead of looping."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "export.py").write_text(
+        "import torch\nfrom model import Net\n\n"
+        'ep = torch.export.export(Net().cuda(), (torch.randn(2, 8, device="cuda"),))\n'
+        'torch._inductor.aoti_compile_and_package(ep, package_path="/srv/net.pt2")\n'
+    )
+    (tmp_path / "data.py").write_text("import torch\n\n\ndef batch():\n    return torch.randn(2, 8)\n")
+    (tmp_path / "serve.py").write_text(
+        'import torch\nfrom data import batch\n\nmodel = torch._inductor.aoti_load_package("/srv/net.pt2")\n'
+        "out = model(batch())\n"
+    )
+    for named in ((".",), ("serve.py", "export.py")):
+        shown = cli("--quiet", "--isolated", "--select", "AOTI102", *named, cwd=tmp_path).stdout
+        assert shown.startswith("serve.py:5:7: AOTI102") and "`batch()` (on cpu)" in shown, shown
+    (tmp_path / "data.py").write_text('import torch\n\n\ndef batch():\n    return torch.randn(2, 8, device="cuda")\n')
+    assert cli("--quiet", "--isolated", "--select", "AOTI102", ".", cwd=tmp_path).stdout == ""
+    (tmp_path / "data.py").write_text("import torch\n\n\ndef batch(n=2):\n    return torch.randn(n, 8)\n")
+    assert cli("--quiet", "--isolated", "--select", "AOTI102", ".", cwd=tmp_path).stdout == ""
+    (tmp_path / "data.py").write_text("import torch\nfrom serve import batch\n")
+    (tmp_path / "serve.py").write_text(
+        'import torch\nfrom data import batch\n\nmodel = torch._inductor.aoti_load_package("/srv/net.pt2")\n'
+        "out = model(batch())\n"
+    )
+    assert cli("--quiet", "--isolated", "--select", "AOTI102", ".", cwd=tmp_path).stdout == ""

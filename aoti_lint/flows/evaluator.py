@@ -47,6 +47,7 @@ from aoti_lint.knowledge.device_flow import (
     TENSOR_FACTORIES,
     TORCH_DEVICE,
 )
+from aoti_lint.model.bindings import IMPORTS
 from aoti_lint.model.semantic import last_parts
 
 TYPE_CHECKING = False
@@ -70,11 +71,20 @@ STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 UNLIKE_WRITTEN = ("\\", "{{", "}}")
 
 
+# path -> ((size, mtime), its evaluator): the project's modules whose values another module asks for, each read once
+# per process and file version.
+_ELSEWHERE: dict[str, tuple[tuple[int, int], ModuleEvaluator | None]] = {}
+# The (file, name) being followed into another module: a cycle of imports is not known.
+_FOLLOWING: set[tuple[str, str]] = set()
+
+
 class ModuleEvaluator(ModuleReader, ExampleInputs):
     """A module's values."""
 
-    def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:
-        super().__init__(text, tree, target_torch, path)
+    def __init__(
+        self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "", model: Any = None
+    ) -> None:
+        super().__init__(text, tree, target_torch, path, model)
         self._memo: dict[int, object] = {}
         self._busy: set[int] = set()
         # The AOTI calls by the id of their node, each with its index among the compiles or the loads (set by the
@@ -144,7 +154,32 @@ class ModuleEvaluator(ModuleReader, ExampleInputs):
             return value if isinstance(value, Const) and self._left_to_default(parameter) else None
         if node.id == "__file__" and self.model.bindings_of(node) == ():
             return Const(str(Path(self.path).resolve()))
+        # (A constant imported from another module is the project pass's to resolve: ``sites._import_ref``.)
         return None
+
+    def _imported(self, read: ast.Name, value: Any) -> object:
+        """``value(module, name)`` of the project module that binds what ``read`` imports, where that module binds
+        it once and otherwise than by an import: what a call of a helper defined there gives (``_eval_call``)."""
+        binding = self.model.only_binding(read) if self.path else None
+        if binding is None or binding.kind not in IMPORTS:
+            return None
+        names = self.names(read)
+        from aoti_lint.model.project_names import defined_in
+
+        found = defined_in(self.path, names.pop()) if len(names) == 1 else None
+        if found is None or found in _FOLLOWING:
+            return None
+        path, name = found
+        from aoti_lint.read.project_modules import once_per_version
+
+        module = once_per_version(_ELSEWHERE, path, lambda data: _evaluator(data, path, self.target_torch))
+        if module is None or module.target_torch != self.target_torch:
+            return None
+        _FOLLOWING.add(found)
+        try:
+            return value(module, name)
+        finally:
+            _FOLLOWING.discard(found)
 
     def _left_to_default(self, parameter: ast.arg) -> bool:
         """Whether every call of the parameter's function leaves it to its default: a function of no class,
@@ -306,17 +341,23 @@ class ModuleEvaluator(ModuleReader, ExampleInputs):
         if type(call.func) is ast.Attribute:
             return self._method(call, call.func.attr, call.func.value)
         if type(call.func) is ast.Name and not call.args and not call.keywords:
-            returned = self._returned_by(call.func)
-            return None if returned is None else self.eval(returned)
+            if call.func.id in self.model.functions:
+                returned = self._returned_by(call.func.id, call.func)
+                return None if returned is None else self.eval(returned)
+            return self._imported(call.func, lambda module, name: module.helper_value(name))
         return None
 
-    def _returned_by(self, callee: ast.Name) -> ast.expr | None:
-        """What a call of a helper of the module gives, when it is a function
-        defined at module level, without parameters or decorators, whose body returns one expression."""
-        if callee.id not in self.model.functions:
-            return None
+    def helper_value(self, name: str) -> object:
+        """What a call of the module's helper ``name`` gives (``_returned_by``), called from another module."""
+        returned = self._returned_by(name, None) if name in self.model.functions else None
+        return None if returned is None else self.eval(returned)
+
+    def _returned_by(self, name: str, callee: ast.Name | None) -> ast.expr | None:
+        """What a call of a helper of the module gives, when it is a function defined at module level, without
+        parameters or decorators, whose body returns one expression; ``callee``: the read that calls it here, which
+        must reach that function alone (None: a call from another module, which reaches the module's one binding)."""
         for function in self.tree.body:
-            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or function.name != callee.id:
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) or function.name != name:
                 continue
             arguments = function.args
             if function.decorator_list or type(function) is ast.AsyncFunctionDef:
@@ -324,8 +365,11 @@ class ModuleEvaluator(ModuleReader, ExampleInputs):
             if arguments.posonlyargs or arguments.args or arguments.vararg or arguments.kwonlyargs or arguments.kwarg:
                 return None
             binding = self.model.binding_made_by(function)
-            reads = None if binding is None else self.model.references(binding)
-            if reads is None or not any(read is callee for read in reads):
+            if callee is not None:
+                reads = None if binding is None else self.model.references(binding)
+                if reads is None or not any(read is callee for read in reads):
+                    return None
+            elif binding is None or self.model.module.bindings.get(name) != [binding]:
                 return None
             body = function.body
             first = body[0]
@@ -461,3 +505,17 @@ class ModuleEvaluator(ModuleReader, ExampleInputs):
         )
         dynamic = self._dynamic_dims(call, inputs)
         return Exported(device, dynamic)
+
+
+def _evaluator(data: bytes, path: str, target_torch: tuple[int, int]) -> ModuleEvaluator | None:
+    """The evaluator of a project module another module asks values of; None where it does not parse."""
+    from aoti_lint.model.project_names import place
+    from aoti_lint.model.semantic import SemanticModel
+    from aoti_lint.model.syntax_tree import parse_text
+
+    tree = parse_text(data)
+    if isinstance(tree, BaseException):
+        return None
+    model = SemanticModel(tree)
+    place(model, path)
+    return ModuleEvaluator(data.decode("utf-8", "replace"), tree, target_torch, path, model)

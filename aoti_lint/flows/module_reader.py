@@ -32,10 +32,17 @@ class ModuleReader:
 
     eval: Any
 
-    def __init__(self, text: str, tree: ast.Module, target_torch: tuple[int, int], path: str = "") -> None:
+    def __init__(
+        self,
+        text: str,
+        tree: ast.Module,
+        target_torch: tuple[int, int],
+        path: str = "",
+        model: SemanticModel | None = None,
+    ) -> None:
         self.text, self.tree, self.target_torch, self.path = text, tree, target_torch, path
         self.lines = source_lines(text)
-        self.model: SemanticModel = model_of(tree)
+        self.model: SemanticModel = model if model is not None else model_of(tree)
         self.parents: dict[int, ast.AST] = {}
         self.nodes: list[ast.AST] = []  # every node but the expression contexts, parents before children
         self.in_fstring: set[int] = set()

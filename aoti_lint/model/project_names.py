@@ -108,3 +108,19 @@ def _bound_in(model: SemanticModel, path: str, qualified: str, rest: list[str], 
         else:
             return None  # a relative name the project does not hold: not known
     return names
+
+
+def defined_in(importer: str, qualified: str) -> tuple[str, str] | None:
+    """The project file that binds what ``qualified`` names (a name of the importer's model, followed into the
+    project: ``canonical``) once, and by no import nor star import, and the name it binds there; None otherwise."""
+    if qualified.startswith("."):
+        return None
+    module, _, name = qualified.rpartition(".")
+    path = module_file(importer, module) if module else None
+    model = _model(path) if path is not None else None
+    if model is None or model.module.star_imports:
+        return None
+    bindings = model.module.bindings.get(name, ())
+    if len(bindings) != 1 or bindings[0].kind in IMPORTS:
+        return None
+    return path, name  # type: ignore[return-value]  # path is a str where model is not None

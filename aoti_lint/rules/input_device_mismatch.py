@@ -22,7 +22,8 @@ class InputDeviceMismatch(DeviceFlowRule):
     with a tensor whose device type is known and differs from the device type the model was compiled for
     (the device of the example inputs). The message names the argument. The tensor's device is known from
     `device=`, `.to(...)`, `.cuda()`, `.cpu()`, `torch.set_default_device`, `with torch.device(...)`, or the
-    default (cpu) of a factory; containers (`*inputs`, lists, dicts) are looked into.
+    default (cpu) of a factory, also where a helper without parameters returns it (defined in the module or in
+    another module of the project); containers (`*inputs`, lists, dicts) are looked into.
 
     ## Why is this bad?
     The compiled kernels read the input memory as if it were on the compile device. PyTorch's AOTI debugging

@@ -40,7 +40,8 @@ class InputShapeMismatch(DeviceFlowRule):
     """
     ## What it does
     Finds calls of a loaded AOTI model with a tensor whose static shape (from a factory with literal sizes, e.g.
-    `torch.randn(3, 10)`, or a helper of the module without parameters that returns one) differs from the
+    `torch.randn(3, 10)`, or a helper without parameters that returns one, of the module or of another module of the
+    project) differs from the
     compile-time example input at a dimension that is not declared dynamic in `dynamic_shapes`, or lies outside a
     declared `Dim`'s literal `min`/`max`.
 

@@ -71,9 +71,9 @@ STRING_START = re.compile(r"[A-Za-z]*('''|\"\"\"|'|\")")
 UNLIKE_WRITTEN = ("\\", "{{", "}}")
 
 
-# path -> ((size, mtime), its evaluator): the project's modules whose values another module asks for, each read once
-# per process and file version.
-_ELSEWHERE: dict[str, tuple[tuple[int, int], ModuleEvaluator | None]] = {}
+# target torch -> path -> ((size, mtime), its evaluator): the project's modules whose values another module asks for,
+# each read once per process, file version and target.
+_ELSEWHERE: dict[tuple[int, int], dict[str, tuple[tuple[int, int], ModuleEvaluator | None]]] = {}
 # The (file, name) being followed into another module: a cycle of imports is not known.
 _FOLLOWING: set[tuple[str, str]] = set()
 
@@ -172,8 +172,9 @@ class ModuleEvaluator(ModuleReader, ExampleInputs):
         path, name = found
         from aoti_lint.read.project_modules import once_per_version
 
-        module = once_per_version(_ELSEWHERE, path, lambda data: _evaluator(data, path, self.target_torch))
-        if module is None or module.target_torch != self.target_torch:
+        memo = _ELSEWHERE.setdefault(self.target_torch, {})
+        module = once_per_version(memo, path, lambda data: _evaluator(data, path, self.target_torch))
+        if module is None:
             return None
         _FOLLOWING.add(found)
         try:

@@ -172,6 +172,19 @@ def test_a_file_that_is_not_python_naming_the_artifact_blocks_its_flow(cli, tmp_
     assert f"{name}:" in load["message"] and "also names `encoder.so`" in load["message"]
 
 
+def test_documentation_naming_the_artifact_does_not_block_its_flow(cli, tmp_path):
+    """A page names files without running them (docs/migration.md showed `tiny.so` and blocked the shipped example's
+    flow): both flows migrate whole, and the page is left to update by hand."""
+    docs = {"README.md": "Serve with `/srv/models/encoder.so`.\n", "docs/models.rst": "encoder.so\n"}
+    for path, content in {**TWO_MODELS, **docs}.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(content)
+    cli(*FIX, ".", cwd=tmp_path)
+    after = _texts(tmp_path)
+    assert "aoti_load_package(ENCODER)" in after["serve.py"] and "encoder.pt2" in after["paths.py"]
+    assert (tmp_path / "README.md").read_text() == docs["README.md"]
+
+
 def test_a_longer_name_that_holds_the_artifact_s_is_another_file(cli, tmp_path):
     for path, content in {**TWO_MODELS, "Makefile": "all: libencoder.so encoder.so.1 old_encoder.so\n"}.items():
         (tmp_path / path).write_text(content)

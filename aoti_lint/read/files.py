@@ -199,9 +199,19 @@ def _entry_name(entry: os.DirEntry[str]) -> str:
 _MENTIONS_READ_ELSEWHERE = frozenset({"python", "jupyter", "cpp"})
 
 
+# Documentation names files without running them: a page that shows `model.so` is no consumer of it.
+_DOCUMENTATION_SUFFIXES = (".md", ".markdown", ".rst", ".adoc")
+
+
 def other_project_files(settings: Settings) -> list[Candidate]:
     """The project's files (under ``settings.root``, its excludes and ignore files applied) of no kind whose
-    mentions the plan reads elsewhere: a Makefile, a shell script, a manifest, a Dockerfile, where a consumer may
-    name an artifact's file (``project.OutsideMentions``; ``unchanged_run`` stamps them)."""
+    mentions the plan reads elsewhere, and no documentation: a Makefile, a shell script, a manifest, a Dockerfile,
+    where a consumer may name an artifact's file (``project.OutsideMentions``; ``unchanged_run`` stamps them)."""
     every = discover([settings.root], settings, lambda name, path: kind_of_name(name, path) or "other")
-    return [item for item in every if isinstance(item, Candidate) and item.kind not in _MENTIONS_READ_ELSEWHERE]
+    return [
+        item
+        for item in every
+        if isinstance(item, Candidate)
+        and item.kind not in _MENTIONS_READ_ELSEWHERE
+        and not item.where.lower().endswith(_DOCUMENTATION_SUFFIXES)
+    ]

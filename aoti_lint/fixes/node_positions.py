@@ -180,10 +180,6 @@ class NodePositions(Mapping["CSTNode", "CodeRange"]):
         line = bisect.bisect_right(self._line_starts, offset)
         return metadata.CodePosition(line, offset - self._line_starts[line - 1])
 
-    def offset_at(self, line: int, column: int) -> int:
-        """The offset of libcst's (line, column); -1 past the text's lines."""
-        return self._line_starts[line - 1] + column if 0 < line <= len(self._line_starts) else -1
-
     def offsets(self, node: CSTNode) -> tuple[int, int]:
         """The node's (start, end) offsets in characters from the start of the module."""
         return self._offsets[id(node)]

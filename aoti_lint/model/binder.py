@@ -59,7 +59,6 @@ class Binder:
         # id(Name, alias, def, argument...) -> the binding it makes
         self._binds: dict[int, Binding] = {}
         # (line, byte column) -> the Name node starting there
-        self._names_at: dict[tuple[int, int], ast.AST] = {}  # a Name, an argument, a def or a class
         self._scope_of_name: dict[int, Scope] = {}
         self.functions: set[str] = set()
         self.import_aliases: set[str] = set()
@@ -195,7 +194,6 @@ class Binder:
         elif kind is ast.Delete:
             for target in node.targets:
                 if type(target) is ast.Name:
-                    self._names_at[(target.lineno, target.col_offset)] = target
                     self._scope_of_name[id(target)] = scope
                     self._forget(target.id, scope)
                 else:
@@ -349,7 +347,6 @@ class Binder:
             target.live.setdefault(name, []).append(binding)
         self._binds[id(node)] = binding
         if record:  # where a reader may ask about it: a name stored to, an argument, a def or a class
-            self._names_at[(node.lineno, node.col_offset)] = node  # type: ignore[attr-defined]
             self._scope_of_name[id(node)] = scope
         return binding
 
@@ -359,7 +356,6 @@ class Binder:
         scope.live[name] = [b for b in scope.live.get(name, ()) if b.branch[:depth] != branch]
 
     def _read(self, node: ast.Name, scope: Scope) -> None:
-        self._names_at[(node.lineno, node.col_offset)] = node
         self._scope_of_name[id(node)] = scope
         found = self._lookup(node.id, scope)
         self._read_log.append((node, scope))

@@ -52,11 +52,6 @@ class SemanticModel(Binder):
         """The scope a name is read or stored in."""
         return self._scope_of_name.get(id(name))
 
-    def name_at(self, line: int, column: int) -> ast.AST | None:
-        """The Name node (or argument, def, class) starting at ``line`` and ``column`` (ast's: a byte offset in the
-        line's UTF-8)."""
-        return self._names_at.get((line, column))
-
     def qualified_names(self, node: ast.AST, *, across_modules: bool = True) -> set[str]:
         """What a name or an attribute chain on one names: the qualified names of every binding that may reach its
         first name, with the attributes after it. A call is named by its callee and a subscript by its value,

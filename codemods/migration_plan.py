@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from aoti_lint.flows.sites import PlannedRewrite
 
 
+# A planned call libcst's tree holds nowhere the reading places it: the module's fixes are unavailable.
+PLACED_ELSEWHERE = "libcst places a deprecated call elsewhere than Python does"
+
+
 class MigrationPlan:
     """Every deprecated call of one module, with what its fix will write and how safe it is."""
 
@@ -73,7 +77,7 @@ class MigrationPlan:
             if call is None:
                 from aoti_lint.fixes.node_positions import NotReproduced
 
-                raise NotReproduced("libcst places a deprecated call elsewhere than Python does")
+                raise NotReproduced(PLACED_ELSEWHERE)
             verdict = Verdict(rewrite.verdict.applicability, rewrite.verdict.reason)
             if rewrite.kind == "compile":
                 arguments = bind(call, AOT_COMPILE_PARAMETERS, AOT_COMPILE_KEYWORDS)

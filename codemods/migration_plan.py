@@ -32,21 +32,22 @@ PLACED_ELSEWHERE = "libcst places a deprecated call elsewhere than Python does"
 class MigrationPlan:
     """Every deprecated call of one module, with what its fix will write and how safe it is."""
 
-    def __init__(self, facts: ModuleFacts, target_torch: tuple[int, int], flow: Any = None, path: str = "") -> None:
-        from aoti_lint.flows.sites import planned_rewrites
-        from aoti_lint.model.name_index import code_index
-
+    def __init__(
+        self,
+        facts: ModuleFacts,
+        target_torch: tuple[int, int],
+        flow: Any = None,
+        path: str = "",
+        planned: list[PlannedRewrite] | None = None,
+    ) -> None:
+        """``planned``: the reading's plan of this very text, where the check made it; else it is read here."""
         self.facts = facts
         self.module = facts.module
         self.target_torch = target_torch
-        # The check's own tree where it read this text (``code_index`` keeps the last one).
-        index = code_index(self.module.code)
-        if index is None or index.tree is None:
-            raise SyntaxError("Python cannot parse the module the codemod rewrites")
-        tree = index.tree
         # The project plan's part for this file (``aoti_lint.flows.migration_flow.FileFlow``), if any.
         self.flow = flow
-        planned = planned_rewrites(self.module.code, tree, target_torch, path, flow)
+        if planned is None:
+            planned = _planned(self.module.code, target_torch, path, flow)
         self.compiles: dict[int, CompileRewrite] = {}
         self.loads: dict[int, LoadRewrite] = {}
         # Every call site in the reading's order: the project plan (``flow``) names sites by this order.
@@ -146,6 +147,16 @@ class MigrationPlan:
         if current is not None and len(current.body) != 1:
             return None
         return current
+
+
+def _planned(text: str, target_torch: tuple[int, int], path: str, flow: Any) -> list[PlannedRewrite]:
+    from aoti_lint.flows.sites import planned_rewrites
+    from aoti_lint.model.name_index import code_index
+
+    index = code_index(text)  # the check's own tree where it read this text (``code_index`` keeps the last one)
+    if index is None or index.tree is None:
+        raise SyntaxError("Python cannot parse the module the codemod rewrites")
+    return planned_rewrites(text, index.tree, target_torch, path, flow)
 
 
 def _cannot_write(site: CompileRewrite | LoadRewrite) -> None:

@@ -509,14 +509,14 @@ class ModuleEvaluator(ModuleReader, ExampleInputs):
 
 
 def _evaluator(data: bytes, path: str, target_torch: tuple[int, int]) -> ModuleEvaluator | None:
-    """The evaluator of a project module another module asks values of; None where it does not parse."""
-    from aoti_lint.model.project_names import place
-    from aoti_lint.model.semantic import SemanticModel
-    from aoti_lint.model.syntax_tree import parse_text
+    """The evaluator of a project module another module asks values of, on the model the names were followed into
+    (``project_names.module_model``); None where it does not parse."""
+    from aoti_lint.model.project_names import module_model
+    from aoti_lint.read.source import DecodeError, decode_python
 
-    tree = parse_text(data)
-    if isinstance(tree, BaseException):
+    model = module_model(path)
+    try:
+        text = decode_python(data)[0]  # as the module's own check reads it (its coding, no BOM)
+    except DecodeError:
         return None
-    model = SemanticModel(tree)
-    place(model, path)
-    return ModuleEvaluator(data.decode("utf-8", "replace"), tree, target_torch, path, model)
+    return None if model is None else ModuleEvaluator(text, model.tree, target_torch, path, model)

@@ -27,7 +27,9 @@ _models: dict[str, tuple[tuple[int, int], SemanticModel | None]] = {}
 consulted: set[str] = set()
 
 
-def _model(path: str) -> SemanticModel | None:
+def module_model(path: str) -> SemanticModel | None:
+    """The model of the project module at ``path`` (its tree: ``.tree``), read once per file version; the file being
+    checked depends on it."""
     consulted.add(path)
     return once_per_version(_models, path, lambda data: _modelled(data, path))
 
@@ -69,7 +71,7 @@ def canonical(importer: str, qualified: str, hops: int = 0) -> set[str] | None:
     key = (path, ".".join(rest))
     if hops >= MAX_HOPS or key in _busy:
         return None
-    model = _model(path)
+    model = module_model(path)
     if model is None:
         return None
     _busy.add(key)
@@ -117,7 +119,7 @@ def defined_in(importer: str, qualified: str) -> tuple[str, str] | None:
         return None
     module, _, name = qualified.rpartition(".")
     path = module_file(importer, module) if module else None
-    model = _model(path) if path is not None else None
+    model = module_model(path) if path is not None else None
     if model is None or model.module.star_imports:
         return None
     bindings = model.module.bindings.get(name, ())

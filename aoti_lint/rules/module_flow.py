@@ -87,6 +87,7 @@ class _Reader(SiteReader):
             so_mentions=self.so_mentions(),
             path_arguments=self.path_arguments(),
         )
+        self.rewrites = tuple(self.rewrite(site) for site in self.planned)
         return ModuleFlow(tuple(self._findings(display_path)), summary)
 
     def _model_calls(self) -> tuple[ModelCall, ...]:
@@ -206,7 +207,7 @@ class _Reader(SiteReader):
             severity=rule.severity,
             fix=fix,
             url=rule.url(),
-            data=node,
+            data=self.rewrites,  # what the codemod writes for this module's calls (``run.fix_edits``)
         )
 
     @staticmethod

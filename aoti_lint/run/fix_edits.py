@@ -48,7 +48,9 @@ def add_migration_edits(
             wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
             try:
                 facts = ModuleFacts(wrapper, source.text)
-                plan = MigrationPlan(facts, context.target_torch, context.flow, str(source.path))
+                # The reading's plan of this text, which the check made (every migration finding carries it).
+                planned = list(pending[0].data) if isinstance(pending[0].data, tuple) else None
+                plan = MigrationPlan(facts, context.target_torch, context.flow, str(source.path), planned)
             except RecursionError:
                 why = TOO_DEEP_TO_REWRITE
             except NotReproduced as exc:

@@ -200,92 +200,46 @@ def test_imported_constant_from_an_ambiguous_module_links_nothing(cli, tmp_path)
     assert cli("--quiet", "--isolated", *SELECT, ".", cwd=project).stdout == ""
 
 
-# Files that only name a `.so` in strings: each mention the full reading finds, the light one (the file's text, or
-# its strings) places too, or names it as unplaced, for the plan to have the file read in full when it asks.
+# Files that only name a `.so` in strings, and where the migration plan sees each mention: (file name, row, column),
+# each piece of a concatenation apart, an f-string's text where it stands.
 SO_MENTION_FORMS = {
-    "plain": 'import ctypes\nctypes.CDLL("libfoo.so")\n',
-    "stripped": 'print([" build/m.so ", "m.so\\n", "a.so.1", "x.so"])\n',
-    "concatenated": 'print(("prefix/" "m.so"), "m.so" " tail", ("a"\n     "b/c.so"))\n',
-    "unicode-before": 'print({"é€": "lib/€.so"})\n',
-    "triple-quoted": 'def f():\n    """\n  see m.so\n"""\n    return "x.so"\n',
-    "bytes-and-fstring-text": 'print(b"m.so", f"no {name} here, also a .so file", "x.so")\n',
-    "fstring-ending": 'print(f"{root}/m.so")\n',
-    "fstring-merged": 'print("m.so" f"{x}")\n',
-    "fstring-split": 'print("m" f".so", f"lib{v}" ".so")\n',
-    "fstring-escaped": 'print(f"dir\\\\m.so", f"{{x}}.so", f"{x:.so}")\n',
-    "fstring-triple": 'print(f"""\n  {root}/lib/m.so\n""", rf"{a}\\b.so")\n',
-    "crlf": 'import os\r\nprint(os.path.join(d,\r\n  "m.so"))\r\n',
+    "plain": ('import ctypes\nctypes.CDLL("libfoo.so")\n', [("libfoo.so", 2, 13)]),
+    "stripped": (
+        'print([" build/m.so ", "m.so\\n", "a.so.1", "x.so"])\n',
+        [("m.so", 1, 8), ("m.so", 1, 24), ("x.so", 1, 44)],
+    ),
+    "concatenated": (
+        'print(("prefix/" "m.so"), "m.so" " tail", ("a"\n     "b/c.so"))\n',
+        [("m.so", 1, 18), ("m.so", 1, 27), ("c.so", 2, 6)],
+    ),
+    "unicode-before": ('print({"é€": "lib/€.so"})\n', [("€.so", 1, 14)]),
+    "triple-quoted": ('def f():\n    """\n  see m.so\n"""\n    return "x.so"\n', [("see m.so", 2, 5), ("x.so", 5, 12)]),
+    "bytes-and-fstring-text": ('print(b"m.so", f"no {name} here, also a .so file", "x.so")\n', [("x.so", 1, 52)]),
+    "fstring-ending": ('print(f"{root}/m.so")\n', [("m.so", 1, 15)]),
+    "fstring-merged": ('print("m.so" f"{x}")\n', [("m.so", 1, 8)]),
+    "fstring-split": ('print("m" f".so", f"lib{v}" ".so")\n', [("m.so", 1, 7), (".so", 1, 30)]),
+    "fstring-escaped": (
+        'print(f"dir\\\\m.so", f"{{x}}.so", f"{x:.so}")\n',
+        [("dir\\m.so", 1, 7), ("{x}.so", 1, 21), (".so", 1, 34)],
+    ),
+    "fstring-triple": ('print(f"""\n  {root}/lib/m.so\n""", rf"{a}\\b.so")\n', [("m.so", 1, 7), ("\\b.so", 3, 12)]),
+    "crlf": ('import os\r\nprint(os.path.join(d,\r\n  "m.so"))\r\n', [("m.so", 3, 3)]),
 }
 
 
 @pytest.mark.parametrize("name", sorted(SO_MENTION_FORMS))
-def test_so_mentions_read_lightly_are_the_full_reading_s(name):
-    from aoti_lint.flows.migration_flow import FileFlow
+def test_so_mentions_are_where_the_strings_stand(name):
     from aoti_lint.read.source import SourceFile
     from aoti_lint.rules import ALL_RULES
     from aoti_lint.run.engine import check_source
     from aoti_lint.run.file_context import FileContext
     from aoti_lint.run.results import FLOW_SUMMARY
 
-    text = SO_MENTION_FORMS[name]
+    text, expected = SO_MENTION_FORMS[name]
     source = SourceFile(Path("m.py"), "m.py", "python", text.encode())
-    light = check_source(source, FileContext.of(ALL_RULES))
-    # A plan given for the file makes check_source read it in full.
-    full = check_source(source, FileContext.of(ALL_RULES, flow=FileFlow("m.py", ())))
-    assert full.project is not None
-    summary = full.project.summaries[FLOW_SUMMARY]
-    assert light.project is not None
-    read = light.project.summaries[FLOW_SUMMARY]
-    assert not light.parsed and read.callees is not None
-    # An f-string's text is not placed from the file's text: those mentions are kept by name only (or by texts
-    # holding a name the light reading cannot tell), for the plan to have the file read in full when it asks.
-    from aoti_lint.flows.so_mentions import may_mention
-
-    placed = set(read.so_mentions)
-    assert placed <= set(summary.so_mentions)
-    for mention in summary.so_mentions:
-        assert mention in placed or may_mention(read.unplaced_mentions, {mention[0]})
-    assert bool(read.unplaced_mentions) == name.startswith("fstring-")
-
-
-# Forms the text reading must hand to the tree (None), or read as the tree does.
-TEXT_MENTION_FORMS = {
-    **SO_MENTION_FORMS,
-    "module constant": 'LIB = "build/libm.so"\n',
-    "annotated module constant": 'LIB: str = "libm.so"\n',
-    "parenthesized target": '(LIB) = "libm.so"\n',
-    "constant in brackets with column-0 lines": 'PATHS = [\n"a.so",\n"b.so",\n]\n',
-    "constant after a semicolon": 'import os; LIB = "m.so"\n',
-    "constant after a continued line": 'import os, \\\nsys; LIB = "m.so"\n',
-    "constant after a comment ending in a backslash": 'def f():\n    pass  # \\\nLIB = "m.so"\n',
-    "conditional constant": 'LIB = ".pyd" if WIN else ".so"\n',
-    "in a function, a class, a branch": (
-        'def f():\n    X = "a.so"\nclass C:\n    Y = "b.so"\nif c:\n    Z = "c.so"\n'
-        '@d(\n1)\ndef g():\n    return "d.so"\n'
-    ),
-    "docstring": '"""Builds libm.so"""\nimport os\n',
-    "string statement continued": '"a.so".join(x)\n',
-    "joined across statements": 'print(1)\n"a.s"\n"o"\nLIB = f"{x}.so"\n"doc"\n',
-    "escaped": 'print("lib\\x2eso", "m\\\n.so", r"raw\\m.so")\n',
-    "only in comments and bytes": '# "m.so"\nx = b"m.so"\n',
-    "suffix not ending": 'print("a.so.1", "m.so ", "x.sort")\n',
-    "names the API": 'import torch\ntorch._inductor.aoti_load_package("m.pt2")\nprint("a.so")\n',
-    "a form feed": 'def f():\n    pass\n\fLIB = "m.so"\n',
-    "noqa beside strings holding #": (
-        'print("a.so")  # noqa: AOTI101\nx = """\n# noqa\n"""  # noqa\nprint("#", "b.so") # noqa: AOTI102\n'
-    ),
-    "subscript and parenthesized calls": 'handlers[k]("m.so")\n(loader)("m.so")\nfrom m import (load as l)\n',
-}
-
-
-# A module-level binding of a `.so` path (or what may be one), a name of the API, a form feed: the tree decides.
-_GIVE_WAY = {
-    "annotated module constant",
-    "parenthesized target",
-    "names the API",
-    "a form feed",
-    "joined across statements",
-}
+    read = check_source(source, FileContext.of(ALL_RULES))
+    assert read.project is not None
+    assert list(read.project.summaries[FLOW_SUMMARY].so_mentions) == expected
 
 
 # The device-flow rules' text stage: (text, whether it wants the file's summary). Each is also checked against the
@@ -316,58 +270,6 @@ def test_the_text_stage_wants_the_summary_of_code_not_of_its_docs(name):
     assert DeviceFlowRule.wants_summary_python(text) == wanted
     if DeviceFlowRule.wants_summary(text.encode()) and DeviceFlowRule.wants_summary_code(code_index(text)):
         assert wanted, "the text stage dropped a file the code stage keeps"
-
-
-def _text_and_tree_agree(text: str, where: object) -> bool:
-    """Whether ``text_mentions`` reads the text as ``light_summary`` reads its tree; False where it gives way."""
-    from aoti_lint.flows.so_mentions import light_summary, text_mentions
-    from aoti_lint.model.name_index import code_index
-    from aoti_lint.rules.device_flow import DeviceFlowRule
-
-    read = text_mentions(text)
-    index = code_index(text)
-    if read is None or index is None:
-        return False
-    # What the code stage would have asked: no site, no module-level artifact path; ".so" named or not.
-    assert DeviceFlowRule.mentions_only(index), where
-    assert read.named or ".so" not in index.string_suffixes, where
-    tree = light_summary(Path("m.py"), "m.py", text, index.tree, frozenset(index.reached))
-    assert tree is not None, where
-    assert read.callees >= tree.callees, where
-    from aoti_lint.model.suppressions import indexed_suppressions, python_suppressions
-
-    assert indexed_suppressions(text, read.hash_strings) == python_suppressions(text), where
-    if read.unplaced != tree.unplaced_mentions:
-        # Literals joined across statements: the text stage's unsure texts hold the tree's, for every name.
-        assert set(read.found) <= set(tree.so_mentions), where
-        assert all(any(text in held for held in read.unplaced) for text in tree.unplaced_mentions), where
-    else:
-        assert read.found == tree.so_mentions, where
-    return True
-
-
-@pytest.mark.parametrize("name", sorted(TEXT_MENTION_FORMS))
-def test_so_mentions_read_from_the_text_are_the_trees(name):
-    text = TEXT_MENTION_FORMS[name]
-    agreed = _text_and_tree_agree(text, name)
-    gives_way = name in _GIVE_WAY or name.startswith(("module constant", "constant "))
-    assert agreed == (not gives_way)
-
-
-def test_so_mentions_read_from_the_text_on_real_code():
-    """Every file of this repository and of the installed torch package (read, never imported) that names `.so`."""
-    repository = Path(__file__).parents[1]
-    roots = [repository / folder for folder in ("aoti_lint", "codemods", "tests", "benchmarks")]
-    spec = importlib.util.find_spec("torch")
-    if spec is not None and spec.submodule_search_locations:
-        roots.append(Path(next(iter(spec.submodule_search_locations))))
-    read = 0
-    for root in roots:
-        for path in sorted(root.rglob("*.py")):
-            data = path.read_bytes()
-            if b".so" in data and "__pycache__" not in path.parts:
-                read += _text_and_tree_agree(data.decode("utf-8", "replace"), path)
-    assert read >= (10 if spec is not None else 1)
 
 
 def test_a_helper_of_another_module_gives_its_value_and_the_run_depends_on_it(cli, tmp_path):

@@ -43,7 +43,6 @@ def decide(
     foreign_loads: Callable[[str], str | None],
     cross_device: Callable[[Link], str | None],
     mentions: dict[str, list[tuple[str, int, int]]],
-    consulted: set[str] | None = None,
     editable: set[str] | None = None,
 ) -> tuple[Applicability, str]:
     """The applicability of one flow's fix, and why: the weakest of its members', or display-only for all."""
@@ -65,8 +64,6 @@ def decide(
         return Applicability.DISPLAY_ONLY, "its finding is suppressed"
     artifacts = {member.artifact for member in group if member.artifact and member.artifact.endswith(".so")}
     names = {posixpath.basename(path) for path in artifacts} | {m.so_name for m in everyone_seen if m.so_name}
-    if consulted is not None:
-        consulted.update(names)
     for name in sorted(names):
         stray = _stray_mention(name, everyone_seen, mentions)
         if stray is not None:

@@ -162,14 +162,6 @@ class FlowSummary:
     # reader of the artifact that a migration cannot follow.
     so_mentions: tuple[tuple[str, int, int], ...] = field(default=())
     path_arguments: tuple[PathArgument, ...] = field(default=())
-    # Set only for a summary read from ``ast`` (``flows.so_mentions``), whose path arguments are not known:
-    # the last names of what the file calls and imports.
-    callees: frozenset[str] | None = None
-    # Set only for a summary read from ``ast``: the `.so` file names f-strings name, which ``ast`` cannot place
-    # as libcst does, or where it cannot even tell the names, texts that hold them (``so_mentions.unsure_texts``).
-    # The plan has the file read in full only when it asks about a name one of these holds
-    # (``so_mentions.may_mention``, ``migration_flow.plan_flows``' ``consulted``).
-    unplaced_mentions: frozenset[str] = frozenset()
 
     @property
     def module_parts(self) -> tuple[str, ...]:

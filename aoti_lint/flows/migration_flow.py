@@ -137,21 +137,11 @@ class _Groups:
         self.parent[self.find(a)] = self.find(b)
 
 
-def incomplete(summaries: Sequence[FlowSummary]) -> set[str]:
-    """The files whose summary was read from ``ast`` without its path arguments (``flows.so_mentions``) but
-    which call a name of a function whose parameter a deprecated load reads: the plan needs them in full."""
-    helpers = {site.param[0] for summary in summaries for site in summary.migrations if site.param is not None}
-    if not helpers:
-        return set()
-    return {summary.path for summary in summaries if summary.callees is not None and summary.callees & helpers}
-
-
 def plan_flows(
     summaries: Sequence[FlowSummary],
     cross_device: Callable[[Link], str | None] = lambda link: None,
     foreign_loads: Callable[[str], str | None] = lambda path: None,
     enabled: Callable[[str, str], bool] = lambda path, code: True,
-    consulted: set[str] | None = None,
     reports: list[FlowReport] | None = None,
     editable: set[str] | None = None,
 ) -> dict[str, FileFlow]:
@@ -160,9 +150,8 @@ def plan_flows(
     ``cross_device`` tells why a linked load is reported by AOTI101 (such a load gets no fix);
     ``foreign_loads(file name)`` where a `.so` of that name is read outside Python (a C++ runner), which the
     fix cannot migrate; ``enabled(file, code)`` whether AOTI001/AOTI002 report in that file (else, as under a noqa
-    comment, no fix may change its calls). ``consulted`` receives every `.so` file name whose mentions the
-    plan looked at; ``reports`` a ``FlowReport`` per flow with deprecated calls; ``editable`` the files the run
-    may edit (None: every file), a flow with a member elsewhere not being migrated.
+    comment, no fix may change its calls); ``reports`` a ``FlowReport`` per flow with deprecated calls;
+    ``editable`` the files the run may edit (None: every file), a flow with a member elsewhere not being migrated.
     """
     from aoti_lint.flows.flow_summary import ArtifactResolver
 
@@ -302,7 +291,7 @@ def plan_flows(
             continue
         if any(member.kind != "load" for member in group_members):
             whole.add(group)
-        value, reason = decide(group_members, foreign_loads, cross_device, mentions, consulted, editable)
+        value, reason = decide(group_members, foreign_loads, cross_device, mentions, editable)
         if reports is not None:
             reports.append(FlowReport(tuple(map(_shown, group_members)), value.value, reason))
         applicability[group] = value

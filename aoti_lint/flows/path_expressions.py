@@ -9,9 +9,12 @@ from their values, and a path whose text is not known is not rewritten."""
 from __future__ import annotations
 
 import ast
+import io
 import posixpath
+import tokenize
 
 from aoti_lint.flows.evaluator import UNLIKE_WRITTEN, ModuleEvaluator
+from aoti_lint.model.syntax_tree import source_segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,8 +52,6 @@ class PathExpressions(ModuleEvaluator):
         """The values of the module's plain string literals, each piece of an
         implicit concatenation apart, an f-string's text too."""
         if self._strings is None:
-            from aoti_lint.flows.so_mentions import literal_tokens
-
             found = []
             for node in self.nodes:
                 if type(node) is not ast.Constant or type(node.value) not in (str, bytes):
@@ -145,8 +146,6 @@ class PathExpressions(ModuleEvaluator):
         """Where a string names a `.so` file, each piece of a concatenation apart: (file name, row, column)."""
         if not self.so_strings:
             return ()
-        from aoti_lint.flows.so_mentions import placed_mentions  # compiles patterns: only where a .so is named
-
         found = []
         for node in self.so_strings:
             placed = None if id(node) in self.in_fstring else placed_mentions(node, self.lines)
@@ -179,3 +178,39 @@ def string_value(node: ast.AST | None) -> str | None:
     if type(node) is ast.Constant and type(node.value) is str:
         return node.value
     return None
+
+
+def literal_tokens(segment: str) -> list[tuple[str, int, int]] | None:
+    """The string literals a constant's source is made of (several when implicitly concatenated), as
+    (token, row, column) relative to the segment, columns in characters; None when it does not tokenize."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(segment).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return [(token.string, *token.start) for token in tokens if token.type == tokenize.STRING]
+
+
+def _mention(value: str) -> str | None:
+    """The `.so` file name a string names, as ``rules.module_flow`` reads it."""
+    value = value.strip()
+    return posixpath.basename(value) if value.endswith(".so") and "\n" not in value else None
+
+
+def placed_mentions(node: ast.Constant, lines: list[str]) -> list[tuple[str, int, int]] | None:
+    """The `.so` mentions of a string constant outside any f-string, each piece of a concatenation apart: (name, row,
+    column), one per piece of an implicit concatenation that names one; None where its pieces do not tokenize."""
+    line = lines[node.lineno - 1]
+    column = len(line.encode("utf-8")[: node.col_offset].decode("utf-8", "replace"))
+    pieces = literal_tokens(source_segment(lines, node))
+    if pieces is None:
+        return None
+    found = []
+    for token, row, offset in pieces:
+        try:
+            value = ast.literal_eval(token)  # one string literal: evaluates nothing else
+        except (ValueError, SyntaxError):
+            return None
+        name = _mention(value) if type(value) is str else None
+        if name is not None:
+            found.append((name, node.lineno + row - 1, (column if row == 1 else 0) + offset + 1))
+    return found

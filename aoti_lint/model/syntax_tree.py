@@ -89,13 +89,28 @@ def walk(root: ast.AST, skip: tuple[type[ast.AST], ...] | None = None) -> Iterat
 
 # Each node type's fields that may hold nodes, the expression context aside (see ``walk``).
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that hold a name, a number, a flag or a constant's value in every node type that has them (the grammar's
+# `identifier`, `int`, `string` and `constant`), never a node: a `Name` or a `Constant`, most of a tree's nodes,
+# then has no field to look at.
+_LEAF_FIELDS = frozenset(
+    {"id", "attr", "arg", "name", "asname", "module", "level", "type_comment", "kind", "conversion", "is_async"}
+    | {"simple", "rest", "kwd_attrs", "tag", "ctx"}
+)
+_LEAF_FIELDS_OF: dict[type, frozenset[str]] = {
+    ast.Constant: frozenset({"value"}),
+    ast.Global: frozenset({"names"}),
+    ast.Nonlocal: frozenset({"names"}),
+}
 
 
 def child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields of a node type that may hold nodes, the expression context aside (see ``walk``)."""
     names = _CHILD_FIELDS.get(kind)
     if names is None:
-        names = _CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name != "ctx")
+        leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, frozenset())
+        if kind.__name__ == "TypeAlias":
+            leaves = leaves - {"name"}  # Python 3.12's `type X = ...`: its name is a `Name` node
+        names = _CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name not in leaves)
     return names
 
 

@@ -194,7 +194,7 @@ def _entry_name(entry: os.DirEntry[str]) -> str:
     return entry.name
 
 
-# Kinds whose mentions of an artifact the migration plan reads on its own: Python strings (``flows.so_mentions``),
+# Kinds whose mentions of an artifact the migration plan reads on its own: Python strings (``PathExpressions``),
 # C/C++ runners (``project.cpp_artifact_loads``).
 _MENTIONS_READ_ELSEWHERE = frozenset({"python", "jupyter", "cpp"})
 

@@ -358,12 +358,6 @@ class ProjectRule(Rule):
         return True
 
     @classmethod
-    def summary_settled_by_text(cls, text: str) -> bool:
-        """Whether ``wants_summary_python``'s answer on this text is final, the file's summary then read from the text
-        alone (``engine``): no ``ast`` stage follows."""
-        return False
-
-    @classmethod
     def wants_summary_code(cls, code: CodeIndex) -> bool:
         """Second stage of ``wants_summary``, over the names the code uses; must be sound."""
         return True

@@ -9,6 +9,8 @@ summarises each module; the checks run over the summaries of all the files of a 
 
 from __future__ import annotations
 
+import ast
+import bisect
 import functools
 import re
 from collections.abc import Iterator, Sequence
@@ -62,23 +64,11 @@ def _summary_matches(text: str) -> Iterator[tuple[int, int]]:
             match = pattern.search(text, start + 1)  # inside a longer word (`my_aot_load(`): the next one
 
 
-def _text_mentions(text: str) -> Any:
-    from aoti_lint.flows.so_mentions import text_mentions
-
-    return text_mentions(text)
-
-
-# Why the text stage wants a file's summary: a site (a call or import of the API, a `.pt2` module constant), or
-# only a string naming a `.so`, which ``flows.so_mentions`` may read from the text alone.
-SITE, MENTION = "site", "mention"
-
-
 # One entry: the three device-flow rules share one summary and ask about the same text in a row.
 @functools.lru_cache(maxsize=1)
-def _wanted_by_text(text: str) -> str | None:
-    """``SITE`` or ``MENTION`` where ``_summary_patterns`` match, a definition of an API name aside: the summary's
-    calls are calls, in code (torch's docstrings show calls of the API), and its paths are strings, not comments;
-    None where none does."""
+def _wanted_by_text(text: str) -> bool:
+    """Whether ``_summary_patterns`` match, a definition of an API name aside: the summary's calls are calls, in code
+    (torch's docstrings show calls of the API), and its paths are strings, not comments."""
     from aoti_lint.screen.text_layout import Places
 
     calls = len(SUMMARY_IDENTIFIERS)  # the first patterns: the names called; then the import; then the suffixes
@@ -89,22 +79,64 @@ def _wanted_by_text(text: str) -> str | None:
         if places is None:
             places = Places.of(text)
             if places is None:
-                return SITE  # the strings cannot be told: any match counts
+                return True  # the strings cannot be told: any match counts
         if index <= calls:
             if places.in_code(start):
-                return SITE
+                return True
             continue
         string = places.string_at(start)
         if string is None:
             continue  # in a comment
         # A `.so` string is summarised wherever it is; a `.pt2` one only as a module constant's value.
-        if ARTIFACT_SUFFIXES[index - calls - 1] == ".so":
-            return MENTION
-        from aoti_lint.flows.so_mentions import may_bind_module_constant
+        if ARTIFACT_SUFFIXES[index - calls - 1] == ".so" or _may_bind_module_constant(places, string):
+            return True
+    return False
 
-        if may_bind_module_constant(places, string):
-            return SITE
-    return None
+
+# The statements in which a string cannot be a module-level constant's value: a compound statement's, whose body
+# binds nothing at module level for ``code_index.module_string_suffixes`` (which reads ``Module.body`` only). Any
+# other is parsed on its own.
+_COMPOUND = re.compile(r"(?:def|class|async|if|for|while|try|with)(?!\w)|@")
+_SKIPPED = re.compile(r"(?:\s|#[^\n]*(?![^\n]))*")
+_LINE_END = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
+
+
+def _may_bind_module_constant(places: Places, string: int) -> bool:
+    """Whether the string literal of that index (``Places``) may be the value of a module-level constant (None where
+    the top-level statements cannot be told)."""
+    statements = places.top_level_starts()
+    if statements is None:
+        return True
+    start, end = places.openings[string], places.spans[string][1]
+    return not _outside_module_bindings(places.text, statements, start, end)
+
+
+def _outside_module_bindings(text: str, statements: list[int], start: int, end: int) -> bool:
+    """Whether the literal at ``text[start:end]`` lies where no module-level assignment binds it to a name (what
+    ``code_index.module_string_suffixes`` reads): in a compound statement (a definition, a decorator's, an `if`...),
+    as a statement of its own (a docstring), or in statements whose own parse binds no such path."""
+    at = bisect.bisect_right(statements, start) - 1
+    statement = statements[at]
+    skipped = _SKIPPED.match(text, statement)
+    first = skipped.end() if skipped is not None else statement
+    if first == start and _LINE_END.match(text, end) is not None:
+        return True
+    if first < start and _COMPOUND.match(text, first) is not None:
+        return True
+    try:
+        # As many line ends before it as before the statement: a statement at the text's start parses alike.
+        tree = ast.parse(text[statement : statements[at + 1]])
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    for node in tree.body:
+        targets = node.targets if type(node) is ast.Assign else [node.target] if type(node) is ast.AnnAssign else []
+        value = getattr(node, "value", None)
+        if value is None or type(value) is ast.IfExp or not any(type(target) is ast.Name for target in targets):
+            continue
+        for item in ast.walk(value):
+            if type(item) is ast.Constant and type(item.value) is str and item.value.endswith(ARTIFACT_SUFFIXES):
+                return False
+    return True
 
 
 class DeviceFlowRule(ProjectRule):
@@ -118,18 +150,8 @@ class DeviceFlowRule(ProjectRule):
     @classmethod
     def wants_summary_python(cls, text: str) -> bool:
         # The same, in the text: an API name called (not defined) or imported, or a string ending in an artifact
-        # suffix; where the text alone tells a file's strings (``flows.so_mentions.text_mentions``), one of them
-        # ends with ".so".
-        wanted = _wanted_by_text(text)
-        if wanted != MENTION:
-            return wanted == SITE
-        read = _text_mentions(text)
-        return read is None or read.named
-
-    @classmethod
-    def summary_settled_by_text(cls, text: str) -> bool:
-        # Its strings read from the text: the file is summarised from them, without a parse.
-        return _wanted_by_text(text) == MENTION and _text_mentions(text) is not None
+        # suffix.
+        return _wanted_by_text(text)
 
     @classmethod
     def wants_summary_code(cls, code: Any) -> bool:
@@ -147,12 +169,6 @@ class DeviceFlowRule(ProjectRule):
         return bool((code.called | imported) & SUMMARY_IDENTIFIERS) or bool(
             code.module_string_suffixes & set(ARTIFACT_SUFFIXES)
         )
-
-    @classmethod
-    def mentions_only(cls, code: Any) -> bool:
-        """Whether the file is summarised only for strings naming a `.so`: then its summary holds no site or
-        constant, and ``flows.so_mentions`` reads it from ``ast``."""
-        return not cls._has_sites(code)
 
     @classmethod
     def check_project(cls, summaries: Sequence[FlowSummary]) -> list[Finding]:

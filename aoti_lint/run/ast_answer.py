@@ -1,5 +1,5 @@
-"""A Python file's findings and project data, read from its ``ast`` (``AstRule``, ``rules/module_flow.py``), or from its
-text alone where it is wanted only for the strings naming a `.so` it holds. libcst reads no file here."""
+"""A Python file's findings and project data, read from its ``ast`` (``AstRule``, ``rules/module_flow.py``). libcst
+reads no file here."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from aoti_lint.run.results import FLOW_SUMMARY, MIGRATION_CODES, CheckResult, Pr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from aoti_lint.model.name_index import CodeIndex
-    from aoti_lint.model.suppressions import Suppressions
+    pass
 
 
 def add_ast_answer(
@@ -87,46 +86,3 @@ def ast_answer(
         if wanted.project_rules:
             summaries[FLOW_SUMMARY] = flow.summary
     return found, summaries
-
-
-def _light_index(text: str, project_rules: Sequence[type[Rule]]) -> CodeIndex | str | None:
-    """For a file whose project data is only its `.so` mentions: "text" when its text alone tells them
-    (``so_mentions.text_mentions``), else its ``ast`` index; None when it is to be read in full."""
-    from aoti_lint.rules.device_flow import DeviceFlowRule
-
-    if not project_rules or not all(issubclass(rule, DeviceFlowRule) for rule in project_rules):
-        return None
-    from aoti_lint.flows.so_mentions import text_mentions
-
-    if text_mentions(text) is not None:
-        return "text"
-    from aoti_lint.model.name_index import code_index
-
-    index = code_index(text)
-    if index is None or index.tree is None or not DeviceFlowRule.mentions_only(index):
-        return None
-    return index
-
-
-def light_summaries(
-    source: SourceFile, text: str, project_rules: Sequence[type[Rule]]
-) -> tuple[dict[str, object], Suppressions] | None:
-    """The flow summary of a file summarised only for strings naming a `.so`, read from its text or its ``ast``,
-    with the file's noqa comments; None when it is to be read in full (``flows.so_mentions``)."""
-    index = _light_index(text, project_rules)
-    if index is None:
-        return None
-    from aoti_lint.flows.so_mentions import light_summary, text_mentions
-    from aoti_lint.model.suppressions import indexed_suppressions
-
-    if index == "text":
-        read = text_mentions(text)
-        assert read is not None
-        return {FLOW_SUMMARY: read.summary(source.path, source.display_path)}, indexed_suppressions(
-            text, read.hash_strings
-        )
-    assert not isinstance(index, str) and index.tree is not None
-    summary = light_summary(source.path, source.display_path, text, index.tree, frozenset(index.reached))
-    if summary is None:
-        return None
-    return {FLOW_SUMMARY: summary}, indexed_suppressions(text, index.hash_strings)

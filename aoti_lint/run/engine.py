@@ -16,11 +16,11 @@ from aoti_lint.fixes.parse import MAX_LIBCST_BYTES
 from aoti_lint.read.source import PYTHON_KINDS, DecodeError, SourceFile
 from aoti_lint.rules.base import PythonRule, TextRule
 from aoti_lint.rules.syntax_error import SyntaxErrorRule
-from aoti_lint.run.ast_answer import add_ast_answer, ast_answer, light_summaries
+from aoti_lint.run.ast_answer import add_ast_answer, ast_answer
 from aoti_lint.run.file_context import FileContext
 from aoti_lint.run.fix_edits import TOO_LARGE_TO_REWRITE, add_migration_edits, built, unavailable
 from aoti_lint.run.prefilter import Wanted, by_bytes, by_code, place, with_imported_modules
-from aoti_lint.run.results import CheckResult, ProjectPart, internal_error, project_codes
+from aoti_lint.run.results import CheckResult, internal_error
 
 # Past these, a file some rule would read is reported as not checked instead of parsed: libcst's time and memory
 # grow past any budget on such files, and gigabytes on one long line; a file no rule looks at costs its read,
@@ -120,15 +120,6 @@ def check_source(
         refused = syntax_error(text)
         if refused is not None:
             result.findings.append(SyntaxErrorRule.refusal(source, *refused))
-            return result
-    if prefilter:
-        # A file wanted only for its project data, without a migration plan, may be summarised from its strings alone.
-        light = None
-        if not wanted.rules and context.flow is None:
-            light = light_summaries(source, text, wanted.project_rules)
-        if light is not None:
-            summaries, noqa = light
-            result.project = ProjectPart(source.display_path, summaries, project_codes(rules), noqa)
             return result
     answered = ast_answer(source, context, wanted)
     if isinstance(answered, FileError):

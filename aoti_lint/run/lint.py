@@ -118,9 +118,7 @@ def _lint_files(
     from aoti_lint.run.project_pass import (
         OutsideMentions,
         check_project,
-        complete_summaries,
         cpp_artifact_loads,
-        may_mention_unplaced,
         plan_migrations,
         settle_flows,
     )
@@ -147,50 +145,17 @@ def _lint_files(
             rest, ruleset.flow_readers(), cwd, check_only, first, shared_cache=cache, shared_workers=workers
         )
 
-    def summarise_in_full(chosen: list[int]) -> None:
-        # A plan given for a file (here an empty one) makes check_source summarise it in full.
-        from aoti_lint.flows.migration_flow import FileFlow
-
-        plans = {outcomes[index].path: FileFlow(outcomes[index].path, ()) for index in chosen}
-        chosen_candidates = [candidates[index] for index in chosen]
-        redone = run_files(
-            chosen_candidates, ruleset, cwd, replace(fix, apply=False), first, plans, cache, shared_workers=workers
-        )
-        for index, outcome in zip(chosen, redone, strict=True):
-            outcomes[index] = outcome
-
-    complete_summaries(outcomes, summarise_in_full)
-
     given_files = candidates[:named]
     outside = OutsideMentions(ruleset.settings, cwd, lambda: whole or _in_project(given_files, ruleset.settings.root))
 
-    def plan() -> dict[str, Any]:
-        consulted: set[str] = set()
-        run.flows = []
-        flows = plan_migrations(
-            [outcome.project for outcome in outcomes if outcome.project is not None],
-            lambda: cpp_artifact_loads(candidates, cwd),
-            consulted,
-            outside,
-            run.flows,
-            editable,
-        )
-        # Mentions in f-strings the light summary did not place, of a name the plan asked about: read those files
-        # in full, then plan again (only ``so_mentions`` changes, so once is enough).
-        unsure = [index for index, outcome in enumerate(outcomes) if may_mention_unplaced(outcome, consulted)]
-        if unsure:
-            summarise_in_full(unsure)
-            run.flows = []
-            return plan_migrations(
-                [outcome.project for outcome in outcomes if outcome.project is not None],
-                lambda: cpp_artifact_loads(candidates, cwd),
-                outside=outside,
-                reports=run.flows,
-                editable=editable,
-            )
-        return flows
-
-    flows = plan()
+    run.flows = []
+    flows = plan_migrations(
+        [outcome.project for outcome in outcomes if outcome.project is not None],
+        lambda: cpp_artifact_loads(candidates, cwd),
+        outside=outside,
+        reports=run.flows,
+        editable=editable,
+    )
     read_only = [outcome.project for outcome in outcomes[named:] if outcome.project is not None]
     del outcomes[named:], candidates[named:]
     again = [

@@ -20,40 +20,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def may_mention_unplaced(outcome: FileOutcome, names: set[str]) -> bool:
-    """Whether the file may name one of these `.so` files inside an f-string that ``ast`` could not place."""
-    summary = outcome.project.summaries.get(FLOW_SUMMARY) if outcome.project is not None else None
-    unplaced: frozenset[str] = getattr(summary, "unplaced_mentions", frozenset())
-    if not unplaced:
-        return False
-    from aoti_lint.flows.so_mentions import may_mention
-
-    return may_mention(unplaced, names)
-
-
-def complete_summaries(outcomes: list[FileOutcome], summarise_in_full: Any) -> None:
-    """Summarise with libcst the files whose summary was read from ``ast`` but whose path arguments the plan
-    needs (``migration_flow.incomplete``)."""
-    # Project data is plain data typed by the rule that wrote it: here the device-flow summaries.
-    summaries: list[Any] = [
-        outcome.project.summaries[FLOW_SUMMARY]
-        for outcome in outcomes
-        if outcome.project is not None and FLOW_SUMMARY in outcome.project.summaries
-    ]
-    if not any(getattr(summary, "callees", None) is not None for summary in summaries):
-        return
-    from aoti_lint.flows.migration_flow import incomplete
-
-    paths = incomplete(summaries)
-    chosen = [index for index, outcome in enumerate(outcomes) if outcome.path in paths]
-    if chosen:
-        summarise_in_full(chosen)
-
-
 def plan_migrations(
     parts: Sequence[ProjectPart],
     cpp_loads: Any = dict,
-    consulted: set[str] | None = None,
     outside: Any = lambda name: None,
     reports: list[Any] | None = None,
     editable: set[str] | None = None,
@@ -61,7 +30,7 @@ def plan_migrations(
     """The migration planned per artifact flow over the files of a run (empty without deprecated calls).
 
     ``cpp_loads()`` gives, per `.so` file name, where C++ files of the run load it (read only when needed);
-    ``consulted`` receives the `.so` file names whose mentions the plan looked at; ``outside(name)`` where a file
+    ``outside(name)`` where a file
     of the project that is not Python names that `.so` (``OutsideMentions``); ``reports`` each flow
     (``migration_flow.FlowReport``); ``editable`` the files the run may edit (None: all of them), the others read
     only to see each flow whole.
@@ -89,7 +58,6 @@ def plan_migrations(
         CrossDeviceLoad.check_load,
         foreign,
         enabled=lambda path, code: code in enabled[path],
-        consulted=consulted,
         reports=reports,
         editable=editable,
     )

@@ -73,7 +73,6 @@ LATER_STAGE_MODULES = (
     "aoti_lint.rules.kernel_prefilter",
     "aoti_lint.model.suppressions",
     "aoti_lint.rules.module_flow",
-    "aoti_lint.flows.so_mentions",
 )
 
 

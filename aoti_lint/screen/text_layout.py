@@ -1,5 +1,5 @@
 """Where a Python text's strings and top-level statements lie, read without parsing it: a small linear lexer
-for the text stages that parse only part of a module (``kernel_regions``) or none of it (``flows.so_mentions``).
+for the text stages that parse only part of a module (``kernel_regions``) or none of it (the device-flow screen).
 
 Where a top-level statement starts: a line that begins in column 0, outside every string (``string_spans``), and
 not with a closing bracket, a comment or ``else``/``elif``/``except``/``finally``; a decorator's statement runs on

@@ -325,6 +325,41 @@ def test_symlink_out_of_the_tree_is_read_and_fixed_where_it_lives(cli, tmp_path)
     assert (outside / "real.py").read_text() == FIXED_LOAD
 
 
+def test_files_are_under_the_project_as_their_resolved_paths_say(tmp_path, monkeypatch):
+    """Whether a run's files lie in the project is read from their real paths (``os.path.realpath``), each folder
+    resolved once: a linked file or folder lies where its target does, a loop is outside, `..` is followed."""
+    import os
+
+    from aoti_lint.run.lint import _all_under
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "pkg").mkdir(parents=True)
+    outside.mkdir()
+    (project / "pkg" / "a.py").write_text("")
+    (outside / "b.py").write_text("")
+    (project / "pkg" / "out.py").symlink_to(outside / "b.py")
+    (project / "away").symlink_to(outside)
+    (project / "loop.py").symlink_to("loop.py")
+    (tmp_path / "in.py").symlink_to(project / "pkg" / "a.py")
+    monkeypatch.chdir(project)
+    paths = [
+        "pkg/a.py",
+        "pkg/out.py",
+        "away/b.py",
+        "loop.py",
+        tmp_path / "in.py",
+        "away/../pkg/a.py",
+        "pkg/../../outside/b.py",
+        ".",
+        "pkg",
+    ]
+    for path in paths:
+        truth = (os.path.realpath(path) + os.sep).startswith(os.path.realpath(project) + os.sep)
+        assert _all_under([path], project) == truth, path
+    assert _all_under(["pkg/a.py", tmp_path / "in.py", "."], project)
+    assert not _all_under(["pkg/a.py", "away/b.py"], project)
+
+
 def test_read_only_file_under_fix(tmp_path):
     """Mode 0444: not written, even by root (who could); the other files are fixed; exit 2."""
     (tmp_path / "locked.py").write_text(OLD_LOAD)

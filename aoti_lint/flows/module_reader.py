@@ -4,13 +4,14 @@ semantic model: the base of the flow reading (``flows.evaluator`` and the layers
 from __future__ import annotations
 
 import ast
+import functools
 
 from aoti_lint.flows.flow_summary import Device, Span
 from aoti_lint.flows.values import DeviceValue, device_of
 from aoti_lint.knowledge.device_flow import MOVING_METHODS, SET_DEFAULT_DEVICE, TORCH_DEVICE
 from aoti_lint.model.bindings import ARGUMENT
 from aoti_lint.model.semantic import SemanticModel, last_parts, model_of
-from aoti_lint.model.syntax_tree import children, source_lines, source_segment
+from aoti_lint.model.syntax_tree import CHILD_FIELDS, child_fields, children, source_lines, source_segment
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,27 +49,48 @@ class ModuleReader:
         self.in_fstring: set[int] = set()
         # The strings that name a `.so` (``PathExpressions.so_mentions``).
         self.so_strings: list[ast.Constant] = []
+        # One pass over the tree, the children pushed last first so that they pop in field order (``children``).
         stack: list[tuple[ast.AST, ast.AST | None, bool]] = [(tree, None, False)]
+        pop, push, add = stack.pop, stack.append, self.nodes.append
+        parents, fields, node_type = self.parents, CHILD_FIELDS, ast.AST
         while stack:
-            node, parent, formatted = stack.pop()
-            self.nodes.append(node)
+            node, parent, formatted = pop()
+            add(node)
             if parent is not None:
-                self.parents[id(node)] = parent
+                parents[id(node)] = parent
             if formatted:
                 self.in_fstring.add(id(node))
-            if type(node) is ast.Constant and names_so(node.value):
-                self.so_strings.append(node)
-            inner = formatted or type(node) is ast.JoinedStr
-            stack.extend((child, node, inner) for child in reversed(children(node)))
+            kind = type(node)
+            if kind is ast.Constant:
+                if names_so(node.value):  # type: ignore[attr-defined]
+                    self.so_strings.append(node)  # type: ignore[arg-type]
+                continue  # no children, as a `Name` has none
+            inner = formatted or kind is ast.JoinedStr
+            for name in reversed(fields.get(kind) or child_fields(kind)):
+                value = getattr(node, name, None)
+                if type(value) is list:
+                    for item in reversed(value):
+                        if isinstance(item, node_type):
+                            push((item, node, inner))
+                elif isinstance(value, node_type):
+                    push((value, node, inner))
         # Calls by where they start, one around another first: the order the codemod's plan numbers its sites in.
         self.calls: list[ast.Call] = sorted(
             (node for node in self.nodes if isinstance(node, ast.Call)),
             key=lambda call: (call.lineno, call.col_offset, -(call.end_lineno or 0), -(call.end_col_offset or 0)),
         )
-        self.self_attributes = self._self_attributes()
-        # `model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the name's
-        # binding no longer tells its device or shape (``module_reader.scan_module``).
-        self.changed_in_place = {
+        self._under_device: set[str] | None = None
+        # The calls that set the default device, set by the flow reading.
+        self.setter_calls: list[ast.Call] = []
+        self._default_device: tuple[Device | None, int] | None = None
+
+    # The facts below are read from the nodes when first asked: most modules a run reads never need them.
+
+    @functools.cached_property
+    def changed_in_place(self) -> set[str]:
+        """`model.cuda()` as a statement moves a module in place, `x.unsqueeze_(0)` reshapes a tensor: the name's
+        binding no longer tells its device or shape (``module_reader.scan_module``)."""
+        return {
             node.value.func.value.id
             for node in self.nodes
             if type(node) is ast.Expr
@@ -77,8 +99,11 @@ class ModuleReader:
             and type(node.value.func.value) is ast.Name
             and _changes_in_place(node.value.func.attr)
         }
-        # The blocks that may set a device for the factories they run.
-        self.device_blocks = [
+
+    @functools.cached_property
+    def device_blocks(self) -> list[ast.With | ast.AsyncWith]:
+        """The blocks that may set a device for the factories they run."""
+        return [
             node
             for node in self.nodes
             if isinstance(node, ast.With | ast.AsyncWith)
@@ -88,10 +113,6 @@ class ModuleReader:
                 for item in node.items
             )
         ]
-        self._under_device: set[str] | None = None
-        # The calls that set the default device, set by the flow reading.
-        self.setter_calls: list[ast.Call] = []
-        self._default_device: tuple[Device | None, int] | None = None
 
     # -- positions and names ----------------------------------------------------------------------------
 
@@ -172,7 +193,8 @@ class ModuleReader:
     def unpacks(call: ast.Call) -> bool:
         return any(type(arg) is ast.Starred for arg in call.args) or any(item.arg is None for item in call.keywords)
 
-    def _self_attributes(self) -> dict[tuple[int, str], list[ast.expr | None]]:
+    @functools.cached_property
+    def self_attributes(self) -> dict[tuple[int, str], list[ast.expr | None]]:
         """``self.x = ...`` values per class (``module_reader.scan_module``): a value not tracked counts twice."""
         found: dict[tuple[int, str], list[ast.expr | None]] = {}
 

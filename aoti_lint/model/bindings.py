@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from aoti_lint.model.syntax_tree import children
+from aoti_lint.model.syntax_tree import CHILD_FIELDS, child_fields, children, walk
 
 MODULE, CLASS, FUNCTION, LAMBDA, COMPREHENSION = "module", "class", "function", "lambda", "comprehension"
 
@@ -142,7 +142,7 @@ def declarations(body: list[ast.AST]) -> tuple[set[str], set[str], set[str]]:
             stack.extend(defaults_of(node.args))  # type: ignore[attr-defined]
             continue
         elif kind in COMPREHENSIONS:
-            bound.update(item.target.id for item in ast.walk(node) if type(item) is ast.NamedExpr)
+            bound.update(item.target.id for item in walk(node) if type(item) is ast.NamedExpr)
             stack.append(node.generators[0].iter)  # type: ignore[attr-defined]
             continue
         elif kind is ast.Import or kind is ast.ImportFrom:
@@ -155,7 +155,12 @@ def declarations(body: list[ast.AST]) -> tuple[set[str], set[str], set[str]]:
                 bound.add(node.name)  # type: ignore[attr-defined]
         elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
             bound.add(node.rest)  # type: ignore[attr-defined]
-        stack.extend(children(node))
+        for attribute in CHILD_FIELDS.get(kind) or child_fields(kind):
+            value = getattr(node, attribute, None)
+            if type(value) is list:
+                stack.extend(item for item in value if isinstance(item, ast.AST))
+            elif isinstance(value, ast.AST):
+                stack.append(value)
     return globals_, nonlocals, bound
 
 

@@ -67,7 +67,7 @@ def walk(root: ast.AST, skip: tuple[type[ast.AST], ...] | None = None) -> Iterat
     tree's nodes, and no reader asks for them); ``skip``: node types left out, with everything under them (not
     ``root``). It makes no generator per node, as ``ast.iter_child_nodes`` does."""
     node_type = ast.AST
-    fields = _CHILD_FIELDS
+    fields = CHILD_FIELDS
     stack = [root]
     pop, push = stack.pop, stack.append
     while stack:
@@ -88,7 +88,7 @@ def walk(root: ast.AST, skip: tuple[type[ast.AST], ...] | None = None) -> Iterat
 
 
 # Each node type's fields that may hold nodes, the expression context aside (see ``walk``).
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 # Fields that hold a name, a number, a flag or a constant's value in every node type that has them (the grammar's
 # `identifier`, `int`, `string` and `constant`), never a node: a `Name` or a `Constant`, most of a tree's nodes,
 # then has no field to look at.
@@ -105,12 +105,12 @@ _LEAF_FIELDS_OF: dict[type, frozenset[str]] = {
 
 def child_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     """The fields of a node type that may hold nodes, the expression context aside (see ``walk``)."""
-    names = _CHILD_FIELDS.get(kind)
+    names = CHILD_FIELDS.get(kind)
     if names is None:
         leaves = _LEAF_FIELDS | _LEAF_FIELDS_OF.get(kind, frozenset())
         if kind.__name__ == "TypeAlias":
             leaves = leaves - {"name"}  # Python 3.12's `type X = ...`: its name is a `Name` node
-        names = _CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name not in leaves)
+        names = CHILD_FIELDS[kind] = tuple(name for name in kind._fields if name not in leaves)
     return names
 
 

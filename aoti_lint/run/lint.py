@@ -217,10 +217,27 @@ def _lint_files(
 def _under(path: str | Path, folder: str | Path) -> bool:
     """Whether ``path`` is ``folder`` or lies below it, links resolved (``realpath``: a link loop among the files,
     reported as unreadable, must not stop the run here)."""
+
+    return _all_under([path], folder)
+
+
+def _all_under(paths: list[str | Path], folder: str | Path) -> bool:
+    """``_under`` for each path, each folder they lie in resolved once (a run's files share a few hundred)."""
     import os
 
     inside = os.path.realpath(folder).rstrip(os.sep) + os.sep
-    return (os.path.realpath(path) + os.sep).startswith(inside)
+    folders: dict[str, str] = {}
+    for path in (str(path) for path in paths):
+        head, tail = os.path.split(path)
+        if tail in ("", ".", "..") or ".." in path.split(os.sep) or os.path.islink(path):
+            real = os.path.realpath(path)
+        else:
+            if head not in folders:
+                folders[head] = os.path.realpath(head or ".")
+            real = os.path.join(folders[head], tail)
+        if not (real + os.sep).startswith(inside):
+            return False
+    return True
 
 
 def _holds(folder: Path, root: Path) -> bool:
@@ -231,7 +248,7 @@ def _holds(folder: Path, root: Path) -> bool:
 def _in_project(candidates: list[Candidate], root: Path) -> bool:
     """Whether every file of the run lies under the project's root (the configuration's directory, else the working
     directory): only then are the root's other files those of their project."""
-    return all(_under(candidate.where, root) for candidate in candidates)
+    return _all_under([candidate.where for candidate in candidates], root)
 
 
 def _rest_of_project(candidates: list[Candidate], outcomes: list[FileOutcome], ruleset: RuleSet) -> list[Candidate]:

@@ -6,7 +6,8 @@ import json
 import textwrap
 from dataclasses import dataclass
 
-from aoti_lint.knowledge.known_failures import KNOWN_FAILURES, KnownFailure
+from aoti_lint.knowledge.known_failure import KnownFailure
+from aoti_lint.knowledge.known_failures import KNOWN_FAILURES
 from aoti_lint.runtime.escape import printable
 
 

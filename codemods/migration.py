@@ -19,7 +19,7 @@ from aoti_lint.codemods.expressions import bound_as, torch_binding
 from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.fixes.module_facts import ModuleFacts
-from aoti_lint.fixes.unused_imports import RemoveImports, bound_name, without_blank_openings
+from aoti_lint.fixes.unused_imports import RemoveImports, bound_name, statement_nodes, without_blank_openings
 from aoti_lint.flows.migration_verdicts import CANNOT_WRITE
 
 # Modules with more deprecated calls than this get per-site fixes without import tidying (see fix_for_site).
@@ -46,12 +46,11 @@ class _Chain(cst.CSTTransformer):
 def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]:
     """(module, obj, asname) of every import of the deprecated API."""
     found: list[tuple[str, str | None, str | None]] = []
-
-    class Finder(cst.CSTVisitor):
-        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+    for node in statement_nodes(module):
+        if isinstance(node, cst.ImportFrom):
             source = cst.helpers.get_full_name_for_node(node.module) if node.module else None
             if node.relative or isinstance(node.names, cst.ImportStar):
-                return
+                continue
             for alias in node.names:
                 name = cst.helpers.get_full_name_for_node(alias.name)
                 if source is not None and (source, name) in (
@@ -60,13 +59,10 @@ def _old_imports(module: cst.Module) -> list[tuple[str, str | None, str | None]]
                     ("torch", "_export"),
                 ):
                     found.append((source, name, bound_as(alias)))
-
-        def visit_Import(self, node: cst.Import) -> None:
+        elif isinstance(node, cst.Import):
             for alias in node.names:
                 if cst.helpers.get_full_name_for_node(alias.name) == "torch._export" and bound_as(alias):
                     found.append(("torch._export", None, bound_as(alias)))
-
-    module.visit(Finder())
     return found
 
 
@@ -155,14 +151,17 @@ def tidy_text(text: str) -> str:
 def tidy_imports(module: cst.Module) -> cst.Module:
     """Remove imports of the deprecated API that nothing uses any more; keep aliases still in use."""
     original = module
-    body = _code_without_imports(module.code)
+    code = module.code
+    body = _code_without_imports(code)
     # A name still written somewhere keeps its import: skip libcst's (costly) scope check for it.
     unused = [e for e in _old_imports(module) if not re.search(rf"(?<![.\w]){re.escape(bound_name(e))}\b", body)]
     if unused:
         module = module.visit(RemoveImports(set(unused)))
-    bare = re.search(r"^\s*import[^#\n]*\btorch\._export\b(?!\s+as)", module.code, flags=re.MULTILINE)
-    if bare and not re.search(r"\btorch\._export\b", _code_without_imports(module.code)):
-        only_binding = torch_binding(module) == "torch" and not _has_plain_torch_import(module)
+        code = module.code
+        body = _code_without_imports(code)
+    bare = re.search(r"^\s*import[^#\n]*\btorch\._export\b(?!\s+as)", code, flags=re.MULTILINE)
+    if bare and not re.search(r"\btorch\._export\b", body):
+        only_binding = torch_binding(module) == "torch" and not _has_plain_torch_import(code)
         module = module.visit(_DropBareExportImport(keep_torch=only_binding))
     return without_blank_openings(original, module)  # a block whose first line was the import: no blank opening
 
@@ -177,8 +176,8 @@ def _code_without_imports(code: str) -> str:
     )
 
 
-def _has_plain_torch_import(module: cst.Module) -> bool:
-    return bool(re.search(r"^\s*import torch\s*(#.*)?$", module.code, flags=re.MULTILINE))
+def _has_plain_torch_import(code: str) -> bool:
+    return bool(re.search(r"^\s*import torch\s*(#.*)?$", code, flags=re.MULTILINE))
 
 
 def _writable(plan: MigrationPlan, targets: set[int]) -> None:

@@ -32,13 +32,14 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
 
     if not gives_back(module.code, text):
         return text  # libcst does not give the text back: its code generation would edit lines no fix touched
-    imports, spelled = _imports(module)
+    imports, spelled, strings = _imports(module)
     # An import goes only when the name it binds appears nowhere else in the code, nor in any string (`__all__`, a
     # string annotation): one still spelled somewhere stays, even where a local of that name shadows it.
-    entries = [entry for entry in imports if wanted(*entry) and bound_name(entry) not in spelled]
-    if entries:
-        strings = _strings(module)
-        entries = [entry for entry in entries if not _in_strings(bound_name(entry), strings)]
+    entries = [
+        entry
+        for entry in imports
+        if wanted(*entry) and bound_name(entry) not in spelled and not _in_strings(bound_name(entry), strings)
+    ]
     if not entries:
         return text
     tidied = module.visit(RemoveImports(set(entries)))
@@ -47,10 +48,11 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
     return with_last_line_end(without_blank_openings(module, tidied).code, text)
 
 
-def _imports(module: cst.Module) -> tuple[list[ImportEntry], set[str]]:
-    """The module's absolute imports, and every name spelled in its code outside them."""
+def _imports(module: cst.Module) -> tuple[list[ImportEntry], set[str], list[str]]:
+    """The module's absolute imports, every name spelled in its code outside them, and its strings' texts."""
     found: list[ImportEntry] = []
     spelled: set[str] = set()
+    strings: list[str] = []
 
     class Finder(cst.CSTVisitor):
         def visit_Import(self, node: cst.Import) -> bool:
@@ -71,22 +73,14 @@ def _imports(module: cst.Module) -> tuple[list[ImportEntry], set[str]]:
         def visit_Name(self, node: cst.Name) -> None:
             spelled.add(node.value)
 
-    module.visit(Finder())
-    return found, spelled
-
-
-def _strings(module: cst.Module) -> list[str]:
-    found: list[str] = []
-
-    class Finder(cst.CSTVisitor):
         def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            found.append(node.value)
+            strings.append(node.value)
 
         def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-            found.append(node.value)
+            strings.append(node.value)
 
     module.visit(Finder())
-    return found
+    return found, spelled, strings
 
 
 def _in_strings(name: str, strings: list[str]) -> bool:
@@ -149,16 +143,37 @@ def without_blank_openings(before: cst.Module, after: cst.Module) -> cst.Module:
 
 
 def _blocks(module: cst.Module) -> list[cst.Module | cst.IndentedBlock]:
-    found: list[cst.Module | cst.IndentedBlock] = []
+    """The module and its indented blocks, in the order a visit enters them."""
+    return [node for node in statement_nodes(module) if isinstance(node, cst.Module | cst.IndentedBlock)]
 
-    class Collector(cst.CSTVisitor):
-        def visit_Module(self, node: cst.Module) -> None:
-            found.append(node)
 
-        def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
-            found.append(node)
+# What holds statements: blocks and suites, statements, and the clauses of compound statements. Expressions hold none
+# (a lambda has no block), so a walk of these alone meets every statement, block and import.
+_HOLDS_STATEMENTS = (
+    cst.BaseSuite,
+    cst.BaseStatement,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.MatchCase,
+)
 
-    module.visit(Collector())
+
+def statement_nodes(module: cst.Module) -> list[cst.CSTNode]:
+    """The module, its statements, blocks and suites and their clauses, and the small statements of its lines (an
+    import among them), in the order a visit enters them: a walk that skips every expression."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            stack.extend(reversed(node.body))  # small statements: none holds another statement
+        elif isinstance(node, cst.Module | cst.IndentedBlock):
+            stack.extend(reversed(node.body))
+        elif not isinstance(node, cst.BaseSmallStatement):
+            stack.extend(child for child in reversed(node.children) if isinstance(child, _HOLDS_STATEMENTS))
     return found
 
 

@@ -313,7 +313,8 @@ def migrate_flows(
 
     if not gives_back(module.code, text):  # its code generation would rewrite lines no fix touches
         raise NotReproduced("libcst does not give this file back as written")
-    plan = MigrationPlan(ModuleFacts(MetadataWrapper(module)), target_torch, flow, path)
+    # The module was parsed here and nothing else holds it: the wrapper need not copy it.
+    plan = MigrationPlan(ModuleFacts(MetadataWrapper(module, unsafe_skip_copy=True)), target_torch, flow, path)
     if not plan.flow_applied:
         raise ValueError("the file is not the one the migration was planned on")
     targets = {

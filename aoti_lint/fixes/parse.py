@@ -1,9 +1,9 @@
 """libcst's parse of a Python text the fix layer rewrites: refused (with CPython's own wording) where CPython's parser
-gives up or libcst's would overflow the C stack, and the check that a fixed text still parses."""
+gives up or libcst's would overflow the C stack, and the check that a fixed text still parses as CPython reads it."""
 
 from __future__ import annotations
 
-from aoti_lint.model.parse import Refusal, python_syntax_error, syntax_error
+from aoti_lint.model.parse import Refusal, syntax_error
 from aoti_lint.read.source import PYTHON_KINDS
 
 TYPE_CHECKING = False
@@ -36,15 +36,10 @@ def parse_module(source: SourceFile, text: str) -> cst.Module | Refusal:
 
 
 def parse_error(source: SourceFile) -> str | None:
-    """Why the fixed text of a Python file does not parse, or None. Re-parsed whatever the prefilter says."""
+    """Why CPython would refuse the fixed text of a Python file, or None: the program must still run, and its
+    parser is the one that runs it. Re-parsed whatever the prefilter says (the check of the fixed text has parsed
+    it already: ``syntax_tree.parse`` keeps the last text's tree)."""
     if source.kind not in PYTHON_KINDS:
         return None
-    import libcst as cst
-
-    try:
-        cst.parse_module(source.text)
-    except Exception as exc:  # any parser failure means: do not write
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        cpython = python_syntax_error(source.text)
-        return cpython[0].removeprefix("SyntaxError: ") if cpython else first_line
-    return None
+    refused = syntax_error(source.text)
+    return None if refused is None else refused[0].removeprefix("SyntaxError: ")

@@ -19,6 +19,7 @@ from aoti_lint.codemods.expressions import bound_as, torch_binding
 from aoti_lint.codemods.migration_plan import MigrationPlan
 from aoti_lint.diagnostics import Applicability
 from aoti_lint.fixes.module_facts import ModuleFacts
+from aoti_lint.fixes.parse import libcst_module
 from aoti_lint.fixes.unused_imports import RemoveImports, bound_name, statement_nodes, without_blank_openings
 from aoti_lint.flows.migration_verdicts import CANNOT_WRITE
 
@@ -140,7 +141,7 @@ def tidy_text(text: str) -> str:
     from aoti_lint.fixes.node_positions import gives_back
 
     try:
-        module = cst.parse_module(text)
+        module = libcst_module(text)
     except cst.ParserSyntaxError:
         return text
     if not gives_back(module.code, text):
@@ -308,7 +309,7 @@ def migrate_flows(
     # The constants first: a string in an assignment of its own changes no other row, so the plan's sites
     # (named by their order) are where the plan saw them.
     text = apply_edits(text, edits) if edits else text
-    module = cst.parse_module(text)
+    module = libcst_module(text)
     from aoti_lint.fixes.node_positions import NotReproduced, gives_back
 
     if not gives_back(module.code, text):  # its code generation would rewrite lines no fix touches

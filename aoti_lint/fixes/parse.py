@@ -3,6 +3,8 @@ gives up or libcst's would overflow the C stack, and the check that a fixed text
 
 from __future__ import annotations
 
+import functools
+
 from aoti_lint.model.parse import Refusal, syntax_error
 from aoti_lint.read.source import PYTHON_KINDS
 
@@ -17,6 +19,15 @@ if TYPE_CHECKING:
 MAX_LIBCST_BYTES = 200_000
 
 
+@functools.lru_cache(maxsize=2)
+def libcst_module(text: str) -> cst.Module:
+    """libcst's module of a text, parsed once however many fix steps ask in a row (the check builds a file's edits,
+    then the migration rewrites the same text). Its nodes are never changed in place: a rewrite makes new ones."""
+    import libcst as cst
+
+    return cst.parse_module(text)
+
+
 def parse_module(source: SourceFile, text: str) -> cst.Module | Refusal:
     """The module, or why it cannot be parsed."""
     refused = syntax_error(text)
@@ -25,7 +36,7 @@ def parse_module(source: SourceFile, text: str) -> cst.Module | Refusal:
     import libcst as cst
 
     try:
-        return cst.parse_module(text)
+        return libcst_module(text)
     except cst.ParserSyntaxError as exc:
         message, row, column = f"SyntaxError: {exc.message}", exc.raw_line, exc.raw_column + 1
     except RecursionError:

@@ -27,8 +27,9 @@ class _Module:
         import libcst as cst
 
         from aoti_lint.fixes.node_positions import NodePositions
+        from aoti_lint.fixes.parse import libcst_module
 
-        self.module = cst.parse_module(text)
+        self.module = libcst_module(text)
         self.positions: NodePositions = NodePositions(self.module, text)
         self.lines = _LINE_END.split(text)
         # libcst's code generation moves form feeds (its columns are counted on the code it generates): a line

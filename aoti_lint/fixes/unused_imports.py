@@ -24,8 +24,10 @@ def drop_unused(text: str, wanted: Callable[[str, str | None, str | None], bool]
 
     Text that is not Python comes back unchanged.
     """
+    from aoti_lint.fixes.parse import libcst_module
+
     try:
-        module = cst.parse_module(text)
+        module = libcst_module(text)
     except cst.ParserSyntaxError:
         return text
     from aoti_lint.fixes.node_positions import gives_back

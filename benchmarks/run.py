@@ -857,8 +857,9 @@ def edited(measures: dict[str, Measure]) -> str:
 # What the profiles at the end show of the targets this design misses, printed when one is missed.
 MISSED = [
     "Why a target is missed, as the profiles at the end show: a check of tree (a) spends its time in CPython's own "
-    "`compile` (the `ast` parse of the two dozen modules a rule still wants after the byte and text stages, torch's "
-    "largest among them, which is most of its cost; its other calls parse kernel snippets and literals), in "
+    "`compile` (the `ast` parse of the thirty modules a rule still wants after the byte and text stages, which is "
+    "most of its cost: torch's largest among them, which name a `.so` in strings and are read, as every module is, "
+    "by the one flow reading for the migration plan; its other calls parse kernel snippets and literals), in "
     "importing aoti-lint's own modules (`exec`), in walking the parsed trees, and in reading and screening the "
     "tree's 49 MB; a fixing run parses, rewrites and checks again with libcst each file it fixes, so its cost grows "
     "with the files fixed (tree (b) holds some 400 files with findings), not with the tree. A cold run of one file "

@@ -1450,8 +1450,8 @@ def test_a_relative_root_is_read_from_the_working_directory_of_each_call(tmp_pat
         assert display_path(outside, Path("sub")) == os.path.relpath(outside, "sub")
 
 
-# Modules that name some `.so` in f-strings the `ast` reading cannot place as libcst does (joined literals,
-# doubled braces, escapes), as torch's build and cache helpers do, and a module of unrelated code.
+# Modules that name some `.so` in f-strings (joined literals, doubled braces, escapes), as torch's build and cache
+# helpers do, and a module of unrelated code: read from `ast` for the plan, never by libcst.
 UNRELATED_SO_MENTIONS = {
     "cache/codecache.py": 'def load(name):\n    if not name.endswith(".so"):\n'
     '        raise RuntimeError(f"Only support loading a .so file for now. "\n'

@@ -35,7 +35,7 @@ from aoti_lint.model.bindings import (
     walk_pattern,
     walrus_scope,
 )
-from aoti_lint.model.syntax_tree import CHILD_FIELDS, child_fields
+from aoti_lint.model.syntax_tree import children
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -286,13 +286,7 @@ class Binder:
             if kind is ast.Attribute:
                 stack.append(node.value)  # type: ignore[attr-defined]
                 continue
-            # The children pushed last first, to pop in field order (``children``).
-            for field in reversed(CHILD_FIELDS.get(kind) or child_fields(kind)):
-                value = getattr(node, field, None)
-                if type(value) is list:
-                    stack.extend(item for item in reversed(value) if isinstance(item, ast.AST))
-                elif isinstance(value, ast.AST):
-                    stack.append(value)
+            stack.extend(reversed(children(node)))
 
     def _visit_comprehension(self, node: ast.AST, scope: Scope) -> None:
         generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]

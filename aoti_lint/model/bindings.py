@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from aoti_lint.model.syntax_tree import CHILD_FIELDS, child_fields, children, walk
+from aoti_lint.model.syntax_tree import children, walk
 
 MODULE, CLASS, FUNCTION, LAMBDA, COMPREHENSION = "module", "class", "function", "lambda", "comprehension"
 
@@ -155,12 +155,7 @@ def declarations(body: list[ast.AST]) -> tuple[set[str], set[str], set[str]]:
                 bound.add(node.name)  # type: ignore[attr-defined]
         elif kind is ast.MatchMapping and node.rest:  # type: ignore[attr-defined]
             bound.add(node.rest)  # type: ignore[attr-defined]
-        for attribute in CHILD_FIELDS.get(kind) or child_fields(kind):
-            value = getattr(node, attribute, None)
-            if type(value) is list:
-                stack.extend(item for item in value if isinstance(item, ast.AST))
-            elif isinstance(value, ast.AST):
-                stack.append(value)
+        stack.extend(children(node))
     return globals_, nonlocals, bound
 
 

@@ -10,7 +10,7 @@ import ast
 import functools
 from dataclasses import dataclass, field
 
-from aoti_lint.model.syntax_tree import CHILD_FIELDS, child_fields, walk
+from aoti_lint.model.syntax_tree import walk
 
 _UNKNOWN = object()
 NOT_A_LITERAL = _UNKNOWN  # what ``literal`` gives for anything else than a literal
@@ -107,24 +107,11 @@ def code_index(text: str) -> CodeIndex | None:
     # One pass, dispatching on the exact node type: this walk runs on every file that passes stage one, and
     # isinstance chains over every node cost more than the parse.
     Name, Attribute, Call, Constant, Assign = ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.Assign
-    # ``walk``'s order, its loop written out here: no generator step per node (this pass runs on most files read).
-    stack: list[ast.AST] = [tree]
-    pop, push, fields, node_type = stack.pop, stack.append, CHILD_FIELDS, ast.AST
-    while stack:
-        node = pop()
+    for node in walk(tree):
         kind = type(node)
         if kind is Name:
             identifiers.add(node.id)  # type: ignore[attr-defined]
-            continue  # a name has no children
-        for field_name in fields.get(kind) or child_fields(kind):
-            value = getattr(node, field_name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, node_type):
-                        push(item)
-            elif isinstance(value, node_type):
-                push(value)
-        if kind is Attribute:
+        elif kind is Attribute:
             attr = node.attr  # type: ignore[attr-defined]
             identifiers.add(attr)
             inner = node.value  # type: ignore[attr-defined]

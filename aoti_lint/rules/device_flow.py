@@ -9,7 +9,6 @@ summarises each module; the checks run over the summaries of all the files of a 
 
 from __future__ import annotations
 
-import ast
 import bisect
 import functools
 import re
@@ -102,8 +101,8 @@ _LINE_END = re.compile(r"[ \t\f]*(?:#[^\r\n]*)?(?:\r?\n|\Z)")
 
 
 def _may_bind_module_constant(places: Places, string: int) -> bool:
-    """Whether the string literal of that index (``Places``) may be the value of a module-level constant (None where
-    the top-level statements cannot be told)."""
+    """Whether the string literal of that index (``Places``) may be the value of a module-level constant (it may
+    where the top-level statements cannot be told)."""
     statements = places.top_level_starts()
     if statements is None:
         return True
@@ -123,6 +122,8 @@ def _outside_module_bindings(text: str, statements: list[int], start: int, end: 
         return True
     if first < start and _COMPOUND.match(text, first) is not None:
         return True
+    import ast  # only for a text with a `.pt2` string: the text stage runs on every file that passes the bytes'
+
     try:
         # As many line ends before it as before the statement: a statement at the text's start parses alike.
         tree = ast.parse(text[statement : statements[at + 1]])

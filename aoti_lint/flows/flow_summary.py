@@ -134,6 +134,17 @@ class ConstantSite:
     replacement: str | None  # the expression with `.pt2` for `.so`; None when it cannot be rewritten
 
 
+def module_function_parts(callee: str) -> tuple[tuple[str, ...], str] | None:
+    """(module path, name) of a callee's qualified name that may be a function of a module of the run: a module path
+    before the name, none of it a scope's own (`f.<locals>.x`, `<module>.CONFIG`: a module is imported by
+    identifiers). None for any other: a local, a method of a local value, a name of this module."""
+    module, _, name = callee.rpartition(".")
+    parts = tuple(part for part in module.split(".") if part)
+    if not parts or any("<" in part for part in parts):
+        return None
+    return parts, name
+
+
 @dataclass(frozen=True)
 class PathArgument:
     """A `.so` path passed to a function of the run (e.g. a load helper), and its `.pt2` rewrite."""

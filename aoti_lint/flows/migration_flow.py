@@ -21,6 +21,7 @@ from aoti_lint.flows.flow_summary import (
     MigrationSite,
     Span,
     link_loads,
+    module_function_parts,
 )
 from aoti_lint.flows.migration_verdicts import NO_PRODUCER
 
@@ -347,6 +348,8 @@ def _tells_more(site: MigrationSite | None, decision: SiteDecision) -> bool:
 
 def _names_function(callee: str, module_parts: tuple[str, ...], function: str) -> bool:
     """Whether the qualified name ``callee`` is ``function`` of the module at ``module_parts``."""
-    module, _, name = callee.rpartition(".")
-    parts = tuple(part for part in module.split(".") if part)
-    return name == function and bool(parts) and module_parts[-len(parts) :] == parts
+    found = module_function_parts(callee)
+    if found is None:
+        return False
+    parts, name = found
+    return name == function and module_parts[-len(parts) :] == parts

@@ -16,6 +16,7 @@ from aoti_lint.flows.flow_summary import (
     LoadSite,
     ModelCall,
     PathArgument,
+    module_function_parts,
 )
 from aoti_lint.flows.migration_verdicts import Verdict
 from aoti_lint.flows.site_plan import PlannedSite, SitePlan
@@ -301,6 +302,9 @@ class SiteReader(SitePlan):
         for call in self.calls:
             if id(call) in self.compile_index or id(call) in self.load_index:
                 continue
+            callees = self.names(call.func)
+            if not any(module_function_parts(callee) for callee in callees):
+                continue  # no helper of another module of the run: the plan would join nothing to it
             position = 0
             arguments = self.ordered_arguments(call)
             for star, keyword, value in arguments:
@@ -311,7 +315,7 @@ class SiteReader(SitePlan):
                 if (path is not None and path.endswith(".so")) or so_name is not None:
                     found.append(
                         PathArgument(
-                            tuple(sorted(self.names(call.func))),
+                            tuple(sorted(callees)),
                             None if keyword else position,
                             keyword,
                             path if path is not None and path.endswith(".so") else None,

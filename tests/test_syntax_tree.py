@@ -64,3 +64,37 @@ def test_the_parser_warns_nothing_of_the_code_it_reads():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert isinstance(parse(text), ast.Module)
+
+
+def test_the_fields_a_walk_skips_never_hold_a_node():
+    """``child_fields`` leaves out the fields that hold a name, a number, a flag or a constant's value: on the
+    standard library's modules and this repository's, no node holds a node in one of them, so ``walk`` and
+    ``children`` meet every node ``ast.walk`` meets (the expression contexts aside)."""
+    import sysconfig
+    from pathlib import Path
+
+    from aoti_lint.model.syntax_tree import child_fields
+
+    stdlib, own = Path(sysconfig.get_paths()["stdlib"]), Path(__file__).parents[1] / "aoti_lint"
+    read = 0
+    for paths in (stdlib.glob("*.py"), own.rglob("*.py")):
+        for path in sorted(paths):
+            try:
+                tree = ast.parse(path.read_bytes())
+            except (SyntaxError, ValueError):
+                continue
+            read += 1
+            walked = {id(node) for node in walk(tree)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.expr_context):
+                    continue
+                assert id(node) in walked, (path, ast.dump(node)[:80])
+                kept = set(child_fields(type(node)))
+                for name in set(node._fields) - kept - {"ctx"}:
+                    value = getattr(node, name, None)
+                    assert not any(isinstance(item, ast.AST) for item in (value if type(value) is list else [value])), (
+                        path,
+                        type(node).__name__,
+                        name,
+                    )
+    assert read > 150

@@ -32,17 +32,6 @@ def syntax_error(text: str) -> Refusal | None:
     return message, row, column
 
 
-def python_syntax_error(text: str) -> tuple[str, int, int] | None:
-    """CPython's own wording of a syntax error (clearer than libcst's), found by ast.parse: it compiles
-    nothing and runs nothing."""
-    from aoti_lint.model.syntax_tree import parse
-
-    outcome = parse(text)
-    if isinstance(outcome, SyntaxError):
-        return f"SyntaxError: {outcome.msg}", outcome.lineno or 1, outcome.offset or 1
-    return None
-
-
 _WORD = re.compile(r"\w+")
 
 
